@@ -1,0 +1,222 @@
+#include "cpu_engine.hpp"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "stereo/matcher.hpp"
+
+namespace stereod {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+enum class SlotState { kFree, kQueued, kDone, kHeld };
+
+struct Slot {
+  SlotState state = SlotState::kFree;
+  Gray8 left, right;
+  StereoOutput out;
+  std::uint64_t sequence = 0;
+  std::int64_t capture_time_ns = 0;
+  std::uint64_t generation = 0;
+  StereoParams params;  // the parameters in force when the frame was submitted
+  bool ok = false;
+  std::string error;
+  StageTimings timings;
+  Clock::time_point submitted;
+};
+
+// Everything a result's hold may touch after the engine is gone lives here, shared.
+struct State {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<Slot> slots;
+  std::deque<int> queued;    // slots waiting for the worker, in submission order
+  std::deque<int> in_order;  // slots submitted and not yet polled, in submission order
+  bool stopping = false;
+  StereoParams params;
+  std::uint64_t generation = 0;
+};
+
+class CpuEngine final : public Engine {
+ public:
+  explicit CpuEngine(const EngineOptions& o) : options_(o), state_(std::make_shared<State>()) {
+    validate_for_images(o.stereo, o.width, o.height, o.width, o.height);
+    if (o.inflight < 1 || o.inflight > 64) {
+      throw ParameterError("gpu.inflight", "gpu.inflight = " + std::to_string(o.inflight) +
+                                               ": must be between 1 and 64");
+    }
+    state_->slots.resize(static_cast<std::size_t>(o.inflight));
+    for (auto& s : state_->slots) {
+      s.left.resize(o.width, o.height);
+      s.right.resize(o.width, o.height);
+    }
+    state_->params = o.stereo;
+    matcher_ = std::make_unique<CpuStereoMatcher>(o.stereo, o.cpu_threads);
+    worker_ = std::thread([this] { work(); });
+  }
+
+  ~CpuEngine() override {
+    {
+      std::lock_guard<std::mutex> lock(state_->mutex);
+      state_->stopping = true;
+    }
+    state_->changed.notify_all();
+    worker_.join();
+  }
+
+  std::string_view name() const override { return "cpu"; }
+
+  SubmitStatus submit(const FrameInput& f) override {
+    if (f.left.width != options_.width || f.left.height != options_.height ||
+        f.right.width != options_.width || f.right.height != options_.height) {
+      throw ParameterError(
+          "frame", "frame " + std::to_string(f.sequence) + " is " + std::to_string(f.left.width) +
+                       "x" + std::to_string(f.left.height) + " / " + std::to_string(f.right.width) +
+                       "x" + std::to_string(f.right.height) + ", the engine expects " +
+                       std::to_string(options_.width) + "x" + std::to_string(options_.height));
+    }
+    const auto t0 = Clock::now();
+    int index = -1;
+    {
+      std::lock_guard<std::mutex> lock(state_->mutex);
+      for (std::size_t i = 0; i < state_->slots.size(); ++i) {
+        if (state_->slots[i].state == SlotState::kFree) {
+          index = static_cast<int>(i);
+          break;
+        }
+      }
+      if (index < 0) return SubmitStatus::kBusy;
+      state_->slots[index].state = SlotState::kQueued;  // reserved; the worker waits for the queue
+    }
+    Slot& s = state_->slots[index];
+    copy_into(f.left, s.left);
+    copy_into(f.right, s.right);
+    s.sequence = f.sequence;
+    s.capture_time_ns = f.capture_time_ns;
+    s.submitted = t0;
+    s.timings = {};
+    s.timings.upload_ms = ms_between(t0, Clock::now());
+    {
+      std::lock_guard<std::mutex> lock(state_->mutex);
+      s.generation = state_->generation;
+      s.params = state_->params;
+      state_->queued.push_back(index);
+      state_->in_order.push_back(index);
+    }
+    state_->changed.notify_all();
+    return SubmitStatus::kAccepted;
+  }
+
+  std::optional<EngineResult> poll(std::chrono::nanoseconds wait) override {
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    auto ready = [&] {
+      return !state_->in_order.empty() &&
+             state_->slots[state_->in_order.front()].state == SlotState::kDone;
+    };
+    if (!state_->changed.wait_for(lock, wait, ready)) return std::nullopt;
+    const int index = state_->in_order.front();
+    state_->in_order.pop_front();
+    Slot& s = state_->slots[index];
+    s.state = SlotState::kHeld;
+    EngineResult r;
+    r.sequence = s.sequence;
+    r.capture_time_ns = s.capture_time_ns;
+    r.ok = s.ok;
+    r.error = s.error;
+    if (s.ok) {
+      r.disparity = s.out.left.view();
+      r.right_disparity = s.out.right.view();
+    }
+    r.levels_used = s.out.levels_used;
+    r.params_generation = s.generation;
+    r.timings = s.timings;
+    std::shared_ptr<State> state = state_;
+    r.hold = std::shared_ptr<const void>(&s, [state, index](const void*) {
+      {
+        std::lock_guard<std::mutex> guard(state->mutex);
+        state->slots[index].state = SlotState::kFree;
+      }
+      state->changed.notify_all();
+    });
+    return r;
+  }
+
+  void set_params(const StereoParams& p) override {
+    validate_for_images(p, options_.width, options_.height, options_.width, options_.height);
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->params = p;
+    ++state_->generation;
+  }
+
+  int in_flight() const override {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    return static_cast<int>(state_->in_order.size());
+  }
+
+ private:
+  void work() {
+    std::uint64_t applied = 0;
+    for (;;) {
+      int index;
+      StereoParams params;
+      std::uint64_t generation;
+      {
+        std::unique_lock<std::mutex> lock(state_->mutex);
+        state_->changed.wait(lock, [&] { return state_->stopping || !state_->queued.empty(); });
+        if (state_->queued.empty()) return;  // stopping, nothing left to finish
+        index = state_->queued.front();
+        state_->queued.pop_front();
+        params = state_->slots[index].params;
+        generation = state_->slots[index].generation;
+      }
+      Slot& s = state_->slots[index];
+      const auto t0 = Clock::now();
+      try {
+        // Frames carry the generation current at submit; a newer set_params applies only to
+        // frames submitted after it. Parameters were validated by set_params.
+        if (generation != applied) {
+          matcher_->set_params(params);
+          applied = generation;
+        }
+        StereoInput in;
+        in.left = s.left.view();
+        in.right = s.right.view();
+        matcher_->compute(in, s.out);
+        s.ok = true;
+        s.error.clear();
+      } catch (const std::exception& e) {
+        s.ok = false;
+        s.error = e.what();
+      }
+      const auto t1 = Clock::now();
+      s.timings.compute_ms = ms_between(t0, t1);
+      s.timings.total_ms = ms_between(s.submitted, t1);
+      {
+        std::lock_guard<std::mutex> lock(state_->mutex);
+        s.state = SlotState::kDone;
+      }
+      state_->changed.notify_all();
+    }
+  }
+
+  EngineOptions options_;
+  std::shared_ptr<State> state_;
+  std::unique_ptr<CpuStereoMatcher> matcher_;
+  std::thread worker_;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_cpu_engine(const EngineOptions& options) {
+  return std::make_unique<CpuEngine>(options);
+}
+
+}  // namespace stereod

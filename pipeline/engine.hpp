@@ -1,0 +1,89 @@
+// The engine interface (DESIGN.md "The engine interface"). One engine serves one camera pair. The
+// ingest thread submits frames without ever blocking; the consumer polls finished results in
+// submission order. Each engine owns `inflight` slots; a slot holds a frame's input copy and its
+// result buffers, and returns to the pool when the consumer drops the last reference to the result
+// (so a publisher can send the result buffers without copying and give the slot back from its send
+// completion callback).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "image.hpp"
+#include "stereo/params.hpp"
+
+namespace stereod {
+
+struct EngineOptions {
+  int width = 0;  // every frame of this pair has this size
+  int height = 0;
+  StereoParams stereo;
+  int inflight = 2;          // slots: frames submitted and not yet released
+  unsigned cpu_threads = 0;  // CPU engine: worker threads for one frame (0 = one per core)
+  int gpu_device = 0;        // CUDA engine: which device
+  bool zero_copy = false;    // CUDA engine: mapped pinned memory (integrated-memory boards)
+};
+
+struct FrameInput {
+  std::uint64_t sequence = 0;
+  std::int64_t capture_time_ns = 0;    // carried through to the result untouched
+  ImageView<const std::uint8_t> left;  // 8-bit gray, may be strided
+  ImageView<const std::uint8_t> right;
+};
+
+struct StageTimings {
+  double upload_ms = 0;    // host -> engine input (copy into the slot, or H2D)
+  double compute_ms = 0;   // every stage of the algorithm
+  double download_ms = 0;  // engine -> host result (D2H); 0 for the CPU engine
+  double total_ms = 0;     // submit to result ready
+};
+
+struct EngineResult {
+  std::uint64_t sequence = 0;
+  std::int64_t capture_time_ns = 0;
+  bool ok = false;
+  std::string error;  // why the frame failed when !ok (e.g. a parameter the frame cannot meet)
+  ImageView<const std::uint16_t> disparity;        // left reference, 16*d, kInvalidDisparity
+  ImageView<const std::uint16_t> right_disparity;  // right reference
+  int levels_used = 0;
+  std::uint64_t params_generation = 0;  // which set_params call the frame was computed with
+  StageTimings timings;
+  // Keeps the slot (and so the buffers the views point into) reserved; the slot is free again when
+  // the last copy of this handle is gone.
+  std::shared_ptr<const void> hold;
+};
+
+enum class SubmitStatus { kAccepted, kBusy };
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual std::string_view name() const = 0;
+
+  // Copies the frame into a free slot and starts it; kBusy (nothing copied) when no slot is free.
+  // Throws ParameterError when the frame does not have the engine's size.
+  virtual SubmitStatus submit(const FrameInput& frame) = 0;
+
+  // The oldest submitted frame's result once it is finished, waiting at most `wait` for it;
+  // nothing when it is not ready or nothing is in flight.
+  virtual std::optional<EngineResult> poll(std::chrono::nanoseconds wait) = 0;
+
+  // Frames submitted from now on use these parameters. Throws ParameterError (and keeps the old
+  // parameters) when they are unusable for this engine's image size.
+  virtual void set_params(const StereoParams& params) = 0;
+
+  // Frames submitted and not yet returned by poll.
+  virtual int in_flight() const = 0;
+};
+
+// kind: "cpu", "cuda", or "auto" (CUDA when a usable device is present, else CPU). Throws
+// std::runtime_error naming the problem (e.g. "cuda engine: not built", CUDA's error message).
+std::unique_ptr<Engine> make_engine(std::string_view kind, const EngineOptions& options);
+// True when this build has the CUDA engine and a CUDA device is usable; `why` says why not.
+bool cuda_engine_available(std::string* why = nullptr);
+
+}  // namespace stereod

@@ -1,0 +1,169 @@
+#include "stereo/params.hpp"
+
+#include <sstream>
+
+namespace stereod {
+namespace {
+
+std::string describe(std::string_view key, long long value, std::string_view rule) {
+  std::ostringstream out;
+  out << "stereo." << key << " = " << value << ": " << rule;
+  return out.str();
+}
+
+void check_range(std::vector<ParameterError>& errors, std::string_view key, long long value,
+                 long long lo, long long hi) {
+  if (value < lo || value > hi) {
+    std::ostringstream rule;
+    rule << "must be between " << lo << " and " << hi;
+    errors.emplace_back("stereo." + std::string(key), describe(key, value, rule.str()));
+  }
+}
+
+void check_odd(std::vector<ParameterError>& errors, std::string_view key, int value, int hi) {
+  if (value < 1 || value > hi || value % 2 == 0) {
+    std::ostringstream rule;
+    rule << "must be odd, between 1 and " << hi;
+    errors.emplace_back("stereo." + std::string(key), describe(key, value, rule.str()));
+  }
+}
+
+}  // namespace
+
+std::vector<ParameterError> check_params(const StereoParams& p) {
+  std::vector<ParameterError> e;
+  check_range(e, "max_disparity", p.max_disparity, 1, kMaxDisparity);
+  check_range(e, "levels", p.levels, 1, kMaxLevels);
+  check_range(e, "min_coarse_disparities", p.min_coarse_disparities, 1, kMaxDisparity);
+  check_odd(e, "census_width", p.census_width, 9);
+  check_odd(e, "census_height", p.census_height, 9);
+  if (p.census_width * p.census_height - 1 > 64) {
+    e.emplace_back(
+        "stereo.census_width",
+        describe("census_width", p.census_width,
+                 "census_width x census_height - 1 must fit in 64 bits (census_height = " +
+                     std::to_string(p.census_height) + ")"));
+  }
+  check_range(e, "ad_truncation", p.ad_truncation, 1, 255);
+  check_range(e, "lambda_ad", p.lambda_ad, 1, 255);
+  check_range(e, "lambda_census", p.lambda_census, 1, 255);
+  check_odd(e, "subwindow", p.subwindow, 9);
+  check_range(e, "best_k", p.best_k, 0, 8);
+  check_range(e, "parent_radius", p.parent_radius, 0, 4);
+  check_range(e, "cross_check_tolerance", p.cross_check_tolerance, 0, 16);
+  check_range(e, "uniqueness", p.uniqueness, 0, 99);
+  check_range(e, "ad_mean_radius", p.ad_mean_radius, 0, 3);
+  check_range(e, "speckle_size", p.speckle_size, 0, 10000);
+  check_range(e, "speckle_range", p.speckle_range, 0, 16);
+  check_range(e, "fill_interpolate_max", p.fill_interpolate_max, 0, kMaxDisparity);
+  return e;
+}
+
+void validate_params(const StereoParams& p) {
+  auto errors = check_params(p);
+  if (!errors.empty()) throw errors.front();
+}
+
+int level_side(int full_side, int scale) {
+  int side = full_side;
+  for (int i = 0; i < scale; ++i) side = (side + 1) / 2;
+  return side;
+}
+
+int level_disparities(int max_disparity, int scale) {
+  const int div = 1 << scale;
+  return (max_disparity + div - 1) / div;
+}
+
+int effective_levels(const StereoParams& p) {
+  int levels = 1;
+  while (levels < p.levels &&
+         level_disparities(p.max_disparity, levels) >= p.min_coarse_disparities) {
+    ++levels;
+  }
+  return levels;
+}
+
+void validate_for_images(const StereoParams& p, int lw, int lh, int rw, int rh) {
+  validate_params(p);
+  if (lw <= 0 || lh <= 0) {
+    throw ParameterError(
+        "left", "left image is empty (" + std::to_string(lw) + "x" + std::to_string(lh) + ")");
+  }
+  if (rw <= 0 || rh <= 0) {
+    throw ParameterError(
+        "right", "right image is empty (" + std::to_string(rw) + "x" + std::to_string(rh) + ")");
+  }
+  if (lw != rw || lh != rh) {
+    throw ParameterError("right", "image sizes differ: left is " + std::to_string(lw) + "x" +
+                                      std::to_string(lh) + ", right is " + std::to_string(rw) +
+                                      "x" + std::to_string(rh));
+  }
+  if (lw < kMinImageSide || lh < kMinImageSide) {
+    throw ParameterError("left", "image is " + std::to_string(lw) + "x" + std::to_string(lh) +
+                                     ": both sides must be at least " +
+                                     std::to_string(kMinImageSide));
+  }
+  if (p.max_disparity >= lw) {
+    throw ParameterError("stereo.max_disparity", describe("max_disparity", p.max_disparity,
+                                                          "must be smaller than the image width (" +
+                                                              std::to_string(lw) + ")"));
+  }
+  const int levels = effective_levels(p);
+  const int cw = level_side(lw, levels - 1);
+  const int ch = level_side(lh, levels - 1);
+  if (cw < kMinLevelSide || ch < kMinLevelSide) {
+    int allowed = 1;
+    while (allowed < levels && level_side(lw, allowed) >= kMinLevelSide &&
+           level_side(lh, allowed) >= kMinLevelSide) {
+      ++allowed;
+    }
+    throw ParameterError(
+        "stereo.levels",
+        describe("levels", p.levels,
+                 "a " + std::to_string(lw) + "x" + std::to_string(lh) + " image allows at most " +
+                     std::to_string(allowed) + " (the coarsest level would be " +
+                     std::to_string(cw) + "x" + std::to_string(ch) + ", under " +
+                     std::to_string(kMinLevelSide) + " pixels)"));
+  }
+}
+
+std::string_view to_string(MatchingCost c) {
+  switch (c) {
+    case MatchingCost::kAbsDiff:
+      return "ad";
+    case MatchingCost::kCensus:
+      return "census";
+    case MatchingCost::kAdCensus:
+      return "ad_census";
+  }
+  return "?";
+}
+
+std::string_view to_string(FillMode m) {
+  switch (m) {
+    case FillMode::kIntensity:
+      return "intensity";
+    case FillMode::kBackground:
+      return "background";
+  }
+  return "?";
+}
+
+MatchingCost parse_matching_cost(std::string_view name) {
+  if (name == "ad") return MatchingCost::kAbsDiff;
+  if (name == "census") return MatchingCost::kCensus;
+  if (name == "ad_census" || name == "ad-census") return MatchingCost::kAdCensus;
+  throw ParameterError("stereo.cost", "stereo.cost = \"" + std::string(name) +
+                                          "\": unknown cost (expected ad, census or ad_census)");
+}
+
+FillMode parse_fill_mode(std::string_view name) {
+  if (name == "intensity") return FillMode::kIntensity;
+  if (name == "background") return FillMode::kBackground;
+  throw ParameterError("stereo.fill_mode",
+                       "stereo.fill_mode = \"" + std::string(name) +
+                           "\": unknown mode (expected intensity or background)");
+}
+
+}  // namespace stereod

@@ -1,0 +1,105 @@
+// Parameters of the coarse-to-fine adaptive-window matcher (docs/ALGORITHM.md lists each one with
+// its default and the measurement that chose it). The same struct drives the CPU reference and the
+// CUDA engine, so both compute exactly the same function.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stereod {
+
+enum class MatchingCost {
+  kAbsDiff,   // truncated absolute difference of intensities
+  kCensus,    // Hamming distance of census codes
+  kAdCensus,  // both, each through a saturating lookup table, summed (Mei et al. 2011)
+};
+
+enum class FillMode {
+  kIntensity,   // Chang & Maruyama: interpolate similar sides, else the side of closer intensity
+  kBackground,  // interpolate similar sides, else the smaller disparity (occlusions are background)
+};
+
+struct StereoParams {
+  // Search range: disparities 0 .. max_disparity-1 at full resolution (OpenCV's numDisparities).
+  int max_disparity = 128;
+  // Pyramid levels L (1 = single-resolution adaptive window). The matcher uses fewer when the
+  // coarsest level would search fewer than min_coarse_disparities disparities.
+  int levels = 4;
+  int min_coarse_disparities = 8;
+
+  MatchingCost cost = MatchingCost::kAdCensus;
+  int census_width = 9;    // odd; census_width * census_height - 1 <= 64 bits
+  int census_height = 7;   // odd
+  int ad_truncation = 30;  // kAbsDiff: costs saturate here
+  // kAdCensus: cost = round(64 (1 - exp(-ad/lambda_ad))) + round(64 (1 -
+  // exp(-hamming/lambda_census)))
+  int lambda_ad = 5;
+  int lambda_census = 30;
+  // The AD term compares intensities minus their (2r+1)^2 local mean, so a brightness offset
+  // between the cameras costs nothing (0: raw intensities). Census always sees raw intensities.
+  int ad_mean_radius = 1;
+
+  int subwindow = 3;      // s: side of each of the 9 sub-windows (odd)
+  int best_k = 4;         // k: how many of the 8 neighbouring sub-windows join the centre one
+  int parent_radius = 3;  // r: parent neighbourhood (2r+1)^2 that bounds a finer level's search
+
+  bool cross_check = true;
+  int cross_check_tolerance = 1;  // |D_L(x) - D_R(x - D_L(x))| <= this survives
+  // Uniqueness: the best cost must beat every candidate farther than 1 from it by this many percent
+  // (0 = off).
+  int uniqueness = 0;
+
+  bool subpixel = true;
+  // Speckle removal: 4-connected regions whose neighbours differ by at most speckle_range
+  // disparities and that have fewer than speckle_size pixels lose their disparity (0 = off).
+  int speckle_size = 100;
+  int speckle_range = 1;
+  bool median = true;
+  bool fill = false;
+  FillMode fill_mode = FillMode::kBackground;
+  int fill_interpolate_max = 3;  // interpolate across a hole when its two sides differ by <= this
+};
+
+// A parameter, or an image, that the matcher cannot work with. The message names the parameter and
+// the offending value, e.g. "stereo.subwindow = 4: must be odd (1, 3, 5, 7, 9)".
+class ParameterError : public std::invalid_argument {
+ public:
+  ParameterError(std::string parameter, const std::string& message)
+      : std::invalid_argument(message), parameter_(std::move(parameter)) {}
+  const std::string& parameter() const { return parameter_; }
+
+ private:
+  std::string parameter_;
+};
+
+// Every problem with the parameters on their own (no image involved); empty when they are usable.
+std::vector<ParameterError> check_params(const StereoParams& p);
+// Throws the first problem that check_params finds.
+void validate_params(const StereoParams& p);
+// Throws when the parameters cannot be used on left/right images of these sizes.
+void validate_for_images(const StereoParams& p, int left_width, int left_height, int right_width,
+                         int right_height);
+
+constexpr int kMinImageSide = 16;  // smallest image the matcher accepts
+constexpr int kMinLevelSide = 8;   // smallest side any pyramid level may have
+constexpr int kMaxLevels = 6;
+constexpr int kMaxDisparity = 1024;
+
+// Levels the matcher actually uses: at most p.levels, fewer when the coarsest level would search
+// fewer than p.min_coarse_disparities disparities.
+int effective_levels(const StereoParams& p);
+// Side of an image after `scale` halvings (each rounding up).
+int level_side(int full_side, int scale);
+// Disparities searched at a level: ceil(max_disparity / 2^scale).
+int level_disparities(int max_disparity, int scale);
+
+std::string_view to_string(MatchingCost c);
+std::string_view to_string(FillMode m);
+// Parses "ad", "census" or "ad_census" ("ad-census" too); throws ParameterError("stereo.cost",
+// ...).
+MatchingCost parse_matching_cost(std::string_view name);
+FillMode parse_fill_mode(std::string_view name);
+
+}  // namespace stereod

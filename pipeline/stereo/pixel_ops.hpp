@@ -1,0 +1,146 @@
+// Per-pixel arithmetic shared, as the very same source, by the CPU reference and the CUDA kernels:
+// what is defined once here cannot drift between the two engines. Everything is integer so the
+// engines agree bit for bit.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define STEREOD_HD __host__ __device__ __forceinline__
+#else
+#define STEREOD_HD inline
+#endif
+
+namespace stereod {
+
+// Disparity output: uint16, 16 * d, this value where there is none.
+constexpr std::uint16_t kInvalidDisparity = 0xFFFF;
+constexpr int kSubpixelBits = 4;
+constexpr int kSubpixelScale = 1 << kSubpixelBits;
+// Integer disparity maps between levels use this for "none".
+constexpr std::int16_t kNoDisparity = -1;
+
+STEREOD_HD int clamp_int(int v, int lo, int hi) {
+  return v < lo ? lo : (v > hi ? hi : v);
+}
+
+STEREOD_HD int popcount64(std::uint64_t v) {
+#if defined(__CUDA_ARCH__)
+  return __popcll(v);
+#else
+  return __builtin_popcountll(v);
+#endif
+}
+
+// Census code of pixel (x, y): one bit per window pixel other than the centre, in row-major window
+// order, set when that pixel is darker than the centre. Pixels beyond the border repeat the edge.
+STEREOD_HD std::uint64_t census_at(const std::uint8_t* img, int width, int height, int stride,
+                                   int x, int y, int window_w, int window_h) {
+  const int hw = window_w / 2;
+  const int hh = window_h / 2;
+  const std::uint8_t centre = img[y * stride + x];
+  std::uint64_t code = 0;
+  for (int v = -hh; v <= hh; ++v) {
+    const std::uint8_t* row = img + clamp_int(y + v, 0, height - 1) * stride;
+    for (int u = -hw; u <= hw; ++u) {
+      if (u == 0 && v == 0) continue;
+      code = (code << 1) | (row[clamp_int(x + u, 0, width - 1)] < centre ? 1u : 0u);
+    }
+  }
+  return code;
+}
+
+// Intensity minus its (2r+1)^2 local mean (rounded down), offset to 128 and clamped to 0..255; the
+// window repeats the edge. Used for the AD term so that a brightness offset between cameras
+// cancels.
+STEREOD_HD std::uint8_t mean_removed_at(const std::uint8_t* img, int width, int height, int stride,
+                                        int x, int y, int radius) {
+  int sum = 0;
+  for (int v = -radius; v <= radius; ++v) {
+    const std::uint8_t* row = img + clamp_int(y + v, 0, height - 1) * stride;
+    for (int u = -radius; u <= radius; ++u) sum += row[clamp_int(x + u, 0, width - 1)];
+  }
+  const int n = (2 * radius + 1) * (2 * radius + 1);
+  return static_cast<std::uint8_t>(clamp_int(img[y * stride + x] - sum / n + 128, 0, 255));
+}
+
+// 2x2 mean, rounded, of the finer level; coordinates past the edge repeat it (odd sizes).
+STEREOD_HD std::uint8_t downsample_at(const std::uint8_t* fine, int fw, int fh, int stride, int x,
+                                      int y) {
+  const int x0 = 2 * x, y0 = 2 * y;
+  const int x1 = x0 + 1 < fw ? x0 + 1 : fw - 1;
+  const int y1 = y0 + 1 < fh ? y0 + 1 : fh - 1;
+  const int sum = fine[y0 * stride + x0] + fine[y0 * stride + x1] + fine[y1 * stride + x0] +
+                  fine[y1 * stride + x1];
+  return static_cast<std::uint8_t>((sum + 2) >> 2);
+}
+
+// Sum of the k smallest of eight values (k in 0..8). A sorting network keeps it branch-free on
+// the GPU; the sum of the k smallest does not depend on how they were found.
+STEREOD_HD std::uint32_t sum_smallest_k_of_8(std::uint32_t v[8], int k) {
+#define STEREOD_CSWAP(a, b)                              \
+  do {                                                   \
+    const std::uint32_t lo_ = v[a] < v[b] ? v[a] : v[b]; \
+    const std::uint32_t hi_ = v[a] < v[b] ? v[b] : v[a]; \
+    v[a] = lo_;                                          \
+    v[b] = hi_;                                          \
+  } while (0)
+  // Batcher's odd-even merge sort for 8 inputs (19 compare-exchanges).
+  STEREOD_CSWAP(0, 1);
+  STEREOD_CSWAP(2, 3);
+  STEREOD_CSWAP(4, 5);
+  STEREOD_CSWAP(6, 7);
+  STEREOD_CSWAP(0, 2);
+  STEREOD_CSWAP(1, 3);
+  STEREOD_CSWAP(4, 6);
+  STEREOD_CSWAP(5, 7);
+  STEREOD_CSWAP(1, 2);
+  STEREOD_CSWAP(5, 6);
+  STEREOD_CSWAP(0, 4);
+  STEREOD_CSWAP(1, 5);
+  STEREOD_CSWAP(2, 6);
+  STEREOD_CSWAP(3, 7);
+  STEREOD_CSWAP(2, 4);
+  STEREOD_CSWAP(3, 5);
+  STEREOD_CSWAP(1, 2);
+  STEREOD_CSWAP(3, 4);
+  STEREOD_CSWAP(5, 6);
+#undef STEREOD_CSWAP
+  std::uint32_t sum = 0;
+  for (int i = 0; i < 8; ++i) sum += i < k ? v[i] : 0u;
+  return sum;
+}
+
+// Parabola through (d-1, cm), (d, c), (d+1, cp): the vertex offset in 1/16 pixel, rounded half away
+// from zero and clamped to +-8. A parabola that does not open upwards gives 0.
+STEREOD_HD int subpixel_offset(std::uint32_t cm, std::uint32_t c, std::uint32_t cp) {
+  const long long den = static_cast<long long>(cm) + cp - 2ll * c;
+  if (den <= 0) return 0;
+  const long long num = 8ll * (static_cast<long long>(cm) - cp);  // 16 * (cm - cp) / (2 den)
+  long long q = (2 * (num < 0 ? -num : num) + den) / (2 * den);
+  if (num < 0) q = -q;
+  return q > 8 ? 8 : (q < -8 ? -8 : static_cast<int>(q));
+}
+
+// Median of n (1..9) values: sorts in place and takes the lower middle one.
+STEREOD_HD std::uint16_t lower_median(std::uint16_t* v, int n) {
+  for (int i = 1; i < n; ++i) {
+    const std::uint16_t key = v[i];
+    int j = i - 1;
+    while (j >= 0 && v[j] > key) {
+      v[j + 1] = v[j];
+      --j;
+    }
+    v[j + 1] = key;
+  }
+  return v[(n - 1) / 2];
+}
+
+// Linear interpolation across a hole, rounded to nearest: the value at x between (xl, dl), (xr,
+// dr).
+STEREOD_HD int interpolate_disparity(int xl, int dl, int xr, int dr, int x) {
+  const int span = xr - xl;
+  return (dl * (xr - x) + dr * (x - xl) + span / 2) / span;
+}
+
+}  // namespace stereod

@@ -1,0 +1,25 @@
+// Speckle removal (as in Hirschmueller's SGM post-processing and OpenCV's filterSpeckles): small
+// islands of disparity that disagree with their surroundings are almost always wrong matches.
+// A speckle is a 4-connected region of valid pixels, neighbours within `max_step` (in 16*d units)
+// of each other, with fewer than `min_size` pixels; its pixels become invalid. Which pixels form a
+// region does not depend on how the regions are found, so any engine gets the same answer.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "image.hpp"
+
+namespace stereod {
+
+class SpeckleFilter {
+ public:
+  void apply(Disparity16& disparity, int min_size, int max_step);
+
+ private:
+  std::vector<std::int32_t> label_;
+  std::vector<std::int32_t> stack_;
+  std::vector<std::int32_t> members_;
+};
+
+}  // namespace stereod
