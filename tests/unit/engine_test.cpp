@@ -1,0 +1,157 @@
+// The CPU engine behind the Engine interface: ordering, back-pressure, slot release, parameter
+// changes, errors.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "engine.hpp"
+#include "stereo/matcher.hpp"
+#include "synthetic_scene.hpp"
+
+using namespace stereod;
+using namespace std::chrono_literals;
+
+namespace {
+
+EngineOptions small_options(int inflight = 2) {
+  EngineOptions o;
+  o.width = 96;
+  o.height = 64;
+  o.stereo.max_disparity = 32;
+  o.inflight = inflight;
+  o.cpu_threads = 2;
+  return o;
+}
+
+FrameInput frame_of(const SyntheticPair& s, std::uint64_t seq) {
+  FrameInput f;
+  f.sequence = seq;
+  f.capture_time_ns = static_cast<std::int64_t>(seq) * 1000;
+  f.left = s.left.view();
+  f.right = s.right.view();
+  return f;
+}
+
+}  // namespace
+
+TEST(CpuEngine, ResultsComeInOrderAndEqualTheMatcher) {
+  const auto s = make_benchmark_pair(96, 64, 32);
+  auto engine = make_engine("cpu", small_options(3));
+  EXPECT_EQ(engine->name(), "cpu");
+  CpuStereoMatcher reference(small_options().stereo, 1);
+  StereoInput in;
+  in.left = s.left.view();
+  in.right = s.right.view();
+  StereoOutput expected;
+  reference.compute(in, expected);
+
+  std::uint64_t next_submit = 0, next_result = 0;
+  while (next_result < 20) {
+    if (next_submit < 20 && engine->submit(frame_of(s, next_submit)) == SubmitStatus::kAccepted) {
+      ++next_submit;
+    }
+    if (auto r = engine->poll(1ms)) {
+      ASSERT_TRUE(r->ok) << r->error;
+      EXPECT_EQ(r->sequence, next_result);
+      EXPECT_EQ(r->capture_time_ns, static_cast<std::int64_t>(next_result) * 1000);
+      Disparity16 got(r->disparity.width, r->disparity.height);
+      copy_into(r->disparity, got);
+      EXPECT_EQ(got, expected.left);
+      ++next_result;
+    }
+  }
+  EXPECT_EQ(engine->in_flight(), 0);
+}
+
+TEST(CpuEngine, BusyWhenEverySlotIsTakenAndFreeAgainWhenReleased) {
+  const auto s = make_benchmark_pair(96, 64, 32);
+  auto engine = make_engine("cpu", small_options(2));
+  ASSERT_EQ(engine->submit(frame_of(s, 0)), SubmitStatus::kAccepted);
+  ASSERT_EQ(engine->submit(frame_of(s, 1)), SubmitStatus::kAccepted);
+  EXPECT_EQ(engine->submit(frame_of(s, 2)), SubmitStatus::kBusy);
+  auto r0 = engine->poll(10s);
+  ASSERT_TRUE(r0);
+  // Still held by r0: the slot is not free yet.
+  EXPECT_EQ(engine->submit(frame_of(s, 2)), SubmitStatus::kBusy);
+  const auto view = r0->disparity;
+  auto hold = r0->hold;
+  r0.reset();
+  // The buffer stays valid while a copy of the hold lives (a zero-copy send in progress).
+  EXPECT_NE(view(40, 30), 0xFFFF + 1);
+  EXPECT_EQ(engine->submit(frame_of(s, 2)), SubmitStatus::kBusy);
+  hold.reset();
+  EXPECT_EQ(engine->submit(frame_of(s, 2)), SubmitStatus::kAccepted);
+  auto r1 = engine->poll(10s);
+  ASSERT_TRUE(r1);
+  EXPECT_EQ(r1->sequence, 1u);
+  auto r2 = engine->poll(10s);
+  ASSERT_TRUE(r2);
+  EXPECT_EQ(r2->sequence, 2u);
+  EXPECT_FALSE(engine->poll(1ms));
+}
+
+TEST(CpuEngine, ParameterChangesApplyToLaterFrames) {
+  const auto s = make_benchmark_pair(96, 64, 32);
+  auto engine = make_engine("cpu", small_options(2));
+  ASSERT_EQ(engine->submit(frame_of(s, 0)), SubmitStatus::kAccepted);
+  StereoParams p = small_options().stereo;
+  p.levels = 1;
+  engine->set_params(p);
+  ASSERT_EQ(engine->submit(frame_of(s, 1)), SubmitStatus::kAccepted);
+  auto a = engine->poll(10s);
+  ASSERT_TRUE(a);
+  auto b = engine->poll(10s);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(a->levels_used, 3);
+  EXPECT_EQ(a->params_generation, 0u);
+  EXPECT_EQ(b->levels_used, 1);
+  EXPECT_EQ(b->params_generation, 1u);
+  // Unusable parameters are refused and the engine keeps working with the old ones.
+  p.max_disparity = 500;
+  EXPECT_THROW(engine->set_params(p), ParameterError);
+  a.reset();
+  b.reset();
+  ASSERT_EQ(engine->submit(frame_of(s, 2)), SubmitStatus::kAccepted);
+  auto c = engine->poll(10s);
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->ok);
+  EXPECT_EQ(c->levels_used, 1);
+}
+
+TEST(CpuEngine, RejectsWrongSizesAndBadOptions) {
+  auto engine = make_engine("cpu", small_options());
+  const auto s = make_benchmark_pair(80, 64, 32);
+  EXPECT_THROW(engine->submit(frame_of(s, 0)), ParameterError);
+  EngineOptions o = small_options();
+  o.inflight = 0;
+  EXPECT_THROW(make_engine("cpu", o), ParameterError);
+  o = small_options();
+  o.width = 20;  // max_disparity 32 does not fit
+  EXPECT_THROW(make_engine("cpu", o), ParameterError);
+  EXPECT_THROW(make_engine("gpu", small_options()), std::invalid_argument);
+}
+
+TEST(CpuEngine, AutoFallsBackToTheCpuWhenThereIsNoGpu) {
+  std::string why;
+  if (cuda_engine_available(&why)) GTEST_SKIP() << "a GPU is present";
+  EXPECT_FALSE(why.empty());
+  auto engine = make_engine("auto", small_options());
+  EXPECT_EQ(engine->name(), "cpu");
+  EXPECT_THROW(make_engine("cuda", small_options()), std::runtime_error);
+}
+
+TEST(CpuEngine, DestroyedWhileFramesAreInFlight) {
+  const auto s = make_benchmark_pair(96, 64, 32);
+  std::shared_ptr<const void> survivor;
+  {
+    auto engine = make_engine("cpu", small_options(3));
+    engine->submit(frame_of(s, 0));
+    engine->submit(frame_of(s, 1));
+    auto r = engine->poll(10s);
+    ASSERT_TRUE(r);
+    survivor = r->hold;
+    engine->submit(frame_of(s, 2));
+  }
+  survivor.reset();  // releasing after the engine is gone is safe
+  SUCCEED();
+}

@@ -1,0 +1,213 @@
+// stereod-bench accuracy: every scene under --data through the engine (and OpenCV's StereoSGBM as a
+// reference row), scored as ../shared/data/README.md says the field scores it.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+#include <opencv2/calib3d.hpp>
+#include <opencv2/imgcodecs.hpp>
+
+#include "bench.hpp"
+#include "disparity_io.hpp"
+#include "middlebury.hpp"
+#include "stereo/pixel_ops.hpp"
+
+namespace stereod::bench {
+namespace {
+
+// OpenCV's StereoSGBM as set up by OpenCV's own stereo_match sample (block 3, P1 = 8*9,
+// P2 = 32*9, uniqueness 10, speckle window 100 / range 32, left-right check 1), its 16*d output
+// turned into ours. Invalid pixels stay invalid: the scoring counts them as bad.
+Disparity16 run_sgbm(const Gray8& left, const Gray8& right, int max_disparity) {
+  const int num = (max_disparity + 15) / 16 * 16;
+  const int block = 3;
+  auto sgbm = cv::StereoSGBM::create(0, num, block, 8 * block * block, 32 * block * block, 1, 63,
+                                     10, 100, 32, cv::StereoSGBM::MODE_SGBM);
+  cv::Mat l(left.height(), left.width(), CV_8UC1, const_cast<std::uint8_t*>(left.data()));
+  cv::Mat r(right.height(), right.width(), CV_8UC1, const_cast<std::uint8_t*>(right.data()));
+  cv::Mat d16;
+  sgbm->compute(l, r, d16);
+  Disparity16 out(left.width(), left.height());
+  for (int y = 0; y < d16.rows; ++y) {
+    const short* row = d16.ptr<short>(y);
+    for (int x = 0; x < d16.cols; ++x) {
+      out(x, y) = row[x] < 0 ? kInvalidDisparity : static_cast<std::uint16_t>(row[x]);
+    }
+  }
+  return out;
+}
+
+struct Totals {
+  double v2_sum = 0;
+  int v2_count = 0;  // scenes
+  double m2014_sum = 0;
+  int m2014_count = 0;
+  double m2006_sum = 0;
+  int m2006_count = 0;
+
+  void add(SceneFamily f, const SceneScore& s) {
+    switch (f) {
+      case SceneFamily::kV2:
+        v2_sum += s.nonocc + s.all + s.disc;
+        ++v2_count;
+        break;
+      case SceneFamily::kM2014:
+        m2014_sum += s.nonocc;
+        ++m2014_count;
+        break;
+      case SceneFamily::kM2006:
+        m2006_sum += s.bad2;
+        ++m2006_count;
+        break;
+    }
+  }
+  double v2() const { return v2_count ? v2_sum / (3.0 * v2_count) : 0; }
+  double m2014() const { return m2014_count ? m2014_sum / m2014_count : 0; }
+  double m2006() const { return m2006_count ? m2006_sum / m2006_count : 0; }
+};
+
+std::string score_text(SceneFamily f, const SceneScore& s) {
+  char buf[96];
+  switch (f) {
+    case SceneFamily::kV2:
+      std::snprintf(buf, sizeof buf, "%6.2f %6.2f %6.2f", s.nonocc, s.all, s.disc);
+      break;
+    case SceneFamily::kM2014:
+      std::snprintf(buf, sizeof buf, "%6.2f %6s %6s", s.nonocc, "", "");
+      break;
+    case SceneFamily::kM2006:
+      std::snprintf(buf, sizeof buf, "%6.2f %6.2f %6s", s.bad1, s.bad2, "");
+      break;
+  }
+  return buf;
+}
+
+nlohmann::json score_json(SceneFamily f, const SceneScore& s) {
+  switch (f) {
+    case SceneFamily::kV2:
+      return {{"bad1_nonocc", s.nonocc},
+              {"bad1_all", s.all},
+              {"bad1_disc", s.disc},
+              {"invalid", s.invalid}};
+    case SceneFamily::kM2014:
+      return {{"bad2_nonocc", s.nonocc}, {"invalid", s.invalid}};
+    case SceneFamily::kM2006:
+      return {{"bad1", s.bad1}, {"bad2", s.bad2}, {"invalid", s.invalid}};
+  }
+  return {};
+}
+
+}  // namespace
+
+int run_accuracy(const CommonOptions& common, const AccuracyOptions& o) {
+  StereoParams base;
+  base.fill = o.fill;
+  const StereoParams params = resolve_params(common, base);
+  auto scenes = find_scenes(o.data);
+  if (!o.only.empty()) {
+    scenes.erase(std::remove_if(
+                     scenes.begin(), scenes.end(),
+                     [&](const SceneFiles& s) { return s.name.find(o.only) == std::string::npos; }),
+                 scenes.end());
+  }
+  if (scenes.empty()) {
+    std::cerr << "stereod-bench accuracy: no scenes under " << o.data << "\n";
+    return 1;
+  }
+  if (!o.save.empty()) std::filesystem::create_directories(o.save);
+
+  Totals ours, sgbm;
+  nlohmann::json rows = nlohmann::json::array();
+  std::string engine_name;
+  if (!common.json) {
+    std::printf("%-5s %-11s %-8s %4s | %-20s | %-20s | %8s\n", "set", "scene", "size", "D",
+                "stereod", o.sgbm ? "StereoSGBM" : "", "ms");
+    std::printf("%-5s %-11s %-8s %4s | %-20s | %-20s |\n", "", "", "", "", "v2: nonocc all disc",
+                "2014: bad2 nonocc");
+    std::printf("%-5s %-11s %-8s %4s | %-20s | %-20s |\n", "", "", "", "", "2006: bad1 bad2", "");
+  }
+  for (const auto& files : scenes) {
+    const Scene scene = load_scene(files);
+    StereoParams p = params;
+    p.max_disparity = files.max_disparity;
+    auto engine = open_engine(common, scene.left.width(), scene.left.height(), p);
+    engine_name = engine->name();
+    StageTimings t;
+    const Disparity16 d = run_pair(*engine, scene.left, scene.right, 0, &t);
+    const SceneScore s = score_scene(scene, d);
+    ours.add(files.family, s);
+    SceneScore ref;
+    if (o.sgbm) {
+      ref = score_scene(scene, run_sgbm(scene.left, scene.right, files.max_disparity));
+      sgbm.add(files.family, ref);
+    }
+    if (!o.save.empty()) {
+      const std::filesystem::path dir(o.save);
+      write_pfm((dir / (files.name + ".pfm")).string(), to_float_disparity(d));
+      // The left image, darkened, with bad pixels red and pixels without an estimate blue.
+      const Gray8 errors = error_map(scene, d);
+      cv::Mat vis(d.height(), d.width(), CV_8UC3);
+      for (int y = 0; y < d.height(); ++y) {
+        for (int x = 0; x < d.width(); ++x) {
+          const std::uint8_t g = static_cast<std::uint8_t>(scene.left(x, y) / 2);
+          const std::uint8_t e = errors(x, y);
+          vis.at<cv::Vec3b>(y, x) = e == 2   ? cv::Vec3b(0, 0, 255)
+                                    : e == 3 ? cv::Vec3b(255, 64, 0)
+                                             : cv::Vec3b(g, g, g);
+        }
+      }
+      cv::imwrite((dir / (files.name + "_errors.png")).string(), vis);
+    }
+    char size[32];
+    std::snprintf(size, sizeof size, "%dx%d", scene.left.width(), scene.left.height());
+    if (common.json) {
+      nlohmann::json row = {{"family", family_name(files.family)},
+                            {"scene", files.name},
+                            {"size", size},
+                            {"max_disparity", files.max_disparity},
+                            {"stereod", score_json(files.family, s)},
+                            {"ms", t.total_ms}};
+      if (o.sgbm) row["sgbm"] = score_json(files.family, ref);
+      rows.push_back(row);
+    } else {
+      std::printf("%-5s %-11s %-8s %4d | %-20s | %-20s | %8.1f\n", family_name(files.family),
+                  files.name.c_str(), size, files.max_disparity,
+                  score_text(files.family, s).c_str(),
+                  o.sgbm ? score_text(files.family, ref).c_str() : "", t.total_ms);
+    }
+    std::fflush(stdout);
+  }
+  if (common.json) {
+    nlohmann::json out = {
+        {"engine", engine_name},
+        {"fill", o.fill},
+        {"scenes", rows},
+        {"stereod",
+         {{"v2_mean12", ours.v2()}, {"m2014_bad2", ours.m2014()}, {"m2006_bad2", ours.m2006()}}}};
+    if (o.sgbm) {
+      out["sgbm"] = {
+          {"v2_mean12", sgbm.v2()}, {"m2014_bad2", sgbm.m2014()}, {"m2006_bad2", sgbm.m2006()}};
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("\n%-46s %10s %12s\n", "headline (% bad; invalid pixels count as bad)", "stereod",
+              o.sgbm ? "StereoSGBM" : "");
+  auto line = [&](const char* what, int n, double a, double b) {
+    if (n == 0) return;
+    if (o.sgbm)
+      std::printf("%-46s %9.2f%% %11.2f%%\n", what, a, b);
+    else
+      std::printf("%-46s %9.2f%%\n", what, a);
+  };
+  line("Middlebury v2 mean of 12 (bad 1.0)", ours.v2_count, ours.v2(), sgbm.v2());
+  line("2014 nonocc bad 2.0, mean", ours.m2014_count, ours.m2014(), sgbm.m2014());
+  line("2006 bad 2.0, mean", ours.m2006_count, ours.m2006(), sgbm.m2006());
+  std::printf("engine %s, fill %s\n", engine_name.c_str(), o.fill ? "on" : "off");
+  return 0;
+}
+
+}  // namespace stereod::bench

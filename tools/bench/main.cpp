@@ -1,0 +1,129 @@
+// stereod-bench: disparity for one pair, accuracy on Middlebury data, speed on generated pairs, and
+// a frame sequence through one engine instance.
+#include <CLI/CLI.hpp>
+
+#include <exception>
+#include <iostream>
+
+#include "bench.hpp"
+#include "yaml_reader.hpp"
+
+using namespace stereod;
+using namespace stereod::bench;
+
+namespace {
+
+void add_common(CLI::App* app, CommonOptions& o) {
+  app->add_option("--engine", o.engine, "Engine: cpu, cuda or auto")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  app->add_option("--config", o.config, "YAML file with a stereo: map of parameters")
+      ->check(CLI::ExistingFile);
+  app->add_option("--set", o.sets, "Override one stereo parameter, e.g. --set levels=3")
+      ->take_all();
+  app->add_option("--threads", o.threads, "CPU engine threads (0 = one per core)");
+  app->add_flag("--json", o.json, "Machine-readable output");
+}
+
+bool parse_size(const std::string& s, int& w, int& h) {
+  const auto x = s.find('x');
+  if (x == std::string::npos) return false;
+  try {
+    std::size_t used = 0;
+    w = std::stoi(s.substr(0, x), &used);
+    if (used != x) return false;
+    h = std::stoi(s.substr(x + 1), &used);
+    return used == s.size() - x - 1 && w > 0 && h > 0;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"stereod-bench: accuracy and speed of the stereod matcher"};
+  app.require_subcommand(1);
+
+  CommonOptions disp_common;
+  std::string left, right, out, right_out;
+  int max_disparity = 0;
+  bool fill = false;
+  auto* disp = app.add_subcommand("disparity", "Disparity of one rectified pair");
+  add_common(disp, disp_common);
+  disp->add_option("--left", left, "Left image")->required()->check(CLI::ExistingFile);
+  disp->add_option("--right", right, "Right image")->required()->check(CLI::ExistingFile);
+  disp->add_option("--max-disparity", max_disparity, "Disparities 0..N-1 are searched")->required();
+  disp->add_option("--out", out, "Output: .pfm (float, Middlebury) or .png (16-bit, 16*d)")
+      ->required();
+  disp->add_option("--right-out", right_out, "Also write the right-reference map");
+  disp->add_flag("--fill", fill, "Fill holes (dense output)");
+
+  CommonOptions acc_common;
+  AccuracyOptions acc;
+  bool no_fill = false, no_sgbm = false;
+  auto* accuracy = app.add_subcommand("accuracy", "Score every Middlebury scene under a folder");
+  add_common(accuracy, acc_common);
+  accuracy->add_option("--data", acc.data, "Folder with scenes (../shared/data)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  accuracy->add_flag("--no-fill", no_fill, "Score the output without hole filling");
+  accuracy->add_flag("--no-sgbm", no_sgbm, "Skip the OpenCV StereoSGBM reference row");
+  accuracy->add_option("--save", acc.save, "Write each scene's disparity (PFM) into this folder");
+  accuracy->add_option("--only", acc.only, "Only scenes whose name contains this");
+
+  CommonOptions speed_common;
+  SpeedOptions speed;
+  std::string size = "1024x768";
+  auto* sp = app.add_subcommand("speed", "Frames per second on generated textured pairs");
+  add_common(sp, speed_common);
+  sp->add_option("--size", size, "Image size WxH");
+  sp->add_option("--max-disparity", speed.max_disparity, "Disparities 0..N-1 are searched");
+  sp->add_option("--levels", speed.levels, "Pyramid levels (default: from the parameters)");
+  sp->add_option("--frames", speed.frames, "Frames timed per pair")->check(CLI::Range(1, 1000000));
+  sp->add_option("--warmup", speed.warmup, "Frames run before timing")->check(CLI::Range(0, 10000));
+  sp->add_option("--pairs", speed.pairs, "Pairs processed at once")->check(CLI::Range(1, 256));
+  sp->add_option("--inflight", speed.inflight, "Slots per pair")->check(CLI::Range(1, 64));
+
+  CommonOptions seq_common;
+  SequenceOptions seq;
+  auto* sq = app.add_subcommand("sequence", "Run one engine over a frame sequence");
+  add_common(sq, seq_common);
+  sq->add_option("--left", seq.left_pattern, "Left frames, printf pattern (dir/l_%04d.png)")
+      ->required();
+  sq->add_option("--right", seq.right_pattern, "Right frames, printf pattern")->required();
+  sq->add_option("--max-disparity", seq.max_disparity, "Disparities 0..N-1 are searched")
+      ->required();
+  sq->add_option("--out", seq.out, "Output folder")->required();
+  sq->add_flag("--fill", seq.fill, "Fill holes (dense output)");
+  sq->add_option("--start", seq.start, "First frame number");
+  sq->add_option("--count", seq.count, "Frames to run (0 = until a file is missing)");
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (*disp) return run_disparity(disp_common, left, right, max_disparity, out, fill, right_out);
+    if (*accuracy) {
+      acc.fill = !no_fill;
+      acc.sgbm = !no_sgbm;
+      return run_accuracy(acc_common, acc);
+    }
+    if (*sp) {
+      if (!parse_size(size, speed.width, speed.height)) {
+        std::cerr << "stereod-bench speed: --size " << size << ": expected WxH, e.g. 1024x768\n";
+        return 2;
+      }
+      return run_speed(speed_common, speed);
+    }
+    if (*sq) return run_sequence(seq_common, seq);
+  } catch (const ConfigError& e) {
+    std::cerr << "stereod-bench: configuration error:\n" << e.what() << "\n";
+    return 2;
+  } catch (const ParameterError& e) {
+    std::cerr << "stereod-bench: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "stereod-bench: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
