@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# stereod developer entry point, complete on a fresh Debian 12 or Ubuntu 22.04+ machine:
+#   ./dev.sh demo   install what is missing, build, run the main job on the embedded default
+#   ./dev.sh test   install what is missing, build, run the whole test suite
+# Both are idempotent: packages already present are not touched, the build is incremental.
+# Environment: BUILD_DIR (default build), JOBS (default: cores), STEREOD_CMAKE_ARGS (extra
+# configure arguments, e.g. -DSTEREOD_WITH_CUDA=OFF or -DCMAKE_CUDA_ARCHITECTURES=90).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-$(nproc)}
+
+# Distribution packages (the same names on Debian 12 and Ubuntu 22.04).
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  libopencv-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
+  libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
+  libzmq3-dev
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
+  gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-tools
+  python3 python3-zmq python3-numpy
+  systemd
+)
+# Header-only C++ binding for ZeroMQ: its own package on Debian 12 / Ubuntu 23.04+, part of
+# libzmq3-dev on Ubuntu 22.04.
+OPTIONAL_PACKAGES=(cppzmq-dev)
+
+install_packages() {
+  local missing=() p sudo=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  for p in "${OPTIONAL_PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("?$p")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "dev.sh: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo=(sudo)
+  fi
+  echo "dev.sh: installing ${missing[*]//\?/}"
+  "${sudo[@]}" apt-get update -qq
+  local required=() optional=()
+  for p in "${missing[@]}"; do
+    case $p in \?*) optional+=("${p#\?}") ;; *) required+=("$p") ;; esac
+  done
+  if [ ${#required[@]} -gt 0 ]; then
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${required[@]}"
+  fi
+  for p in "${optional[@]}"; do
+    if apt-cache show "$p" >/dev/null 2>&1; then
+      DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "$p"
+    fi
+  done
+}
+
+build() {
+  # shellcheck disable=SC2086
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release ${STEREOD_CMAKE_ARGS:-}
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+}
+
+case ${1:-} in
+  demo)
+    install_packages
+    build
+    # The main job on the embedded default: accuracy on the Middlebury v2 scenes bundled with the
+    # tests (set DATA to a folder with more, e.g. ../shared/data), with OpenCV's StereoSGBM beside it.
+    "$BUILD_DIR/tools/stereod-bench" accuracy --data "${DATA:-tests/data}"
+    ;;
+  test)
+    install_packages
+    build
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
+    ;;
+  *)
+    echo "usage: $0 demo|test" >&2
+    exit 2
+    ;;
+esac
