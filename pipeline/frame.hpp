@@ -1,0 +1,65 @@
+// What ingest hands to the rest of the frame path: one camera's image with its metadata, and a
+// synchronised set of them for a rig (DESIGN.md "Data flow").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "image.hpp"
+
+namespace stereod {
+
+// 8-bit RGB, interleaved, rows packed (stride = 3 * width bytes).
+struct RgbImage {
+  int width = 0;
+  int height = 0;
+  std::vector<std::uint8_t> pixels;
+
+  void resize(int w, int h) {
+    width = w;
+    height = h;
+    pixels.assign(static_cast<std::size_t>(w) * h * 3, 0);
+  }
+  bool empty() const { return pixels.empty(); }
+  std::uint8_t* row(int y) { return pixels.data() + static_cast<std::size_t>(y) * width * 3; }
+  const std::uint8_t* row(int y) const {
+    return pixels.data() + static_cast<std::size_t>(y) * width * 3;
+  }
+  // Interleaved bytes as a view of width*3 columns.
+  ImageView<const std::uint8_t> bytes() const { return {pixels.data(), width * 3, height, width * 3}; }
+};
+
+// BT.601 luma, integer: (77 R + 150 G + 29 B + 128) >> 8.
+inline std::uint8_t luma(std::uint8_t r, std::uint8_t g, std::uint8_t b) {
+  return static_cast<std::uint8_t>((77 * r + 150 * g + 29 * b + 128) >> 8);
+}
+void rgb_to_gray(const RgbImage& rgb, Gray8& gray);
+
+enum class FrameStatus {
+  kOk,
+  kDropped,  // not delivered: the consumer was too slow or the set was incomplete
+  kError,    // the source failed; `error` says why
+};
+
+// One camera's frame as delivered by ingest.
+struct CameraFrame {
+  std::string camera;                // the camera's name in the configuration
+  std::uint64_t sequence = 0;        // per camera, counting delivered buffers from 0
+  std::int64_t capture_time_ns = 0;  // CLOCK_REALTIME nanoseconds (buffer time + base time)
+  Gray8 gray;                        // always present: what matching uses
+  RgbImage color;                    // present when the camera delivers color and it is wanted
+  FrameStatus status = FrameStatus::kOk;
+  std::string error;
+};
+
+// The frames of one rig whose capture times lie within the sync tolerance, in the rig's camera
+// order. Frames are shared: several pairs of a rig read the same camera's frame.
+struct FrameSet {
+  std::uint64_t sequence = 0;  // per rig, counting emitted sets from 0
+  std::vector<std::shared_ptr<const CameraFrame>> frames;
+  std::int64_t complete_time_ns = 0;  // CLOCK_REALTIME when the last frame of the set arrived
+};
+
+}  // namespace stereod

@@ -1,0 +1,75 @@
+// A synthetic stereo video with exact ground truth (issue 3, "stereod-synth"): a static textured
+// background, moving textured foreground objects at known disparities rendered into both views
+// with correct occlusions, sensor noise, a slight global brightness flicker and a moving shadow on
+// the background. Frame i is a pure function of (options, i): any frame can be rendered on its
+// own, in any order, and is the same on every machine. No OpenCV: this also backs the
+// `synthetic://` camera source in the daemon's frame path.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frame.hpp"
+#include "image.hpp"
+
+namespace stereod {
+
+struct SyntheticOptions {
+  int width = 640;
+  int height = 480;
+  int objects = 3;            // moving foreground objects on screen at any time
+  int min_disparity = 8;      // background disparities lie in [min, min + (max-min)/3]
+  int max_disparity = 64;     // objects up to max_disparity - 1
+  std::uint32_t seed = 1;
+  bool shadow = true;         // a soft moving shadow darkening the background
+  double noise_sigma = 2.0;   // sensor noise, gray levels, independent per pixel and view
+  double flicker = 0.02;      // global brightness gain varies within 1 +- flicker
+  bool color = true;          // color textures (false: gray, R = G = B)
+  int frame_rate = 30;        // object speeds are in pixels per second
+};
+
+// A real background instead of the generated planes: a rectified color pair with the left
+// view's disparity (+inf or NaN where unknown). Cropped (centred) to the options' size.
+struct SyntheticBackground {
+  RgbImage left, right;
+  Image<float> left_disparity;
+};
+
+struct SyntheticFrame {
+  int index = 0;
+  RgbImage left, right;          // color (R = G = B when options.color is false)
+  Gray8 left_gray, right_gray;   // luma of the above
+  Image<float> disparity;        // left-reference ground truth; +inf where unknown
+  Image<float> right_disparity;  // right-reference ground truth
+  // Left-view ground truth: kMaskBackground, kMaskShadow (background darkened by the shadow) or
+  // kMaskForeground.
+  Gray8 mask;
+  Gray8 right_mask;
+  std::int64_t time_ns = 0;  // index / frame_rate, from 0
+};
+
+constexpr std::uint8_t kMaskBackground = 0;
+constexpr std::uint8_t kMaskShadow = 64;
+constexpr std::uint8_t kMaskForeground = 255;
+
+class SyntheticScene {
+ public:
+  // Throws std::invalid_argument naming the option and value that cannot work.
+  explicit SyntheticScene(const SyntheticOptions& options,
+                          std::optional<SyntheticBackground> background = std::nullopt);
+  ~SyntheticScene();
+  SyntheticScene(SyntheticScene&&) noexcept;
+  SyntheticScene& operator=(SyntheticScene&&) noexcept;
+
+  const SyntheticOptions& options() const;
+  // Renders frame `index` (>= 0) into `out`, reusing its buffers.
+  void render(int index, SyntheticFrame& out) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace stereod
