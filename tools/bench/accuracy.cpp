@@ -103,9 +103,7 @@ nlohmann::json score_json(SceneFamily f, const SceneScore& s) {
 }  // namespace
 
 int run_accuracy(const CommonOptions& common, const AccuracyOptions& o) {
-  StereoParams base;
-  base.fill = o.fill;
-  const StereoParams params = resolve_params(common, base);
+  const PairParams params = resolve_stereo_only(common, o.fill);
   auto scenes = find_scenes(o.data);
   if (!o.only.empty()) {
     scenes.erase(std::remove_if(
@@ -131,8 +129,8 @@ int run_accuracy(const CommonOptions& common, const AccuracyOptions& o) {
   }
   for (const auto& files : scenes) {
     const Scene scene = load_scene(files);
-    StereoParams p = params;
-    p.max_disparity = files.max_disparity;
+    PairParams p = params;
+    p.stereo.max_disparity = files.max_disparity;
     auto engine = open_engine(common, scene.left.width(), scene.left.height(), p);
     engine_name = engine->name();
     StageTimings t;

@@ -93,8 +93,16 @@ int main(int argc, char** argv) {
   sq->add_option("--right", seq.right_pattern, "Right frames, printf pattern")->required();
   sq->add_option("--max-disparity", seq.max_disparity, "Disparities 0..N-1 are searched")
       ->required();
-  sq->add_option("--out", seq.out, "Output folder")->required();
+  sq->add_option("--out", seq.out, "Write disparity PFMs and foreground PNGs into this folder");
   sq->add_flag("--fill", seq.fill, "Fill holes (dense output)");
+  sq->add_flag("--no-background", seq.no_background, "Background modeling off");
+  sq->add_flag("--verbose", seq.verbose, "One line per frame");
+  sq->add_option("--truth-disparity", seq.truth_disparity,
+                 "Ground-truth disparity PFMs, printf pattern (default: disparity_%06d.pfm "
+                 "beside the left frames)");
+  sq->add_option("--truth-mask", seq.truth_mask,
+                 "Ground-truth masks (0 background, 64 shadow, 255 foreground), printf pattern "
+                 "(default: mask_%06d.png beside the left frames)");
   sq->add_option("--start", seq.start, "First frame number");
   sq->add_option("--count", seq.count, "Frames to run (0 = until a file is missing)");
 

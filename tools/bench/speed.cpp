@@ -42,7 +42,9 @@ double percent_correct(ImageView<const std::uint16_t> d, const SyntheticPair& tr
 }  // namespace
 
 int run_speed(const CommonOptions& common, const SpeedOptions& o) {
-  StereoParams p = resolve_params(common);
+  // Background off: every pixel is matched (the speed targets are stated that way).
+  PairParams params = resolve_stereo_only(common, false);
+  StereoParams& p = params.stereo;
   p.max_disparity = o.max_disparity;
   if (o.levels > 0) p.levels = o.levels;
   validate_for_images(p, o.width, o.height, o.width, o.height);
@@ -54,7 +56,7 @@ int run_speed(const CommonOptions& common, const SpeedOptions& o) {
   }
   std::vector<std::unique_ptr<Engine>> engines;
   for (int k = 0; k < o.pairs; ++k) {
-    engines.push_back(open_engine(common, o.width, o.height, p, o.inflight));
+    engines.push_back(open_engine(common, o.width, o.height, params, o.inflight));
   }
 
   const int total = o.warmup + o.frames;

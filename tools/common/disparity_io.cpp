@@ -45,6 +45,31 @@ Gray8 load_gray(const std::string& path) {
   return out;
 }
 
+bool load_color_and_gray(const std::string& path, RgbImage& rgb, Gray8& gray) {
+  cv::Mat m = cv::imread(path, cv::IMREAD_UNCHANGED);
+  if (m.empty()) throw std::runtime_error(path + ": cannot read the image");
+  if (m.depth() != CV_8U) throw std::runtime_error(path + ": expected an 8-bit image");
+  if (m.channels() == 1) {
+    rgb = RgbImage{};
+    gray.ensure_size(m.cols, m.rows);
+    for (int y = 0; y < m.rows; ++y) std::memcpy(gray.row(y), m.ptr<std::uint8_t>(y), m.cols);
+    return false;
+  }
+  if (m.channels() == 4) cv::cvtColor(m, m, cv::COLOR_BGRA2BGR);
+  rgb.resize(m.cols, m.rows);
+  for (int y = 0; y < m.rows; ++y) {
+    const std::uint8_t* s = m.ptr<std::uint8_t>(y);
+    std::uint8_t* d = rgb.row(y);
+    for (int x = 0; x < m.cols; ++x) {
+      d[3 * x] = s[3 * x + 2];
+      d[3 * x + 1] = s[3 * x + 1];
+      d[3 * x + 2] = s[3 * x];
+    }
+  }
+  rgb_to_gray(rgb, gray);
+  return true;
+}
+
 Gray8 load_mask(const std::string& path) {
   cv::Mat m = cv::imread(path, cv::IMREAD_UNCHANGED);
   if (m.empty()) throw std::runtime_error(path + ": cannot read the image");

@@ -4,12 +4,18 @@
 
 #include <string>
 
+#include "frame.hpp"
 #include "image.hpp"
 
 namespace stereod {
 
 // 8-bit gray (color files are converted to luma). Throws std::runtime_error naming the file.
 Gray8 load_gray(const std::string& path);
+// An image file as color (RGB) when it has color; `gray` is its luma either way (the integer
+// BT.601 luma of frame.hpp, as the daemon computes it). Returns false for a one-channel file (then
+// `rgb` is left empty). Throws std::runtime_error naming the file.
+bool load_color_and_gray(const std::string& path, RgbImage& rgb, Gray8& gray);
+
 // Any 8-bit image as stored, one channel (palette PNGs expanded). Throws std::runtime_error.
 Gray8 load_mask(const std::string& path);
 
