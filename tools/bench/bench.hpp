@@ -53,6 +53,8 @@ struct SpeedOptions {
   int warmup = 10;
   int pairs = 1;
   int inflight = 2;
+  bool profile = false;  // CUDA: time each stage of one frame with events
+  bool background = false;  // background modeling on, over the synthetic video
 };
 int run_speed(const CommonOptions& common, const SpeedOptions& o);
 
