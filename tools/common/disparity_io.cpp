@@ -81,6 +81,23 @@ Gray8 load_mask(const std::string& path) {
   return out;
 }
 
+RgbImage load_rgb(const std::string& path) {
+  cv::Mat m = cv::imread(path, cv::IMREAD_COLOR);
+  if (m.empty()) throw std::runtime_error(path + ": cannot read the image");
+  cv::cvtColor(m, m, cv::COLOR_BGR2RGB);
+  RgbImage out;
+  out.resize(m.cols, m.rows);
+  for (int y = 0; y < m.rows; ++y) std::memcpy(out.row(y), m.ptr<std::uint8_t>(y), m.cols * 3);
+  return out;
+}
+
+void write_rgb(const std::string& path, const RgbImage& image) {
+  cv::Mat rgb(image.height, image.width, CV_8UC3, const_cast<std::uint8_t*>(image.pixels.data()));
+  cv::Mat bgr;
+  cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
+  if (!cv::imwrite(path, bgr)) throw std::runtime_error(path + ": cannot write the image");
+}
+
 Image<float> read_pfm(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open");

@@ -18,6 +18,10 @@ bool load_color_and_gray(const std::string& path, RgbImage& rgb, Gray8& gray);
 
 // Any 8-bit image as stored, one channel (palette PNGs expanded). Throws std::runtime_error.
 Gray8 load_mask(const std::string& path);
+// 8-bit colour (grey files repeated on R, G and B). Throws std::runtime_error naming the file.
+RgbImage load_rgb(const std::string& path);
+// 8-bit colour PNG (or any format OpenCV knows by the extension).
+void write_rgb(const std::string& path, const RgbImage& image);
 
 // Middlebury 2014 PFM: float32 little-endian, rows bottom-to-top, +inf where there is no value.
 Image<float> read_pfm(const std::string& path);
