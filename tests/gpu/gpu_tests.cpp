@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "cpu_pair_processor.hpp"
+#include "background/background_ops.hpp"
+#include "cuda_check.hpp"
 #include "cuda_device.hpp"
 #include "cuda_engine.hpp"
 #include "disparity_io.hpp"
@@ -34,8 +36,10 @@ bool gpu_present() {
   return present;
 }
 
-#define REQUIRE_GPU() \
-  if (!gpu_present()) GTEST_SKIP() << "no usable CUDA device"
+#define REQUIRE_GPU()                              \
+  if (!gpu_present()) {                            \
+    GTEST_SKIP() << "no usable CUDA device";       \
+  }
 
 std::string data_dir() {
   const char* env = std::getenv("STEREOD_DATA");
@@ -125,7 +129,9 @@ void expect_same_frame(const std::string& what, CpuPairProcessor& cpu, Engine& g
   EXPECT_EQ(first_difference(ref.stereo.right.data(), got.right.data(), w, h), "") << what << " (right)";
   EXPECT_EQ(first_difference(ref.foreground.data(), got.foreground.data(), w, h), "") << what << " (mask)";
   EXPECT_EQ(ref.background_active, got.background_active) << what;
-  if (ref.background_active) EXPECT_DOUBLE_EQ(ref.tested_fraction, got.tested_fraction) << what;
+  if (ref.background_active) {
+    EXPECT_DOUBLE_EQ(ref.tested_fraction, got.tested_fraction) << what;
+  }
 }
 
 FrameInput frame_of(const Gray8& l, const Gray8& r, std::uint64_t seq = 0) {
@@ -465,8 +471,7 @@ TEST(Gpu, ImpossibleSizeIsReported) {
 TEST(GpuDeathTest, FreedBufferIsReported) {
   REQUIRE_GPU();
   ::testing::FLAGS_gtest_death_test_style = "threadsafe";
-  EXPECT_EXIT(
-      {
+  auto child = [] {
         StereoParams sp;
         sp.max_disparity = 32;
         const auto p = random_pair(128, 96, 32, 9, false);
@@ -488,6 +493,7 @@ TEST(GpuDeathTest, FreedBufferIsReported) {
           std::fprintf(stderr, "reported: %s\n", e.what());
         }
         std::_Exit(first_ok && reported ? 0 : 1);
-      },
-      ::testing::ExitedWithCode(0), "reported: .*");
+      
+  };
+  EXPECT_EXIT(child(), ::testing::ExitedWithCode(0), "reported: .*");
 }

@@ -67,15 +67,15 @@ int run_speed(const CommonOptions& common, const SpeedOptions& o) {
     SyntheticFrame f;
     for (int i = 0; i < 48; ++i) {
       scene.render(i, f);
-      SyntheticPair p;
-      p.left = f.left_gray;
-      p.right = f.right_gray;
-      p.truth = f.disparity;
-      p.visible.resize(o.width, o.height);
-      for (std::size_t k = 0; k < p.visible.size(); ++k) {
-        p.visible.data()[k] = f.mask.data()[k] == kMaskForeground ? 255 : 0;
+      SyntheticPair frame;
+      frame.left = f.left_gray;
+      frame.right = f.right_gray;
+      frame.truth = f.disparity;
+      frame.visible.resize(o.width, o.height);
+      for (std::size_t k = 0; k < frame.visible.size(); ++k) {
+        frame.visible.data()[k] = f.mask.data()[k] == kMaskForeground ? 255 : 0;
       }
-      inputs.push_back(std::move(p));
+      inputs.push_back(std::move(frame));
       colors.push_back(f.left);
       colors.push_back(f.right);
     }

@@ -1,5 +1,5 @@
-// Reading and writing images and disparity maps in the formats the field uses. Tools and tests
-// only: OpenCV is fine here, never in the per-frame path.
+// Reading and writing images and disparity maps in the formats the field uses (PNG, PGM/PPM, PFM).
+// Color becomes gray through the integer BT.601 luma of frame.hpp, as in the daemon.
 #pragma once
 
 #include <string>
@@ -20,7 +20,7 @@ bool load_color_and_gray(const std::string& path, RgbImage& rgb, Gray8& gray);
 Gray8 load_mask(const std::string& path);
 // 8-bit colour (grey files repeated on R, G and B). Throws std::runtime_error naming the file.
 RgbImage load_rgb(const std::string& path);
-// 8-bit colour PNG (or any format OpenCV knows by the extension).
+// 8-bit colour PNG.
 void write_rgb(const std::string& path, const RgbImage& image);
 
 // Middlebury 2014 PFM: float32 little-endian, rows bottom-to-top, +inf where there is no value.
