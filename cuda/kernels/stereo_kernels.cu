@@ -19,17 +19,37 @@ dim3 grid_for(int w, int h, int z) {
 // ---------------------------------------------------------------------------------------------
 // Preprocessing: census, mean removal, and the next pyramid level.
 
+// The block's pixels and a halo of kPreHalo, at clamped coordinates: exactly what census_at and
+// mean_removed_at read (they clamp each coordinate), so the same functions run on the tile.
+constexpr int kPreHalo = 4;  // census windows up to 9x9, mean radius up to 3
+constexpr int kPreTw = kBlockW + 2 * kPreHalo;
+constexpr int kPreTh = kBlockH + 2 * kPreHalo;
+
 __global__ void preprocess_kernel(PreprocessArgs a) {
+  __shared__ std::uint8_t tile[kPreTh][kPreTw];
   const int img = blockIdx.z;
-  const int x = blockIdx.x * kBlockW + threadIdx.x;
-  const int y = blockIdx.y * kBlockH + threadIdx.y;
+  const int x0 = blockIdx.x * kBlockW, y0 = blockIdx.y * kBlockH;
+  const int x = x0 + threadIdx.x;
+  const int y = y0 + threadIdx.y;
   const std::uint8_t* g = a.gray[img];
+  const bool tile_inside = x0 < a.width && y0 < a.height;
+  if (tile_inside) {
+    for (int i = threadIdx.y * kBlockW + threadIdx.x; i < kPreTw * kPreTh; i += kBlockW * kBlockH) {
+      const int r = i / kPreTw, c = i - r * kPreTw;
+      tile[r][c] = g[clamp_int(y0 - kPreHalo + r, 0, a.height - 1) * a.width +
+                     clamp_int(x0 - kPreHalo + c, 0, a.width - 1)];
+    }
+  }
+  __syncthreads();
   if (x < a.width && y < a.height) {
     const int i = y * a.width + x;
+    // On the tile, "clamping" to the tile cannot bite: the windows stay inside its halo.
+    const std::uint8_t* t = &tile[0][0];
+    const int tx = kPreHalo + threadIdx.x, ty = kPreHalo + threadIdx.y;
     if (a.census[img]) {
-      a.census[img][i] = census_at(g, a.width, a.height, a.width, x, y, a.census_width, a.census_height);
+      a.census[img][i] = census_at(t, kPreTw, kPreTh, kPreTw, tx, ty, a.census_width, a.census_height);
     }
-    if (a.ad[img]) a.ad[img][i] = mean_removed_at(g, a.width, a.height, a.width, x, y, a.ad_radius);
+    if (a.ad[img]) a.ad[img][i] = mean_removed_at(t, kPreTw, kPreTh, kPreTw, tx, ty, a.ad_radius);
   }
   if (a.down[img] && x < a.down_width && y < a.down_height) {
     a.down[img][y * a.down_width + x] = downsample_at(g, a.width, a.height, a.width, x, y);
@@ -241,6 +261,224 @@ __global__ void __launch_bounds__(kBlockW* kBlockH) match_kernel(MatchArgs a) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The same matching, specialised for the default sub-window s = 3 (the generic kernel above
+// serves every other s). Equal results, fewer instructions: a 32x16 tile with two rows per
+// thread (less halo per pixel), compile-time tile geometry (no division), two disparities per
+// round of barriers, 16-bit shared sums, the reference tile's intensities and census codes loaded
+// once, and the k = 4 selection network when k is 4.
+
+namespace s3 {
+
+constexpr int kRows = 2;                  // output rows per thread
+constexpr int kTileOutH = kBlockH * kRows;  // 16
+constexpr int kHalo = 4;                  // centres at +-3, each sub-window +-1
+constexpr int kTw = kBlockW + 2 * kHalo;  // 40
+constexpr int kTh = kTileOutH + 2 * kHalo;  // 24
+constexpr int kCells = kTw * kTh;
+constexpr int kPerRound = 2;  // disparities per round of barriers
+
+struct PixelState {
+  bool matched = false;
+  int lo = 0, hi = -1;
+  std::uint32_t best = kNone, prev = kNone, cm = kNone, cp = kNone;
+  int best_d = kNoDisparity;
+  bool pending_cp = false;
+  std::uint32_t top_v[4] = {kNone, kNone, kNone, kNone};
+  int top_d[4] = {0, 0, 0, 0};
+};
+
+template <bool kUnique>
+__device__ __forceinline__ void consider(PixelState& p, int d, std::uint32_t agg, bool in_range,
+                                         bool allowed) {
+  if (p.pending_cp) {
+    p.cp = agg;
+    p.pending_cp = false;
+  }
+  if (in_range && allowed) {
+    if (agg < p.best) {
+      p.best = agg;
+      p.best_d = d;
+      p.cm = p.prev;
+      p.cp = kNone;
+      p.pending_cp = true;
+    }
+    if (kUnique) top4_insert(p.top_v, p.top_d, agg, d);
+  }
+  p.prev = agg;
+}
+
+template <bool kUnique, bool kK4>
+__global__ void __launch_bounds__(kBlockW* kBlockH) match3_kernel(MatchArgs a) {
+  __shared__ std::uint16_t pc[kPerRound][kTh][kTw];
+  __shared__ std::uint16_t hs[kPerRound][kTh][kTw];
+  __shared__ std::uint16_t sw[kPerRound][kTh][kTw];
+  __shared__ std::uint8_t ref_val[kTh][kTw];
+  __shared__ std::uint64_t ref_code[kTh][kTw];
+  __shared__ std::uint8_t ad_table[256];
+  __shared__ std::uint8_t census_table[65];
+  __shared__ int tile_lo, tile_hi;
+
+  const MatchViewArgs v = a.view[blockIdx.z];
+  const int tid = threadIdx.y * kBlockW + threadIdx.x;
+  const int x0 = blockIdx.x * kBlockW, y0 = blockIdx.y * kTileOutH;
+  const int w = a.width, h = a.height, nd = a.disparities;
+  const bool census = v.ref_census != nullptr;
+  const int dir = v.direction;
+
+  for (int i = tid; i < 256; i += kBlockW * kBlockH) ad_table[i] = a.tables.ad[i];
+  for (int i = tid; i < 65; i += kBlockW * kBlockH) census_table[i] = a.tables.census[i];
+  for (int i = tid; i < kCells; i += kBlockW * kBlockH) {
+    const int r = i / kTw, c = i - r * kTw;
+    const int qx = clamp_int(x0 - kHalo + c, 0, w - 1), qy = clamp_int(y0 - kHalo + r, 0, h - 1);
+    ref_val[r][c] = v.ref_ad[qy * w + qx];
+    ref_code[r][c] = census ? v.ref_census[qy * w + qx] : 0;
+  }
+  if (tid == 0) {
+    tile_lo = 1 << 30;
+    tile_hi = -1;
+  }
+  __syncthreads();
+
+  const int x = x0 + threadIdx.x;
+  PixelState px[kRows];
+  const int pad = a.subpixel ? 1 : 0;
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    PixelState& p = px[k];
+    const int y = y0 + threadIdx.y + k * kBlockH;
+    p.matched = x < w && y < h && (!v.ref_fg || v.ref_fg[y * w + x] != 0);
+    p.lo = 0;
+    p.hi = nd - 1;
+    if (p.matched && v.parent_this) {
+      const int pw = a.parent_width, ph = a.parent_height;
+      const int cx = min(x / 2, pw - 1), cy = min(y / 2, ph - 1);
+      int mn = 1 << 30, mx = -1;
+      for (int yy = max(0, cy - a.parent_radius); yy <= min(ph - 1, cy + a.parent_radius); ++yy) {
+        for (int xx = max(0, cx - a.parent_radius); xx <= min(pw - 1, cx + a.parent_radius); ++xx) {
+          const int d = checked_value(v.parent_this, v.parent_other, pw, xx, yy, dir,
+                                      a.cross_check, a.tolerance);
+          if (d == kNoDisparity) continue;
+          mn = min(mn, d);
+          mx = max(mx, d);
+        }
+      }
+      if (mx >= 0) {
+        p.lo = clamp_int(2 * mn - 2, 0, nd - 1);
+        p.hi = clamp_int(2 * mx + 2, 0, nd - 1);
+      }
+    }
+    if (p.matched) {
+      const int reach = dir < 0 ? x : w - 1 - x;
+      const int need_lo = max(0, p.lo - pad);
+      const int need_hi = min(min(nd - 1, p.hi + pad), reach);
+      if (need_lo <= need_hi) {
+        atomicMin(&tile_lo, need_lo);
+        atomicMax(&tile_hi, need_hi);
+      }
+    }
+  }
+  __syncthreads();
+  const int dlo = tile_lo, dhi = tile_hi;
+  const std::uint32_t outside = a.tables.outside;
+
+  for (int d0 = dlo; d0 <= dhi; d0 += kPerRound) {
+    // Pixel costs of the tile and halo for d0 and d0 + 1.
+    for (int i = tid; i < kPerRound * kCells; i += kBlockW * kBlockH) {
+      const int dd = i / kCells, cell = i - dd * kCells;
+      const int r = cell / kTw, c = cell - r * kTw;
+      const int d = d0 + dd;
+      const int qx = clamp_int(x0 - kHalo + c, 0, w - 1), qy = clamp_int(y0 - kHalo + r, 0, h - 1);
+      const int tx = qx + dir * d;
+      std::uint32_t cost = outside;
+      if (tx >= 0 && tx < w) {
+        const int av = ref_val[r][c], bv = v.tgt_ad[qy * w + tx];
+        cost = ad_table[av > bv ? av - bv : bv - av];
+        if (census) cost += census_table[popcount64(ref_code[r][c] ^ v.tgt_census[qy * w + tx])];
+      }
+      pc[dd][r][c] = static_cast<std::uint16_t>(cost);
+    }
+    __syncthreads();
+    for (int i = tid; i < kPerRound * kCells; i += kBlockW * kBlockH) {
+      const int dd = i / kCells, cell = i - dd * kCells;
+      const int r = cell / kTw, c = cell - r * kTw;
+      if (c < 1 || c >= kTw - 1) continue;
+      hs[dd][r][c] = static_cast<std::uint16_t>(pc[dd][r][c - 1] + pc[dd][r][c] + pc[dd][r][c + 1]);
+    }
+    __syncthreads();
+    for (int i = tid; i < kPerRound * kCells; i += kBlockW * kBlockH) {
+      const int dd = i / kCells, cell = i - dd * kCells;
+      const int r = cell / kTw, c = cell - r * kTw;
+      if (r < 1 || r >= kTh - 1 || c < 1 || c >= kTw - 1) continue;
+      sw[dd][r][c] = static_cast<std::uint16_t>(hs[dd][r - 1][c] + hs[dd][r][c] + hs[dd][r + 1][c]);
+    }
+    __syncthreads();
+    // Aggregate. The next round's first barrier keeps sw intact until every thread is done here.
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      PixelState& p = px[k];
+      if (!p.matched) continue;
+      const int y = y0 + threadIdx.y + k * kBlockH;
+      const int R = kHalo + threadIdx.y + k * kBlockH, C = kHalo + threadIdx.x;
+#pragma unroll
+      for (int dd = 0; dd < kPerRound; ++dd) {
+        const int d = d0 + dd;
+        if (d > dhi) break;
+        const bool in_range = d >= p.lo && d <= p.hi;
+        const bool needed = in_range || (a.subpixel && d >= p.lo - 1 && d <= p.hi + 1);
+        const int tx = x + dir * d;
+        const bool allowed = tx >= 0 && tx < w && (!v.tgt_fg || v.tgt_fg[y * w + tx] != 0);
+        std::uint32_t agg = kNone;
+        if (needed && allowed) {
+          std::uint32_t nb[8] = {sw[dd][R - 3][C - 3], sw[dd][R - 3][C], sw[dd][R - 3][C + 3],
+                                 sw[dd][R][C - 3],     sw[dd][R][C + 3], sw[dd][R + 3][C - 3],
+                                 sw[dd][R + 3][C],     sw[dd][R + 3][C + 3]};
+          agg = sw[dd][R][C] + (kK4 ? sum_smallest_4_of_8(nb) : sum_smallest_k_of_8(nb, a.best_k));
+        }
+        consider<kUnique>(p, d, agg, in_range, allowed);
+      }
+    }
+  }
+
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    PixelState& p = px[k];
+    const int y = y0 + threadIdx.y + k * kBlockH;
+    if (x >= w || y >= h) continue;
+    if (p.pending_cp) p.cp = kNone;
+    int best_d = p.best_d;
+    if (kUnique && best_d != kNoDisparity) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        if (p.top_v[i] == kNone) break;
+        const int diff = p.top_d[i] - best_d;
+        if (diff <= 1 && diff >= -1) continue;
+        if (static_cast<unsigned long long>(p.top_v[i]) * (100 - a.uniqueness) <
+            static_cast<unsigned long long>(p.best) * 100) {
+          best_d = kNoDisparity;
+        }
+        break;
+      }
+    }
+    const int i = y * w + x;
+    v.out_disp[i] = static_cast<std::int16_t>(best_d);
+    if (v.out_q4) {
+      std::uint16_t q = kInvalidDisparity;
+      if (best_d != kNoDisparity) {
+        int offset = 0;
+        if (best_d >= 1 && best_d + 1 < nd && p.cm != kNone && p.cp != kNone) {
+          offset = subpixel_offset(p.cm, p.best, p.cp);
+        }
+        q = static_cast<std::uint16_t>(
+            clamp_int(kSubpixelScale * best_d + offset, 0, kSubpixelScale * (nd - 1)));
+      }
+      v.out_q4[i] = q;
+    }
+  }
+}
+
+}  // namespace s3
+
+// ---------------------------------------------------------------------------------------------
 // Finest-level cross-check, median, filling.
 
 __global__ void final_check_kernel(FinalCheckArgs a) {
@@ -325,16 +563,29 @@ __global__ void fill_kernel(FillArgs a) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Speckles: connected components by lock-free union-find (the root of a set is its smallest
-// index), then sizes, then removal. Which pixels share a component does not depend on the order
-// the unions happen in, so the result equals the CPU's flood fill.
+// Speckles: connected components by union-find (the root of a set is its smallest index), then
+// sizes, then removal. Which pixels share a component does not depend on the order the unions
+// happen in, so the result equals the CPU's flood fill. Block-based, so chains stay short: each
+// 32x16 tile first joins its own pixels in shared memory, then tiles are joined along their
+// borders in global memory, then every pixel finds its root and counts itself.
 
-__device__ __forceinline__ int find_root(const std::int32_t* parent, int i) {
+constexpr int kSpeckleTileH = 16;
+
+__device__ __forceinline__ bool linked(const std::uint16_t* q, int i, int j, int max_step) {
+  const int a = q[i], b = q[j];
+  return a != kInvalidDisparity && b != kInvalidDisparity && (a > b ? a - b : b - a) <= max_step;
+}
+
+template <typename Int>
+__device__ __forceinline__ int find_root(Int* parent, int i) {
   while (parent[i] != i) i = parent[i];
   return i;
 }
 
-__device__ void unite(std::int32_t* parent, int a, int b) {
+// Joins the sets of a and b; roots are hung under the smaller root with atomicMin, retrying when
+// another thread changed the root meanwhile (the classic lock-free union).
+template <typename Int>
+__device__ void unite(Int* parent, int a, int b) {
   for (;;) {
     a = find_root(parent, a);
     b = find_root(parent, b);
@@ -344,46 +595,76 @@ __device__ void unite(std::int32_t* parent, int a, int b) {
       a = b;
       b = t;
     }
-    // Hang the larger root under the smaller one, unless someone changed it meanwhile.
     const int old = atomicMin(&parent[a], b);
     if (old == a) return;
     a = old;
   }
 }
 
-__device__ __forceinline__ bool linked(const std::uint16_t* q, int i, int j, int max_step) {
-  const int a = q[i], b = q[j];
-  return a != kInvalidDisparity && b != kInvalidDisparity && (a > b ? a - b : b - a) <= max_step;
-}
-
-__global__ void speckle_init_kernel(SpeckleArgs a) {
+__global__ void speckle_local_kernel(SpeckleArgs a) {
+  __shared__ int local[kSpeckleTileH][kBlockW];
   const int view = blockIdx.z;
-  const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
-  if (x >= a.width || y >= a.height) return;
-  const int i = y * a.width + x;
-  a.parent[view][i] = i;
-  a.count[view][i] = 0;
-}
-
-__global__ void speckle_union_kernel(SpeckleArgs a) {
-  const int view = blockIdx.z;
-  const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
-  if (x >= a.width || y >= a.height) return;
-  const int i = y * a.width + x;
   const std::uint16_t* q = a.q4[view];
-  if (x + 1 < a.width && linked(q, i, i + 1, a.max_step)) unite(a.parent[view], i, i + 1);
-  if (y + 1 < a.height && linked(q, i, i + a.width, a.max_step)) unite(a.parent[view], i, i + a.width);
+  const int w = a.width, h = a.height;
+  const int x0 = blockIdx.x * kBlockW, y0 = blockIdx.y * kSpeckleTileH;
+  const int tx = threadIdx.x;
+  int* flat = &local[0][0];
+  for (int k = 0; k < 2; ++k) {
+    const int ty = threadIdx.y + k * kBlockH;
+    local[ty][tx] = ty * kBlockW + tx;
+  }
+  __syncthreads();
+  for (int k = 0; k < 2; ++k) {
+    const int ty = threadIdx.y + k * kBlockH;
+    const int x = x0 + tx, y = y0 + ty;
+    if (x >= w || y >= h) continue;
+    const int i = y * w + x, li = ty * kBlockW + tx;
+    if (tx + 1 < kBlockW && x + 1 < w && linked(q, i, i + 1, a.max_step)) unite(flat, li, li + 1);
+    if (ty + 1 < kSpeckleTileH && y + 1 < h && linked(q, i, i + w, a.max_step)) {
+      unite(flat, li, li + kBlockW);
+    }
+  }
+  __syncthreads();
+  for (int k = 0; k < 2; ++k) {
+    const int ty = threadIdx.y + k * kBlockH;
+    const int x = x0 + tx, y = y0 + ty;
+    if (x >= w || y >= h) continue;
+    const int root = find_root(flat, ty * kBlockW + tx);
+    const int rx = x0 + root % kBlockW, ry = y0 + root / kBlockW;
+    a.parent[view][y * w + x] = ry * w + rx;  // the tile root's global index, the tile's smallest
+    a.count[view][y * w + x] = 0;
+  }
+}
+
+__global__ void speckle_border_kernel(SpeckleArgs a) {
+  const int view = blockIdx.z;
+  const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
+  const int w = a.width, h = a.height;
+  if (x >= w || y >= h) return;
+  const int i = y * w + x;
+  const std::uint16_t* q = a.q4[view];
+  // Only links that cross a tile border are left to join.
+  if ((x + 1) % kBlockW == 0 && x + 1 < w && linked(q, i, i + 1, a.max_step)) {
+    unite(a.parent[view], i, i + 1);
+  }
+  if ((y + 1) % kSpeckleTileH == 0 && y + 1 < h && linked(q, i, i + w, a.max_step)) {
+    unite(a.parent[view], i, i + w);
+  }
 }
 
 __global__ void speckle_count_kernel(SpeckleArgs a) {
   const int view = blockIdx.z;
   const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
-  if (x >= a.width || y >= a.height) return;
+  const bool inside = x < a.width && y < a.height;
   const int i = y * a.width + x;
-  if (a.q4[view][i] == kInvalidDisparity) return;
-  const int root = find_root(a.parent[view], i);
-  a.parent[view][i] = root;  // flatten: later reads are one step
-  atomicAdd(&a.count[view][root], 1);
+  const bool valid = inside && a.q4[view][i] != kInvalidDisparity;
+  const int root = valid ? find_root(a.parent[view], i) : -1 - static_cast<int>(threadIdx.x & 31);
+  // One atomic per group of lanes with the same root, and none once the size is known to be
+  // large enough: a big component would otherwise serialise hundreds of thousands of atomics.
+  const unsigned group = __match_any_sync(0xFFFFFFFFu, root);
+  if (valid && (threadIdx.x & 31) == __ffs(group) - 1) {
+    if (a.count[view][root] < a.min_size) atomicAdd(&a.count[view][root], __popc(group));
+  }
 }
 
 __global__ void speckle_remove_kernel(SpeckleArgs a) {
@@ -392,8 +673,7 @@ __global__ void speckle_remove_kernel(SpeckleArgs a) {
   if (x >= a.width || y >= a.height) return;
   const int i = y * a.width + x;
   if (a.q4[view][i] == kInvalidDisparity) return;
-  const int root = find_root(a.parent[view], i);
-  if (a.count[view][root] < a.min_size) a.q4[view][i] = kInvalidDisparity;
+  if (a.count[view][find_root(a.parent[view], i)] < a.min_size) a.q4[view][i] = kInvalidDisparity;
 }
 
 }  // namespace
@@ -406,6 +686,18 @@ void launch_preprocess(const PreprocessArgs& a, cudaStream_t stream) {
 }
 
 void launch_match(const MatchArgs& a, cudaStream_t stream) {
+  if (a.subwindow == 3) {
+    const dim3 grid(static_cast<unsigned>((a.width + kBlockW - 1) / kBlockW),
+                    static_cast<unsigned>((a.height + s3::kTileOutH - 1) / s3::kTileOutH), 2);
+    const dim3 block(kBlockW, kBlockH);
+    const bool unique = a.uniqueness > 0, k4 = a.best_k == 4;
+    if (unique && k4) s3::match3_kernel<true, true><<<grid, block, 0, stream>>>(a);
+    else if (unique) s3::match3_kernel<true, false><<<grid, block, 0, stream>>>(a);
+    else if (k4) s3::match3_kernel<false, true><<<grid, block, 0, stream>>>(a);
+    else s3::match3_kernel<false, false><<<grid, block, 0, stream>>>(a);
+    STEREOD_CUDA_LAUNCHED("match3_kernel");
+    return;
+  }
   match_kernel<<<grid_for(a.width, a.height, 2), dim3(kBlockW, kBlockH), 0, stream>>>(a);
   STEREOD_CUDA_LAUNCHED("match_kernel");
 }
@@ -417,10 +709,12 @@ void launch_final_check(const FinalCheckArgs& a, cudaStream_t stream) {
 
 void launch_speckle(const SpeckleArgs& a, cudaStream_t stream) {
   const dim3 grid = grid_for(a.width, a.height, 2), block(kBlockW, kBlockH);
-  speckle_init_kernel<<<grid, block, 0, stream>>>(a);
-  STEREOD_CUDA_LAUNCHED("speckle_init_kernel");
-  speckle_union_kernel<<<grid, block, 0, stream>>>(a);
-  STEREOD_CUDA_LAUNCHED("speckle_union_kernel");
+  const dim3 tiles(static_cast<unsigned>((a.width + kBlockW - 1) / kBlockW),
+                   static_cast<unsigned>((a.height + kSpeckleTileH - 1) / kSpeckleTileH), 2);
+  speckle_local_kernel<<<tiles, block, 0, stream>>>(a);
+  STEREOD_CUDA_LAUNCHED("speckle_local_kernel");
+  speckle_border_kernel<<<grid, block, 0, stream>>>(a);
+  STEREOD_CUDA_LAUNCHED("speckle_border_kernel");
   speckle_count_kernel<<<grid, block, 0, stream>>>(a);
   STEREOD_CUDA_LAUNCHED("speckle_count_kernel");
   speckle_remove_kernel<<<grid, block, 0, stream>>>(a);

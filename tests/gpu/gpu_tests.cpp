@@ -401,15 +401,16 @@ TEST(Gpu, ThousandFramesThroughTheSlotRing) {
   std::size_t memory_after_first = 0;
   int busy = 0;
   while (received < 1000) {
-    if (submitted < 1000) {
+    // Fill the ring until the engine says busy, then take one result: every slot stays in use.
+    while (submitted < 1000) {
       const auto& p = inputs[submitted % inputs.size()];
-      if (gpu->submit(frame_of(p.left, p.right, submitted)) == SubmitStatus::kAccepted) {
-        ++submitted;
-      } else {
+      if (gpu->submit(frame_of(p.left, p.right, submitted)) != SubmitStatus::kAccepted) {
         ++busy;
+        break;
       }
+      ++submitted;
     }
-    if (auto r = gpu->poll(submitted > received ? 10ms : 0ms)) {
+    if (auto r = gpu->poll(10ms)) {
       ASSERT_TRUE(r->ok) << r->error;
       ASSERT_EQ(r->sequence, received) << "out of order, lost or duplicated";
       if (received % 97 == 0) {
@@ -440,6 +441,33 @@ TEST(Gpu, ParameterChangeMidStream) {
   gpu->set_params(sp, background_off());
   cpu.set_params(sp, background_off());
   expect_same_frame("after", cpu, *gpu, frame_of(p.left, p.right, 1));
+}
+
+// Settings away from the defaults: the generic matching kernel (s != 3), k != 4, uniqueness, the
+// paper's own-parent rule, no cross-check, AD only, the intensity fill, no median or speckles.
+TEST(Gpu, NonDefaultParametersBitExact) {
+  REQUIRE_GPU();
+  std::vector<StereoParams> variants(10);
+  variants[0].subwindow = 5;
+  variants[1].subwindow = 1, variants[1].best_k = 0;
+  variants[2].subwindow = 7, variants[2].best_k = 8, variants[2].cost = MatchingCost::kAbsDiff;
+  variants[3].uniqueness = 15;
+  variants[4].best_k = 2, variants[4].uniqueness = 5;
+  variants[5].parent_radius = 0;
+  variants[6].cross_check = false;
+  variants[7].median = false, variants[7].speckle_size = 0, variants[7].fill = true,
+  variants[7].fill_mode = FillMode::kIntensity;
+  variants[8].census_width = 5, variants[8].census_height = 5, variants[8].ad_mean_radius = 0;
+  variants[9].cost = MatchingCost::kCensus, variants[9].cross_check_tolerance = 0,
+  variants[9].speckle_range = 2, variants[9].speckle_size = 300;
+  int index = 0;
+  for (StereoParams sp : variants) {
+    sp.max_disparity = 64;
+    const auto p = random_pair(333, 257, 64, 300 + index, false);
+    CpuPairProcessor cpu(sp, background_off());
+    auto gpu = make_engine("cuda", options_for(333, 257, sp, background_off()));
+    expect_same_frame("variant " + std::to_string(index++), cpu, *gpu, frame_of(p.left, p.right));
+  }
 }
 
 TEST(Gpu, ZeroCopyModeEqualsCpu) {

@@ -144,6 +144,9 @@ TEST(PixelOps, SumOfSmallestKEqualsSortedPrefix) {
       for (int i = 0; i < k; ++i) expected += sorted[i];
       ASSERT_EQ(sum_smallest_k_of_8(copy, k), expected);
     }
+    std::uint32_t copy4[8];
+    std::copy(v, v + 8, copy4);
+    ASSERT_EQ(sum_smallest_4_of_8(copy4), sorted[0] + sorted[1] + sorted[2] + sorted[3]);
   }
 }
 
