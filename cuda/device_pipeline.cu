@@ -52,6 +52,16 @@ void DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
       if (census) ensure(lv.census[i], n); else lv.census[i].release();
       if (ad) ensure(lv.ad[i], n); else lv.ad[i].release();
       ensure(lv.disp[i], n);
+      const MatchScratchSizes z =
+          match_scratch_sizes(lv.w, lv.h, level_disparities(stereo.max_disparity, s), stereo.subwindow);
+      if (z.chunks > 0) {
+        ensure(lv.range_lo[i], z.pixels);
+        ensure(lv.range_hi[i], z.pixels);
+        ensure(lv.tile_lo[i], z.tiles);
+        ensure(lv.tile_hi[i], z.tiles);
+        ensure(lv.key[i], z.pixels);
+        if (s == 0) ensure(lv.cmcp[i], z.pixels * z.chunks); else lv.cmcp[i].release();
+      }
       if (background.enabled) {
         for (int c = 0; c < 3; ++c) {
           const bool plane = color || c == kValue;
@@ -217,7 +227,16 @@ void DevicePipeline::enqueue(const FrameBuffers& io, cudaStream_t stream, StageM
     a.subpixel = s == 0;
     a.uniqueness = p.uniqueness;
     a.tables = tables_;
-    launch_match(a, stream);
+    MatchScratch m;
+    for (int i = 0; i < 2; ++i) {
+      m.lo[i] = lv.range_lo[i].get();
+      m.hi[i] = lv.range_hi[i].get();
+      m.tile_lo[i] = lv.tile_lo[i].get();
+      m.tile_hi[i] = lv.tile_hi[i].get();
+      m.key[i] = lv.key[i].get();
+      m.cmcp[i] = s == 0 ? lv.cmcp[i].get() : nullptr;
+    }
+    launch_match(a, m, stream);
     mark("match level " + std::to_string(s) + " (" + std::to_string(lv.w) + "x" +
          std::to_string(lv.h) + ", D=" + std::to_string(a.disparities) + ")");
   }

@@ -72,6 +72,10 @@ class DevicePipeline {
     DeviceBuffer<std::uint64_t> census[2];
     DeviceBuffer<std::uint8_t> ad[2];
     DeviceBuffer<std::int16_t> disp[2];
+    // Scratch of the chunked matching path (kernels/stereo_kernels.hpp: MatchScratch).
+    DeviceBuffer<std::int16_t> range_lo[2], range_hi[2];
+    DeviceBuffer<std::int32_t> tile_lo[2], tile_hi[2];
+    DeviceBuffer<std::uint32_t> key[2], cmcp[2];
     DeviceBuffer<std::uint8_t> rgb[2][3];  // planar RGB above level 0 (color mode)
     DeviceBuffer<std::uint8_t> hsv[2][3];
     DeviceBuffer<std::uint16_t> mean[2][3];

@@ -275,7 +275,7 @@ constexpr int kHalo = 4;                  // centres at +-3, each sub-window +-1
 constexpr int kTw = kBlockW + 2 * kHalo;  // 40
 constexpr int kTh = kTileOutH + 2 * kHalo;  // 24
 constexpr int kCells = kTw * kTh;
-constexpr int kPerRound = 2;  // disparities per round of barriers
+constexpr int kThreads = kBlockW * kBlockH;
 
 struct PixelState {
   bool matched = false;
@@ -307,8 +307,10 @@ __device__ __forceinline__ void consider(PixelState& p, int d, std::uint32_t agg
   p.prev = agg;
 }
 
-template <bool kUnique, bool kK4>
-__global__ void __launch_bounds__(kBlockW* kBlockH) match3_kernel(MatchArgs a) {
+// kPerRound: disparities per round of barriers (4: fewer barriers; 2: fewer registers).
+template <int kPerRound, bool kUnique, bool kK4>
+__global__ void __launch_bounds__(kBlockW* kBlockH, 3) match3_kernel(MatchArgs a) {
+  constexpr int kSteps = (kPerRound * kCells + kThreads - 1) / kThreads;  // cells per thread
   __shared__ std::uint16_t pc[kPerRound][kTh][kTw];
   __shared__ std::uint16_t hs[kPerRound][kTh][kTw];
   __shared__ std::uint16_t sw[kPerRound][kTh][kTw];
@@ -382,30 +384,56 @@ __global__ void __launch_bounds__(kBlockW* kBlockH) match3_kernel(MatchArgs a) {
   const std::uint32_t outside = a.tables.outside;
 
   for (int d0 = dlo; d0 <= dhi; d0 += kPerRound) {
-    // Pixel costs of the tile and halo for d0 and d0 + 1.
-    for (int i = tid; i < kPerRound * kCells; i += kBlockW * kBlockH) {
-      const int dd = i / kCells, cell = i - dd * kCells;
-      const int r = cell / kTw, c = cell - r * kTw;
-      const int d = d0 + dd;
-      const int qx = clamp_int(x0 - kHalo + c, 0, w - 1), qy = clamp_int(y0 - kHalo + r, 0, h - 1);
-      const int tx = qx + dir * d;
-      std::uint32_t cost = outside;
-      if (tx >= 0 && tx < w) {
-        const int av = ref_val[r][c], bv = v.tgt_ad[qy * w + tx];
-        cost = ad_table[av > bv ? av - bv : bv - av];
-        if (census) cost += census_table[popcount64(ref_code[r][c] ^ v.tgt_census[qy * w + tx])];
+    // Pixel costs of the tile and halo for d0 .. d0+3, in batches whose target loads are all
+    // issued before any is used (fixed trip counts, unrolled): a few memory latencies per round
+    // rather than one per cell, without holding all fifteen cells' loads in registers.
+    constexpr int kBatch = kPerRound == 4 ? 5 : 4;
+#pragma unroll
+    for (int j0 = 0; j0 < kSteps; j0 += kBatch) {
+      std::uint8_t tv[kBatch];
+      std::uint64_t tc[kBatch];
+      bool in[kBatch];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const int i = tid + (j0 + b) * kThreads;
+        const int dd = i / kCells, cell = i - dd * kCells;
+        const int r = cell / kTw, c = cell - r * kTw;
+        const int qx = clamp_int(x0 - kHalo + c, 0, w - 1), qy = clamp_int(y0 - kHalo + r, 0, h - 1);
+        const int tx = qx + dir * (d0 + dd);
+        in[b] = j0 + b < kSteps && i < kPerRound * kCells && tx >= 0 && tx < w;
+        tv[b] = in[b] ? v.tgt_ad[qy * w + tx] : 0;
+        tc[b] = (in[b] && census) ? v.tgt_census[qy * w + tx] : 0;
       }
-      pc[dd][r][c] = static_cast<std::uint16_t>(cost);
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const int i = tid + (j0 + b) * kThreads;
+        if (j0 + b >= kSteps || i >= kPerRound * kCells) break;
+        const int dd = i / kCells, cell = i - dd * kCells;
+        const int r = cell / kTw, c = cell - r * kTw;
+        std::uint32_t cost = outside;
+        if (in[b]) {
+          const int av = ref_val[r][c], bv = tv[b];
+          cost = ad_table[av > bv ? av - bv : bv - av];
+          if (census) cost += census_table[popcount64(ref_code[r][c] ^ tc[b])];
+        }
+        pc[dd][r][c] = static_cast<std::uint16_t>(cost);
+      }
     }
     __syncthreads();
-    for (int i = tid; i < kPerRound * kCells; i += kBlockW * kBlockH) {
+#pragma unroll
+    for (int j = 0; j < kSteps; ++j) {
+      const int i = tid + j * kThreads;
+      if (i >= kPerRound * kCells) break;
       const int dd = i / kCells, cell = i - dd * kCells;
       const int r = cell / kTw, c = cell - r * kTw;
       if (c < 1 || c >= kTw - 1) continue;
       hs[dd][r][c] = static_cast<std::uint16_t>(pc[dd][r][c - 1] + pc[dd][r][c] + pc[dd][r][c + 1]);
     }
     __syncthreads();
-    for (int i = tid; i < kPerRound * kCells; i += kBlockW * kBlockH) {
+#pragma unroll
+    for (int j = 0; j < kSteps; ++j) {
+      const int i = tid + j * kThreads;
+      if (i >= kPerRound * kCells) break;
       const int dd = i / kCells, cell = i - dd * kCells;
       const int r = cell / kTw, c = cell - r * kTw;
       if (r < 1 || r >= kTh - 1 || c < 1 || c >= kTw - 1) continue;
@@ -474,6 +502,299 @@ __global__ void __launch_bounds__(kBlockW* kBlockH) match3_kernel(MatchArgs a) {
       v.out_q4[i] = q;
     }
   }
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// The chunked s = 3 path. (1) ranges_kernel: each pixel's search range and each tile's union.
+// (2) chunk_kernel: blocks for (tile, view, chunk of kChunk disparities); a block whose chunk
+// misses its tile's union returns at once, so a tile with a wide union (an occlusion hole that
+// searches the whole range) is spread over many blocks instead of one long one. Each pixel's best
+// in the chunk goes out as atomicMin((cost << 16) | d): the smallest cost wins, ties the smaller
+// d, exactly as in one sequential loop. (3) finalize_kernel: keys to disparities, and at the
+// finest level the subpixel step from the neighbours the winning chunk recorded.
+
+constexpr int kChunk = 32;
+constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
+constexpr std::uint32_t kNone16 = 0xFFFFu;  // costs stay below 2^16 with s = 3 (at most 9*2871)
+
+__device__ __forceinline__ int tile_index(int view_tiles_x, int tx, int ty) {
+  return ty * view_tiles_x + tx;
+}
+
+__global__ void ranges_kernel(MatchArgs a, MatchScratch m) {
+  __shared__ int tile_lo, tile_hi;
+  const int view = blockIdx.z;
+  const MatchViewArgs v = a.view[view];
+  const int w = a.width, h = a.height, nd = a.disparities;
+  const int x = blockIdx.x * kBlockW + threadIdx.x;
+  const int tid = threadIdx.y * kBlockW + threadIdx.x;
+  if (tid == 0) {
+    tile_lo = 1 << 30;
+    tile_hi = -1;
+  }
+  __syncthreads();
+  const int pad = a.subpixel ? 1 : 0;
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    const int y = blockIdx.y * kTileOutH + threadIdx.y + k * kBlockH;
+    if (x >= w || y >= h) continue;
+    const bool matched = !v.ref_fg || v.ref_fg[y * w + x] != 0;
+    int lo = 0, hi = nd - 1;
+    if (matched && v.parent_this) {
+      const int pw = a.parent_width, ph = a.parent_height;
+      const int cx = min(x / 2, pw - 1), cy = min(y / 2, ph - 1);
+      int mn = 1 << 30, mx = -1;
+      for (int yy = max(0, cy - a.parent_radius); yy <= min(ph - 1, cy + a.parent_radius); ++yy) {
+        for (int xx = max(0, cx - a.parent_radius); xx <= min(pw - 1, cx + a.parent_radius); ++xx) {
+          const int d = checked_value(v.parent_this, v.parent_other, pw, xx, yy, v.direction,
+                                      a.cross_check, a.tolerance);
+          if (d == kNoDisparity) continue;
+          mn = min(mn, d);
+          mx = max(mx, d);
+        }
+      }
+      if (mx >= 0) {
+        lo = clamp_int(2 * mn - 2, 0, nd - 1);
+        hi = clamp_int(2 * mx + 2, 0, nd - 1);
+      }
+    }
+    if (!matched) {
+      lo = 0;
+      hi = -1;
+    }
+    m.lo[view][y * w + x] = static_cast<std::int16_t>(lo);
+    m.hi[view][y * w + x] = static_cast<std::int16_t>(hi);
+    if (matched) {
+      const int reach = v.direction < 0 ? x : w - 1 - x;
+      const int need_lo = max(0, lo - pad), need_hi = min(min(nd - 1, hi + pad), reach);
+      if (need_lo <= need_hi) {
+        atomicMin(&tile_lo, need_lo);
+        atomicMax(&tile_hi, need_hi);
+      }
+    }
+  }
+  __syncthreads();
+  if (tid == 0) {
+    const int t = tile_index(gridDim.x, blockIdx.x, blockIdx.y);
+    m.tile_lo[view][t] = tile_lo;
+    m.tile_hi[view][t] = tile_hi;
+  }
+}
+
+// Two disparities per 32-bit word: u16 lanes never carry into each other (costs < 2^16).
+__device__ __forceinline__ std::uint32_t sum_smallest_4_of_8_x2(std::uint32_t v[8]) {
+#define STEREOD_VSWAP(i, j)                          \
+  do {                                               \
+    const std::uint32_t lo_ = __vminu2(v[i], v[j]); \
+    const std::uint32_t hi_ = __vmaxu2(v[i], v[j]); \
+    v[i] = lo_;                                      \
+    v[j] = hi_;                                      \
+  } while (0)
+  STEREOD_VSWAP(0, 1); STEREOD_VSWAP(2, 3); STEREOD_VSWAP(0, 2); STEREOD_VSWAP(1, 3); STEREOD_VSWAP(1, 2);
+  STEREOD_VSWAP(4, 5); STEREOD_VSWAP(6, 7); STEREOD_VSWAP(4, 6); STEREOD_VSWAP(5, 7); STEREOD_VSWAP(5, 6);
+#undef STEREOD_VSWAP
+  return __vminu2(v[0], v[7]) + __vminu2(v[1], v[6]) + __vminu2(v[2], v[5]) + __vminu2(v[3], v[4]);
+}
+
+struct ChunkPixel {
+  bool matched = false;
+  int lo = 0, hi = -1;
+  std::uint32_t best = kNone, prev = kNone, cm = kNone, cp = kNone;
+  int best_d = kNoDisparity;
+  bool pending_cp = false;
+};
+
+template <bool kK4>
+__global__ void __launch_bounds__(kBlockW* kBlockH, 4) chunk_kernel(MatchArgs a, MatchScratch m, int chunks) {
+  constexpr int kPairs = 2;  // disparity pairs per round: four disparities
+  constexpr int kSteps = (kCells + kThreads - 1) / kThreads;
+  __shared__ std::uint32_t pc[kPairs][kTh][kTw];
+  __shared__ std::uint32_t hs[kPairs][kTh][kTw];
+  __shared__ std::uint32_t sw[kPairs][kTh][kTw];
+  __shared__ std::uint8_t ref_val[kTh][kTw];
+  __shared__ std::uint64_t ref_code[kTh][kTw];
+  __shared__ std::uint8_t ad_table[256];
+  __shared__ std::uint8_t census_table[65];
+
+  const int view = static_cast<int>(blockIdx.z) / chunks;
+  const int chunk = static_cast<int>(blockIdx.z) - view * chunks;
+  const int t = tile_index(gridDim.x, blockIdx.x, blockIdx.y);
+  const int nd = a.disparities;
+  const int c0 = chunk * kChunk, c1 = min(nd - 1, c0 + kChunk - 1);
+  const int pad = a.subpixel ? 1 : 0;
+  // This block visits the tile's union within the chunk, plus one on each side for the parabola.
+  const int dlo = max(m.tile_lo[view][t], c0 - pad);
+  const int dhi = min(m.tile_hi[view][t], c1 + pad);
+  if (dlo > dhi || m.tile_lo[view][t] > c1 || m.tile_hi[view][t] < c0) return;
+
+  const MatchViewArgs v = a.view[view];
+  const int tid = threadIdx.y * kBlockW + threadIdx.x;
+  const int x0 = blockIdx.x * kBlockW, y0 = blockIdx.y * kTileOutH;
+  const int w = a.width, h = a.height;
+  const bool census = v.ref_census != nullptr;
+  const int dir = v.direction;
+
+  for (int i = tid; i < 256; i += kThreads) ad_table[i] = a.tables.ad[i];
+  for (int i = tid; i < 65; i += kThreads) census_table[i] = a.tables.census[i];
+  // The cells this thread fills every round, worked out once.
+  int cell_row[kSteps], cell_col[kSteps], cell_base[kSteps], cell_x[kSteps];
+#pragma unroll
+  for (int j = 0; j < kSteps; ++j) {
+    const int i = tid + j * kThreads;
+    const int r = i / kTw, c = i - r * kTw;
+    const int qx = clamp_int(x0 - kHalo + c, 0, w - 1), qy = clamp_int(y0 - kHalo + r, 0, h - 1);
+    cell_row[j] = r;
+    cell_col[j] = c;
+    cell_base[j] = qy * w;
+    cell_x[j] = qx;
+    if (i < kCells) {
+      ref_val[r][c] = v.ref_ad[qy * w + qx];
+      ref_code[r][c] = census ? v.ref_census[qy * w + qx] : 0;
+    }
+  }
+  const int x = x0 + threadIdx.x;
+  ChunkPixel px[kRows];
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    const int y = y0 + threadIdx.y + k * kBlockH;
+    if (x < w && y < h) {
+      px[k].lo = m.lo[view][y * w + x];
+      px[k].hi = m.hi[view][y * w + x];
+      px[k].matched = px[k].hi >= px[k].lo;
+    }
+  }
+  __syncthreads();
+  const std::uint32_t outside = a.tables.outside;
+
+  for (int d0 = dlo; d0 <= dhi; d0 += 2 * kPairs) {
+    // Pixel costs for d0 .. d0+3, two disparities per word.
+#pragma unroll
+    for (int j = 0; j < kSteps; ++j) {
+      if (tid + j * kThreads >= kCells) break;
+      const int r = cell_row[j], c = cell_col[j];
+      const int av = ref_val[r][c];
+      const std::uint64_t ac = ref_code[r][c];
+      std::uint32_t cost[2 * kPairs];
+#pragma unroll
+      for (int dd = 0; dd < 2 * kPairs; ++dd) {
+        const int tx = cell_x[j] + dir * (d0 + dd);
+        std::uint32_t cst = outside;
+        if (tx >= 0 && tx < w) {
+          const int bv = v.tgt_ad[cell_base[j] + tx];
+          cst = ad_table[av > bv ? av - bv : bv - av];
+          if (census) cst += census_table[popcount64(ac ^ v.tgt_census[cell_base[j] + tx])];
+        }
+        cost[dd] = cst;
+      }
+#pragma unroll
+      for (int q = 0; q < kPairs; ++q) pc[q][r][c] = cost[2 * q] | (cost[2 * q + 1] << 16);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < kSteps; ++j) {
+      if (tid + j * kThreads >= kCells) break;
+      const int r = cell_row[j], c = cell_col[j];
+      if (c < 1 || c >= kTw - 1) continue;
+#pragma unroll
+      for (int q = 0; q < kPairs; ++q) hs[q][r][c] = pc[q][r][c - 1] + pc[q][r][c] + pc[q][r][c + 1];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < kSteps; ++j) {
+      if (tid + j * kThreads >= kCells) break;
+      const int r = cell_row[j], c = cell_col[j];
+      if (r < 1 || r >= kTh - 1 || c < 1 || c >= kTw - 1) continue;
+#pragma unroll
+      for (int q = 0; q < kPairs; ++q) sw[q][r][c] = hs[q][r - 1][c] + hs[q][r][c] + hs[q][r + 1][c];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      ChunkPixel& p = px[k];
+      if (!p.matched) continue;
+      const int y = y0 + threadIdx.y + k * kBlockH;
+      const int R = kHalo + threadIdx.y + k * kBlockH, C = kHalo + threadIdx.x;
+#pragma unroll
+      for (int q = 0; q < kPairs; ++q) {
+        std::uint32_t nb[8] = {sw[q][R - 3][C - 3], sw[q][R - 3][C], sw[q][R - 3][C + 3],
+                               sw[q][R][C - 3],     sw[q][R][C + 3], sw[q][R + 3][C - 3],
+                               sw[q][R + 3][C],     sw[q][R + 3][C + 3]};
+        const std::uint32_t centre = sw[q][R][C];
+        std::uint32_t agg2;
+        if (kK4) {
+          agg2 = centre + sum_smallest_4_of_8_x2(nb);
+        } else {
+          std::uint32_t lo8[8], hi8[8];
+#pragma unroll
+          for (int n = 0; n < 8; ++n) {
+            lo8[n] = nb[n] & 0xFFFFu;
+            hi8[n] = nb[n] >> 16;
+          }
+          agg2 = ((centre & 0xFFFFu) + sum_smallest_k_of_8(lo8, a.best_k)) |
+                 (((centre >> 16) + sum_smallest_k_of_8(hi8, a.best_k)) << 16);
+        }
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int d = d0 + 2 * q + half;
+          if (d > dhi) break;
+          const bool in_range = d >= p.lo && d <= p.hi;
+          const bool needed = in_range || (a.subpixel && d >= p.lo - 1 && d <= p.hi + 1);
+          const bool candidate = in_range && d >= c0 && d <= c1;
+          const int tx = x + dir * d;
+          const bool allowed = tx >= 0 && tx < w && (!v.tgt_fg || v.tgt_fg[y * w + tx] != 0);
+          const std::uint32_t agg = (needed && allowed) ? (half ? agg2 >> 16 : agg2 & 0xFFFFu) : kNone;
+          if (p.pending_cp) {
+            p.cp = agg;
+            p.pending_cp = false;
+          }
+          if (candidate && allowed && agg < p.best) {
+            p.best = agg;
+            p.best_d = d;
+            p.cm = p.prev;
+            p.cp = kNone;
+            p.pending_cp = true;
+          }
+          p.prev = agg;
+        }
+      }
+    }
+  }
+
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    ChunkPixel& p = px[k];
+    const int y = y0 + threadIdx.y + k * kBlockH;
+    if (x >= w || y >= h || p.best_d == kNoDisparity) continue;
+    const int i = y * w + x;
+    atomicMin(&m.key[view][i], (p.best << 16) | static_cast<std::uint32_t>(p.best_d));
+    if (m.cmcp[view]) {
+      const std::uint32_t cm = p.cm == kNone ? kNone16 : p.cm, cp = p.cp == kNone ? kNone16 : p.cp;
+      m.cmcp[view][static_cast<std::size_t>(chunk) * w * h + i] = (cm << 16) | cp;
+    }
+  }
+}
+
+__global__ void finalize_kernel(MatchArgs a, MatchScratch m) {
+  const int view = blockIdx.z;
+  const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
+  const int w = a.width, h = a.height, nd = a.disparities;
+  if (x >= w || y >= h) return;
+  const int i = y * w + x;
+  const std::uint32_t key = m.key[view][i];
+  const MatchViewArgs& v = a.view[view];
+  const int d = key == kNoKey ? kNoDisparity : static_cast<int>(key & 0xFFFFu);
+  v.out_disp[i] = static_cast<std::int16_t>(d);
+  if (!v.out_q4) return;
+  std::uint16_t q = kInvalidDisparity;
+  if (d != kNoDisparity) {
+    const std::uint32_t both = m.cmcp[view][static_cast<std::size_t>(d / kChunk) * w * h + i];
+    const std::uint32_t cm = both >> 16, cp = both & 0xFFFFu;
+    int offset = 0;
+    if (d >= 1 && d + 1 < nd && cm != kNone16 && cp != kNone16) offset = subpixel_offset(cm, key >> 16, cp);
+    q = static_cast<std::uint16_t>(clamp_int(kSubpixelScale * d + offset, 0, kSubpixelScale * (nd - 1)));
+  }
+  v.out_q4[i] = q;
 }
 
 }  // namespace s3
@@ -685,20 +1006,45 @@ void launch_preprocess(const PreprocessArgs& a, cudaStream_t stream) {
   STEREOD_CUDA_LAUNCHED("preprocess_kernel");
 }
 
-void launch_match(const MatchArgs& a, cudaStream_t stream) {
+MatchScratchSizes match_scratch_sizes(int width, int height, int disparities, int subwindow) {
+  MatchScratchSizes z;
+  if (subwindow != 3) return z;
+  z.pixels = static_cast<std::size_t>(width) * height;
+  z.tiles = static_cast<std::size_t>((width + kBlockW - 1) / kBlockW) *
+            ((height + s3::kTileOutH - 1) / s3::kTileOutH);
+  z.chunks = static_cast<std::size_t>((disparities + s3::kChunk - 1) / s3::kChunk);
+  return z;
+}
+
+void launch_match(const MatchArgs& a, const MatchScratch& m, cudaStream_t stream) {
+  const dim3 block(kBlockW, kBlockH);
+  if (a.subwindow == 3 && a.uniqueness == 0 && m.key[0] != nullptr) {
+    const int chunks = (a.disparities + s3::kChunk - 1) / s3::kChunk;
+    const dim3 tiles(static_cast<unsigned>((a.width + kBlockW - 1) / kBlockW),
+                     static_cast<unsigned>((a.height + s3::kTileOutH - 1) / s3::kTileOutH), 2);
+    s3::ranges_kernel<<<tiles, block, 0, stream>>>(a, m);
+    STEREOD_CUDA_LAUNCHED("ranges_kernel");
+    const std::size_t pixels = static_cast<std::size_t>(a.width) * a.height;
+    for (int i = 0; i < 2; ++i) {
+      STEREOD_CUDA(cudaMemsetAsync(m.key[i], 0xFF, pixels * sizeof(std::uint32_t), stream));
+    }
+    const dim3 grid(tiles.x, tiles.y, static_cast<unsigned>(2 * chunks));
+    if (a.best_k == 4) s3::chunk_kernel<true><<<grid, block, 0, stream>>>(a, m, chunks);
+    else s3::chunk_kernel<false><<<grid, block, 0, stream>>>(a, m, chunks);
+    STEREOD_CUDA_LAUNCHED("chunk_kernel");
+    s3::finalize_kernel<<<grid_for(a.width, a.height, 2), block, 0, stream>>>(a, m);
+    STEREOD_CUDA_LAUNCHED("finalize_kernel");
+    return;
+  }
   if (a.subwindow == 3) {
     const dim3 grid(static_cast<unsigned>((a.width + kBlockW - 1) / kBlockW),
                     static_cast<unsigned>((a.height + s3::kTileOutH - 1) / s3::kTileOutH), 2);
-    const dim3 block(kBlockW, kBlockH);
-    const bool unique = a.uniqueness > 0, k4 = a.best_k == 4;
-    if (unique && k4) s3::match3_kernel<true, true><<<grid, block, 0, stream>>>(a);
-    else if (unique) s3::match3_kernel<true, false><<<grid, block, 0, stream>>>(a);
-    else if (k4) s3::match3_kernel<false, true><<<grid, block, 0, stream>>>(a);
-    else s3::match3_kernel<false, false><<<grid, block, 0, stream>>>(a);
+    if (a.best_k == 4) s3::match3_kernel<4, true, true><<<grid, block, 0, stream>>>(a);
+    else s3::match3_kernel<4, true, false><<<grid, block, 0, stream>>>(a);
     STEREOD_CUDA_LAUNCHED("match3_kernel");
     return;
   }
-  match_kernel<<<grid_for(a.width, a.height, 2), dim3(kBlockW, kBlockH), 0, stream>>>(a);
+  match_kernel<<<grid_for(a.width, a.height, 2), block, 0, stream>>>(a);
   STEREOD_CUDA_LAUNCHED("match_kernel");
 }
 

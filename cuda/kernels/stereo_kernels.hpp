@@ -50,7 +50,25 @@ struct MatchArgs {
   int uniqueness = 0;
   CostTables tables;
 };
-void launch_match(const MatchArgs& a, cudaStream_t stream);
+// Scratch of the chunked s = 3 path: per-pixel ranges, per-tile unions, per-pixel best keys and
+// (finest level) the parabola neighbours found by each chunk. Sized by match_scratch_sizes().
+struct MatchScratch {
+  std::int16_t* lo[2] = {nullptr, nullptr};
+  std::int16_t* hi[2] = {nullptr, nullptr};
+  std::int32_t* tile_lo[2] = {nullptr, nullptr};
+  std::int32_t* tile_hi[2] = {nullptr, nullptr};
+  std::uint32_t* key[2] = {nullptr, nullptr};   // (cost << 16) | d, the minimum over chunks
+  std::uint32_t* cmcp[2] = {nullptr, nullptr};  // [chunk][pixel]: (A(d-1) << 16) | A(d+1)
+};
+struct MatchScratchSizes {
+  std::size_t pixels = 0, tiles = 0, chunks = 0;
+};
+// What the chunked path needs for a level of this size and range (chunks = 0: it is not used).
+MatchScratchSizes match_scratch_sizes(int width, int height, int disparities, int subwindow);
+
+// Matching one level. With s = 3 and no uniqueness test the work is split into chunks of
+// disparities (needs `scratch`); otherwise one kernel does it.
+void launch_match(const MatchArgs& a, const MatchScratch& scratch, cudaStream_t stream);
 
 // Finest level: keeps q4 values whose integer disparities pass the left-right check.
 struct FinalCheckArgs {
