@@ -1,0 +1,264 @@
+#include "publish/publisher.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+
+#include "publish/curve_keys.hpp"
+#include "publish/zmq_payload.hpp"
+#include "stereo/params.hpp"
+
+namespace stereod::publish {
+namespace {
+
+std::int64_t realtime_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+double ms_between(std::int64_t from_ns, std::int64_t to_ns) {
+  return static_cast<double>(to_ns - from_ns) / 1e6;
+}
+
+template <typename T>
+void check_image(const std::string& what, ImageView<const T> v) {
+  if (v.width > kMaxImageSide || v.height > kMaxImageSide || v.stride < v.width ||
+      static_cast<std::uint64_t>(v.stride) * sizeof(T) > kMaxStride) {
+    throw std::invalid_argument(what + ": " + std::to_string(v.width) + "x" +
+                                std::to_string(v.height) + " with stride " +
+                                std::to_string(v.stride) + " is beyond what the protocol carries");
+  }
+}
+
+template <typename T>
+PayloadLayout packed_layout(std::string_view name, std::string_view encoding,
+                            ImageView<const T> v) {
+  PayloadLayout p;
+  p.name = std::string(name);
+  p.encoding = std::string(encoding);
+  p.width = v.width;
+  p.height = v.height;
+  p.stride = static_cast<std::uint64_t>(v.width) * sizeof(T);  // the wire rows are packed
+  return p;
+}
+
+}  // namespace
+
+Publisher::Publisher(const PublisherOptions& options, std::shared_ptr<stats::StatsAggregator> stats)
+    : stats_interval_ms_(options.stats_interval_ms),
+      stats_(stats ? std::move(stats) : std::make_shared<stats::StatsAggregator>()),
+      send_mask_(options.outputs.mask),
+      send_depth_(options.outputs.depth),
+      context_(1),
+      queue_(static_cast<std::size_t>(std::max(options.queue, 1))) {
+  validate_publisher_options(options);
+  configure_socket(options);
+  thread_ = std::thread([this] { run(); });
+}
+
+Publisher::~Publisher() {
+  stop();
+}
+
+void Publisher::configure_socket(const PublisherOptions& o) {
+  const std::string endpoint = resolve_endpoint(o);
+  if (!o.curve_server_key.empty()) {
+    require_curve("publish.curve.server_key");
+    CurveCertificate server;
+    std::vector<std::string> clients;
+    try {
+      server = read_certificate(o.curve_server_key);
+    } catch (const std::runtime_error& e) {
+      throw ParameterError("publish.curve.server_key",
+                           "publish.curve.server_key: " + std::string(e.what()));
+    }
+    if (server.secret_key.empty()) {
+      throw ParameterError("publish.curve.server_key",
+                           "publish.curve.server_key = " + o.curve_server_key +
+                               ": a public certificate; the server needs its secret one "
+                               "(NAME.key_secret)");
+    }
+    if (!o.curve_clients.empty()) {
+      try {
+        clients = read_public_keys(o.curve_clients);
+      } catch (const std::runtime_error& e) {
+        throw ParameterError("publish.curve.clients",
+                             "publish.curve.clients: " + std::string(e.what()));
+      }
+      // Bound before the PUB socket so that no handshake goes unchecked.
+      zap_ = std::make_unique<ZapHandler>(context_, clients);
+    }
+    socket_ = zmq::socket_t(context_, zmq::socket_type::pub);
+    socket_.set(zmq::sockopt::curve_server, true);
+    socket_.set(zmq::sockopt::curve_secretkey, server.secret_key);
+    socket_.set(zmq::sockopt::curve_publickey, server.public_key);
+    socket_.set(zmq::sockopt::zap_domain, "stereod");
+  } else {
+    socket_ = zmq::socket_t(context_, zmq::socket_type::pub);
+  }
+  socket_.set(zmq::sockopt::sndhwm, o.hwm);
+  socket_.set(zmq::sockopt::linger, 0);  // closing never waits for a subscriber
+  if (endpoint.find('[') != std::string::npos) socket_.set(zmq::sockopt::ipv6, true);
+  try {
+    socket_.bind(endpoint);
+  } catch (const zmq::error_t& e) {
+    throw std::runtime_error("publish.endpoint = " + endpoint + ": cannot bind (" + e.what() + ")");
+  }
+  endpoint_ = socket_.get(zmq::sockopt::last_endpoint);
+}
+
+bool Publisher::publish(PublishedFrame frame) {
+  check_frame_info(frame.info);
+  const std::string what = "frame " + frame.info.pair + "#" + std::to_string(frame.info.sequence);
+  if (frame.info.error.empty()) {
+    if (frame.disparity.empty()) throw std::invalid_argument(what + ": ok but has no disparity");
+    check_image(what + ": disparity", frame.disparity);
+    if (!frame.mask.empty()) check_image(what + ": mask", frame.mask);
+  }
+  std::optional<PublishedFrame> dropped = queue_.push(std::move(frame));
+  if (!dropped) return true;
+  stats_->record_drop(dropped->info.pair, stats::DropReason::kSend);
+  return false;  // `dropped` releases its keep-alives here, outside the queue's lock
+}
+
+void Publisher::set_outputs(const PublisherOutputs& outputs) {
+  send_mask_ = outputs.mask;
+  send_depth_ = outputs.depth;
+}
+
+void Publisher::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  queue_.close();
+  thread_.join();
+  socket_.close();
+  zap_.reset();
+  context_.close();  // returns once ZeroMQ has freed every message
+}
+
+stats::PublisherStats Publisher::counters() const {
+  stats::PublisherStats s;
+  s.queued = queue_.size();
+  s.queue_capacity = queue_.capacity();
+  s.frames_sent_total = frames_sent_;
+  s.zero_copy_payloads_total = zero_copy_payloads_;
+  s.copied_payloads_total = copied_payloads_;
+  return s;
+}
+
+void Publisher::run() {
+  using Clock = std::chrono::steady_clock;
+  const auto interval = std::chrono::milliseconds(stats_interval_ms_);
+  auto next_stats = Clock::now() + interval;
+  for (;;) {
+    const auto deadline =
+        stats_interval_ms_ > 0 ? next_stats : Clock::now() + std::chrono::hours(1);
+    std::optional<PublishedFrame> frame = queue_.pop_until(deadline);
+    if (frame) {
+      send_frame(*frame);
+    } else if (queue_.closed()) {
+      return;
+    }
+    if (stats_interval_ms_ > 0 && Clock::now() >= next_stats) {
+      send_stats();
+      next_stats += interval;
+      // After a stall, start afresh rather than send a burst of catch-up snapshots.
+      if (next_stats < Clock::now()) next_stats = Clock::now() + interval;
+    }
+  }
+}
+
+template <typename T>
+zmq::message_t Publisher::payload_message(ImageView<const T> v,
+                                          std::shared_ptr<const void> keep_alive) {
+  const std::size_t row = static_cast<std::size_t>(v.width) * sizeof(T);
+  if (keep_alive && v.stride == v.width) {
+    ++zero_copy_payloads_;
+    return borrow_message(v.data, row * static_cast<std::size_t>(v.height), std::move(keep_alive));
+  }
+  // Padded rows (or no keep-alive, so the buffer may not outlive the send): packed copy.
+  ++copied_payloads_;
+  zmq::message_t msg(row * static_cast<std::size_t>(v.height));
+  auto* out = static_cast<std::uint8_t*>(msg.data());
+  for (int y = 0; y < v.height; ++y) std::memcpy(out + row * y, v.row(y), row);
+  return msg;
+}
+
+void Publisher::send_frame(PublishedFrame& frame) {
+  FrameHeader h;
+  h.info = std::move(frame.info);
+  FrameInfo& info = h.info;
+  h.publish_ns = realtime_ns();
+  if (info.ready_ns > 0)
+    info.latency.push_back({"publish", ms_between(info.ready_ns, h.publish_ns)});
+  if (info.capture_ns > 0)
+    info.latency.push_back({"total", ms_between(info.capture_ns, h.publish_ns)});
+
+  std::vector<zmq::message_t> parts;
+  const std::string topic = frame_topic(info.pair);
+  parts.emplace_back(topic.data(), topic.size());
+  parts.emplace_back();  // the header, once the payload layouts are known
+  if (h.ok()) {
+    h.payloads.push_back(packed_layout(kDisparityPayload, kDisparityEncoding, frame.disparity));
+    h.payloads.back().invalid = kDisparityInvalid;
+    parts.push_back(payload_message(frame.disparity, std::move(frame.disparity_keep_alive)));
+    if (send_mask_ && !frame.mask.empty()) {
+      h.payloads.push_back(packed_layout(kMaskPayload, kMaskEncoding, frame.mask));
+      parts.push_back(payload_message(frame.mask, std::move(frame.mask_keep_alive)));
+    }
+    if (send_depth_ && info.calibration.usable()) {
+      DepthTable& table = depth_tables_[info.pair];
+      table.set_calibration(info.calibration);
+      const int w = frame.disparity.width, hgt = frame.disparity.height;
+      auto depth = std::make_shared<std::vector<std::uint16_t>>(static_cast<std::size_t>(w) * hgt);
+      table.convert(frame.disparity, ImageView<std::uint16_t>(depth->data(), w, hgt));
+      const ImageView<const std::uint16_t> view(depth->data(), w, hgt);
+      h.payloads.push_back(packed_layout(kDepthPayload, kDepthEncoding, view));
+      h.payloads.back().invalid = kDepthInvalid;
+      parts.push_back(payload_message(view, std::move(depth)));
+    }
+  }
+  const std::string header = encode_header(h);
+  parts[1] = zmq::message_t(header.data(), header.size());
+  // The payloads' keep-alives now live in the messages alone; a mask that is not sent is let go
+  // here rather than after the send.
+  frame.mask_keep_alive.reset();
+
+  if (!send_parts(parts, info.pair)) return;
+  ++frames_sent_;
+  if (h.ok()) {
+    stats_->record_frame(info.pair, info.latency);
+  } else {
+    stats_->record_error(info.pair, info.error);
+  }
+}
+
+void Publisher::send_stats() {
+  stats::StatsSnapshot s = stats_->snapshot();
+  s.publisher = counters();
+  const std::string json = stats::encode_stats(s);
+  std::vector<zmq::message_t> parts;
+  parts.emplace_back(kStatsTopic.data(), kStatsTopic.size());
+  parts.emplace_back(json.data(), json.size());
+  send_parts(parts, "");
+}
+
+bool Publisher::send_parts(std::vector<zmq::message_t>& parts, const std::string& pair) {
+  try {
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const auto flags = i + 1 < parts.size() ? zmq::send_flags::sndmore | zmq::send_flags::dontwait
+                                              : zmq::send_flags::dontwait;
+      // A PUB socket never refuses for a slow subscriber (it drops that subscriber's copy), so
+      // a refusal here is the socket failing; count it and go on with the next frame.
+      if (!socket_.send(parts[i], flags)) throw zmq::error_t();
+    }
+    return true;
+  } catch (const zmq::error_t&) {
+    if (!pair.empty()) stats_->record_drop(pair, stats::DropReason::kSend);
+    return false;
+  }
+}
+
+}  // namespace stereod::publish
