@@ -56,7 +56,7 @@ struct StageLatency {
 struct DepthCalibration {
   double focal_px = 0;    // 0 when the pair has no calibration
   double baseline_m = 0;  // 0 when the pair has no calibration
-  double doffs_px = 0;    // principal-point offset between the rectified cameras (x_r0 - x_l0)
+  double doffs_px = 0;    // cx_left - cx_right of the rectified cameras (Middlebury: -doffs)
   bool usable() const { return focal_px > 0 && baseline_m > 0; }
 };
 

@@ -1,7 +1,8 @@
 // What the daemon hands the Publisher for one result: the header's facts and views of the
 // pixels, each with the keep-alive that keeps its buffer valid. The Publisher sends a view without
 // copying when its rows are packed and it has a keep-alive; the ZeroMQ message then owns a
-// reference to the keep-alive and drops it when ZeroMQ is done with the bytes.
+// reference to the keep-alive and drops it when ZeroMQ is done with the bytes. A view without a
+// keep-alive is copied inside publish(), so its buffer need only outlive that call.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,8 @@
 #include "publish/publisher.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -30,6 +33,18 @@ void check_image(const std::string& what, ImageView<const T> v) {
                                 std::to_string(v.height) + " with stride " +
                                 std::to_string(v.stride) + " is beyond what the protocol carries");
   }
+}
+
+// A packed copy of `v` that owns its pixels: `v` and `keep_alive` then point at the copy.
+template <typename T>
+void take_copy(ImageView<const T>& v, std::shared_ptr<const void>& keep_alive) {
+  auto copy = std::make_shared<std::vector<T>>(static_cast<std::size_t>(v.width) * v.height);
+  for (int y = 0; y < v.height; ++y) {
+    std::memcpy(copy->data() + static_cast<std::size_t>(y) * v.width, v.row(y),
+                static_cast<std::size_t>(v.width) * sizeof(T));
+  }
+  v = ImageView<const T>(copy->data(), v.width, v.height);
+  keep_alive = std::move(copy);
 }
 
 template <typename T>
@@ -107,19 +122,47 @@ void Publisher::configure_socket(const PublisherOptions& o) {
     throw std::runtime_error("publish.endpoint = " + endpoint + ": cannot bind (" + e.what() + ")");
   }
   endpoint_ = socket_.get(zmq::sockopt::last_endpoint);
+  constexpr std::string_view kIpc = "ipc://";
+  struct stat st {};
+  if (endpoint_.compare(0, kIpc.size(), kIpc) == 0) {
+    const std::string path = endpoint_.substr(kIpc.size());
+    if (::stat(path.c_str(), &st) == 0) socket_file_ = {path, st.st_dev, st.st_ino};
+  }
+}
+
+void Publisher::remove_socket_file() {
+  // libzmq leaves an ipc:// socket file behind. Remove it, but only if it is still the file this
+  // publisher bound: a newer instance may have bound the same path since.
+  struct stat st {};
+  if (!socket_file_.path.empty() && ::stat(socket_file_.path.c_str(), &st) == 0 &&
+      st.st_dev == socket_file_.device && st.st_ino == socket_file_.inode) {
+    ::unlink(socket_file_.path.c_str());
+  }
 }
 
 bool Publisher::publish(PublishedFrame frame) {
   check_frame_info(frame.info);
   const std::string what = "frame " + frame.info.pair + "#" + std::to_string(frame.info.sequence);
+  Queued item;
   if (frame.info.error.empty()) {
     if (frame.disparity.empty()) throw std::invalid_argument(what + ": ok but has no disparity");
     check_image(what + ": disparity", frame.disparity);
     if (!frame.mask.empty()) check_image(what + ": mask", frame.mask);
+    // Without a keep-alive nothing says how long the pixels stay valid, and the send happens
+    // later on another thread: copy them now, before returning.
+    if (!frame.disparity_keep_alive) {
+      take_copy(frame.disparity, frame.disparity_keep_alive);
+      item.disparity_copied = true;
+    }
+    if (!frame.mask.empty() && !frame.mask_keep_alive) {
+      take_copy(frame.mask, frame.mask_keep_alive);
+      item.mask_copied = true;
+    }
   }
-  std::optional<PublishedFrame> dropped = queue_.push(std::move(frame));
+  item.frame = std::move(frame);
+  std::optional<Queued> dropped = queue_.push(std::move(item));
   if (!dropped) return true;
-  stats_->record_drop(dropped->info.pair, stats::DropReason::kSend);
+  stats_->record_drop(dropped->frame.info.pair, stats::DropReason::kSend);
   return false;  // `dropped` releases its keep-alives here, outside the queue's lock
 }
 
@@ -136,6 +179,7 @@ void Publisher::stop() {
   socket_.close();
   zap_.reset();
   context_.close();  // returns once ZeroMQ has freed every message
+  remove_socket_file();
 }
 
 stats::PublisherStats Publisher::counters() const {
@@ -155,9 +199,9 @@ void Publisher::run() {
   for (;;) {
     const auto deadline =
         stats_interval_ms_ > 0 ? next_stats : Clock::now() + std::chrono::hours(1);
-    std::optional<PublishedFrame> frame = queue_.pop_until(deadline);
-    if (frame) {
-      send_frame(*frame);
+    std::optional<Queued> item = queue_.pop_until(deadline);
+    if (item) {
+      send_frame(*item);
     } else if (queue_.closed()) {
       return;
     }
@@ -172,13 +216,15 @@ void Publisher::run() {
 
 template <typename T>
 zmq::message_t Publisher::payload_message(ImageView<const T> v,
-                                          std::shared_ptr<const void> keep_alive) {
+                                          std::shared_ptr<const void> keep_alive,
+                                          bool copied_before) {
   const std::size_t row = static_cast<std::size_t>(v.width) * sizeof(T);
-  if (keep_alive && v.stride == v.width) {
-    ++zero_copy_payloads_;
+  if (v.stride == v.width) {
+    ++(copied_before ? copied_payloads_ : zero_copy_payloads_);
     return borrow_message(v.data, row * static_cast<std::size_t>(v.height), std::move(keep_alive));
   }
-  // Padded rows (or no keep-alive, so the buffer may not outlive the send): packed copy.
+  // Padded rows: the wire carries packed ones, so copy them (keep_alive holds the source until
+  // the copy is done).
   ++copied_payloads_;
   zmq::message_t msg(row * static_cast<std::size_t>(v.height));
   auto* out = static_cast<std::uint8_t*>(msg.data());
@@ -186,7 +232,8 @@ zmq::message_t Publisher::payload_message(ImageView<const T> v,
   return msg;
 }
 
-void Publisher::send_frame(PublishedFrame& frame) {
+void Publisher::send_frame(Queued& item) {
+  PublishedFrame& frame = item.frame;
   FrameHeader h;
   h.info = std::move(frame.info);
   FrameInfo& info = h.info;
@@ -203,10 +250,12 @@ void Publisher::send_frame(PublishedFrame& frame) {
   if (h.ok()) {
     h.payloads.push_back(packed_layout(kDisparityPayload, kDisparityEncoding, frame.disparity));
     h.payloads.back().invalid = kDisparityInvalid;
-    parts.push_back(payload_message(frame.disparity, std::move(frame.disparity_keep_alive)));
+    parts.push_back(payload_message(frame.disparity, std::move(frame.disparity_keep_alive),
+                                    item.disparity_copied));
     if (send_mask_ && !frame.mask.empty()) {
       h.payloads.push_back(packed_layout(kMaskPayload, kMaskEncoding, frame.mask));
-      parts.push_back(payload_message(frame.mask, std::move(frame.mask_keep_alive)));
+      parts.push_back(
+          payload_message(frame.mask, std::move(frame.mask_keep_alive), item.mask_copied));
     }
     if (send_depth_ && info.calibration.usable()) {
       DepthTable& table = depth_tables_[info.pair];
@@ -217,7 +266,7 @@ void Publisher::send_frame(PublishedFrame& frame) {
       const ImageView<const std::uint16_t> view(depth->data(), w, hgt);
       h.payloads.push_back(packed_layout(kDepthPayload, kDepthEncoding, view));
       h.payloads.back().invalid = kDepthInvalid;
-      parts.push_back(payload_message(view, std::move(depth)));
+      parts.push_back(payload_message(view, std::move(depth), false));
     }
   }
   const std::string header = encode_header(h);

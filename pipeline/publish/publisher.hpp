@@ -9,6 +9,8 @@
 // records sync and engine-busy drops and source errors.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -39,7 +41,8 @@ class Publisher {
   Publisher(const Publisher&) = delete;
   Publisher& operator=(const Publisher&) = delete;
 
-  // Queues a frame for sending and returns at once. Returns false when a frame was dropped: the
+  // Queues a frame for sending and returns at once (a view without keep-alive is copied first:
+  // nothing else says how long its pixels stay valid). Returns false when a frame was dropped: the
   // oldest waiting one because the queue was full, or this one after stop(); the drop is counted
   // ("send") for that frame's pair. Throws std::invalid_argument naming the frame and the problem
   // when the frame is inconsistent (see check_frame_info; an ok frame without disparity; images
@@ -50,8 +53,8 @@ class Publisher {
   // these; the endpoint, hwm, queue and CURVE need a new Publisher).
   void set_outputs(const PublisherOutputs& outputs);
 
-  // Sends the frames already queued, then closes the socket. Every keep-alive has been released
-  // when it returns. Idempotent.
+  // Sends the frames already queued, then closes the socket (and removes an ipc:// socket file it
+  // created). Every keep-alive has been released when it returns. Idempotent.
   void stop();
 
   // The endpoint as bound, e.g. tcp://127.0.0.1:41234 when the port was 0 or *.
@@ -60,14 +63,26 @@ class Publisher {
   stats::PublisherStats counters() const;
 
  private:
+  // A frame waiting to be sent, and which of its views publish() had to copy.
+  struct Queued {
+    PublishedFrame frame;
+    bool disparity_copied = false;
+    bool mask_copied = false;
+  };
+
   void configure_socket(const PublisherOptions& options);
+  void remove_socket_file();
   void run();
-  void send_frame(PublishedFrame& frame);
+  void send_frame(Queued& item);
   void send_stats();
   // Sends every part; false (and the drop counted for `pair`) when ZeroMQ refused one.
   bool send_parts(std::vector<zmq::message_t>& parts, const std::string& pair);
+  // The payload's message: `view` itself when its rows are packed (the message then owns
+  // `keep_alive`), else a packed copy. copied_before: publish() made `view` a copy already (for
+  // the counters).
   template <typename T>
-  zmq::message_t payload_message(ImageView<const T> view, std::shared_ptr<const void> keep_alive);
+  zmq::message_t payload_message(ImageView<const T> view, std::shared_ptr<const void> keep_alive,
+                                 bool copied_before);
 
   const int stats_interval_ms_;
   std::shared_ptr<stats::StatsAggregator> stats_;
@@ -79,7 +94,12 @@ class Publisher {
   std::unique_ptr<ZapHandler> zap_;
   zmq::socket_t socket_;
   std::string endpoint_;
-  DropOldestQueue<PublishedFrame> queue_;
+  struct SocketFile {  // the ipc:// socket file bound, and its identity
+    std::string path;
+    dev_t device = 0;
+    ino_t inode = 0;
+  } socket_file_;
+  DropOldestQueue<Queued> queue_;
   std::map<std::string, DepthTable> depth_tables_;  // per pair; publisher thread only
   std::atomic<std::uint64_t> frames_sent_{0};
   std::atomic<std::uint64_t> zero_copy_payloads_{0};

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <thread>
 
 #include "publish/depth.hpp"
@@ -166,13 +167,22 @@ TEST(Publisher, PacksStridedRowsAndCopiesWhatHasNoKeepAlive) {
   EXPECT_EQ(pub.counters().zero_copy_payloads_total, 0u);
   EXPECT_GE(pub.counters().copied_payloads_total, 1u);
 
-  // Packed rows without a keep-alive: copied too (the buffer might not outlive the send).
+  // A view without a keep-alive: publish() copies it, so the buffer need only outlive the call.
   const auto copied = pub.counters().copied_payloads_total;
-  PublishedFrame f = test::pattern_frame("front", seq, 16, 8);
-  f.disparity_keep_alive.reset();
-  f.mask = {};
-  pub.publish(std::move(f));
-  ASSERT_TRUE(eventually([&] { return pub.counters().frames_sent_total == seq + 1; }));
+  const std::uint64_t unowned = seq;
+  {
+    PublishedFrame f = test::pattern_frame("front", unowned, 16, 8);
+    std::shared_ptr<const void> caller_owned = std::move(f.disparity_keep_alive);
+    f.mask = {};
+    pub.publish(std::move(f));
+  }  // the buffer is gone here, before the publisher thread sends the frame
+  std::optional<client::Frame> copy;
+  ASSERT_TRUE(eventually([&] {
+    copy = test::next_frame(sub, 20ms);
+    return copy && copy->header().info.sequence == unowned;
+  }));
+  EXPECT_TRUE(test::image_matches(
+      copy->disparity(), [&](int x, int y) { return test::pattern_value(unowned, x, y); }));
   EXPECT_EQ(pub.counters().copied_payloads_total, copied + 1);
 }
 
@@ -414,4 +424,19 @@ TEST(Publisher, StatsTopicCarriesRatesDropsAndLatencies) {
   EXPECT_EQ(snap->pairs[1].drops_total[static_cast<int>(stats::DropReason::kEngineBusy)], 4u);
   EXPECT_EQ(snap->publisher.queue_capacity, 16u);
   EXPECT_GT(snap->publisher.frames_sent_total, 0u);
+}
+
+TEST(Publisher, RemovesItsIpcSocketFileButNotANewerOne) {
+  const PublisherOptions o = local_options("file");
+  const std::string path = o.endpoint.substr(std::string("ipc://").size());
+  {
+    Publisher pub(o);
+    EXPECT_TRUE(std::filesystem::exists(path));
+  }
+  EXPECT_FALSE(std::filesystem::exists(path)) << "libzmq leaves the file; stop() removes it";
+  // An old instance stopping after a new one bound the same path leaves the new one's file.
+  auto old = std::make_unique<Publisher>(o);
+  Publisher newer(o);
+  old.reset();
+  EXPECT_TRUE(std::filesystem::exists(path));
 }

@@ -84,6 +84,13 @@ Subscriber::Subscriber(const SubscriberOptions& o)
   }
 }
 
+Subscriber::Subscriber(const std::string& endpoint)
+    : Subscriber([&] {
+        SubscriberOptions o;
+        o.endpoint = endpoint;
+        return o;
+      }()) {}
+
 std::optional<Received> Subscriber::receive(std::chrono::milliseconds timeout) {
   zmq_pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
   if (zmq_poll(&item, 1, static_cast<long>(timeout.count())) <= 0) return std::nullopt;

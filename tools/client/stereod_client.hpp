@@ -2,7 +2,7 @@
 // them, and hands out the decoded header with views of the payloads (no copy, except for a payload
 // ZeroMQ delivered at an odd address, which is copied to aligned storage first).
 //
-//   stereod::client::Subscriber sub({"ipc:///run/stereod/stereod.sock"});
+//   stereod::client::Subscriber sub("ipc:///run/stereod/stereod.sock");
 //   while (auto msg = sub.receive(std::chrono::seconds(1))) {
 //     if (!msg->frame) continue;  // a stats message
 //     const auto& h = msg->frame->header();
@@ -80,6 +80,8 @@ class Subscriber {
   // Connects (ZeroMQ reconnects by itself when the daemon restarts). Throws std::runtime_error
   // for an unusable endpoint or key file, or CURVE missing from libzmq.
   explicit Subscriber(const SubscriberOptions& options);
+  // Every pair, no stats, no CURVE.
+  explicit Subscriber(const std::string& endpoint);
 
   // The next message, waiting at most `timeout`; nothing when none came. Throws ProtocolError for
   // a malformed message, after consuming all of it, so the next call reads the next message.

@@ -35,7 +35,7 @@ std::uint8_t srgb_byte(double linear) {
 }
 
 // Position t in [0, 1]: lightness 0.30 -> 0.94 (linear), hue 285 deg (blue-violet) -> 100 deg
-// (yellow) through magenta-red-orange, chroma as high as sRGB allows up to 0.15. Chroma is
+// (yellow) through teal and green, chroma as high as sRGB allows up to 0.15. Chroma is
 // reduced to reach the gamut, never lightness, so lightness stays exactly linear in t.
 Rgb color_at(double t) {
   const double L = 0.30 + 0.64 * t;

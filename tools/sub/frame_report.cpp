@@ -89,8 +89,8 @@ std::string stats_lines(const stats::StatsSnapshot& snapshot) {
     }
     for (const auto& st : p.latency) {
       if (st.latency.count == 0) continue;
-      out +=
-          "  " + st.stage + " " + fixed(st.latency.p50, 1) + "/" + fixed(st.latency.p99, 1) + " ms";
+      out += "  " + st.stage + " p50 " + fixed(st.latency.p50, 1) + " p99 " +
+             fixed(st.latency.p99, 1) + " ms";
     }
     if (!p.last_error.empty()) out += "  last error: " + p.last_error;
     out += "\n";

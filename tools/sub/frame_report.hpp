@@ -21,7 +21,7 @@ DisparitySummary summarize_disparity(ImageView<const std::uint16_t> disparity);
 // receive_ns: CLOCK_REALTIME when the frame arrived.
 std::string frame_line(const client::Frame& frame, std::int64_t receive_ns);
 
-// One line per pair: fps, drops by reason, p50/p99 per stage.
+// One line per pair (fps, drops by reason, p50 and p99 per stage), then one for the publisher.
 std::string stats_lines(const stats::StatsSnapshot& snapshot);
 
 // Writes DIR/<pair>_<sequence>_{disparity.png (16-bit, 16*d), color.png, header.json} and, when
