@@ -4,6 +4,8 @@
 // sends never block either (small high-water mark, non-blocking sends): a slow subscriber loses
 // frames and sees the gap in the sequence numbers, the daemon carries on.
 //
+// publish(), set_outputs(), counters() and stats() may be called from any thread.
+//
 // Who records what in the StatsAggregator: the Publisher records every frame it sends (with its
 // stage latencies), every failed frame (as an error) and its own drops ("send"); the daemon
 // records sync and engine-busy drops and source errors.
