@@ -1,7 +1,5 @@
 #include "publish/engine_frame.hpp"
 
-#include <chrono>
-
 namespace stereod::publish {
 
 PublishedFrame frame_from_result(const EngineResult& r, FrameInfo info) {
@@ -9,11 +7,7 @@ PublishedFrame frame_from_result(const EngineResult& r, FrameInfo info) {
   info.sequence = r.sequence;
   info.capture_ns = r.capture_time_ns;
   info.levels = r.levels_used;
-  if (info.ready_ns == 0) {
-    info.ready_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::system_clock::now().time_since_epoch())
-                        .count();
-  }
+  if (info.ready_ns == 0) info.ready_ns = realtime_ns();
   const StageTimings& t = r.timings;
   info.latency.push_back({"upload", t.upload_ms});
   info.latency.push_back({"compute", t.compute_ms});

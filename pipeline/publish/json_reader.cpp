@@ -168,15 +168,24 @@ double JsonReader::number(std::string_view key) const {
   return d;
 }
 
-JsonReader JsonReader::object(std::string_view key) const {
+void JsonReader::check_size(std::string_view key, const Json& value, std::size_t max_size) const {
+  if (value.size() > max_size) {
+    throw ProtocolError(path_of(key) + ": " + std::to_string(value.size()) + " entries, at most " +
+                        std::to_string(max_size) + " expected");
+  }
+}
+
+JsonReader JsonReader::object(std::string_view key, std::size_t max_size) const {
   const Json& v = field(key);
   if (!v.is_object()) fail(key, "an object");
+  check_size(key, v, max_size);
   return JsonReader(v, path_of(key));
 }
 
-const Json& JsonReader::array(std::string_view key) const {
+const Json& JsonReader::array(std::string_view key, std::size_t max_size) const {
   const Json& v = field(key);
   if (!v.is_array()) fail(key, "an array");
+  check_size(key, v, max_size);
   return v;
 }
 

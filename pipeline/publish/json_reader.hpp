@@ -48,13 +48,20 @@ class JsonReader {
   std::int64_t integer(std::string_view key, std::int64_t lo, std::int64_t hi) const;
   std::uint64_t unsigned_integer(std::string_view key) const;
   double number(std::string_view key) const;  // finite
-  JsonReader object(std::string_view key) const;
-  const Json& array(std::string_view key) const;
+  // An object or array field; more than `max_size` members or elements is an error too.
+  JsonReader object(std::string_view key, std::size_t max_size = kUnlimited) const;
+  const Json& array(std::string_view key, std::size_t max_size = kUnlimited) const;
   // The i-th element of an array field, as an object.
   JsonReader element(std::string_view key, std::size_t index) const;
 
+  // The object itself (e.g. to iterate over its members).
+  const Json& json() const { return object_; }
+
+  static constexpr std::size_t kUnlimited = static_cast<std::size_t>(-1);
+
  private:
   [[noreturn]] void fail(std::string_view key, const std::string& expected) const;
+  void check_size(std::string_view key, const Json& value, std::size_t max_size) const;
 
   const Json& object_;
   std::string path_;

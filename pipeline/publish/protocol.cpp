@@ -1,5 +1,6 @@
 #include "publish/protocol.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -86,11 +87,7 @@ void read_status(const JsonReader& r, FrameHeader& h) {
 }
 
 void read_cameras(const JsonReader& r, FrameInfo& f) {
-  const Json& cameras = r.array("cameras");
-  if (cameras.size() > kMaxCameras) {
-    throw ProtocolError(r.path_of("cameras") + ": " + std::to_string(cameras.size()) +
-                        " entries, at most " + std::to_string(kMaxCameras) + " expected");
-  }
+  const Json& cameras = r.array("cameras", kMaxCameras);
   for (std::size_t i = 0; i < cameras.size(); ++i) {
     const JsonReader c = r.element("cameras", i);
     f.cameras.push_back({name_field(c, "name"), c.integer("capture_ns", 0, kMaxInt64)});
@@ -98,13 +95,8 @@ void read_cameras(const JsonReader& r, FrameInfo& f) {
 }
 
 void read_latency(const JsonReader& r, FrameInfo& f) {
-  const JsonReader l = r.object("latency_ms");
-  const Json& stages = r.field("latency_ms");
-  if (stages.size() > kMaxStages) {
-    throw ProtocolError(l.path() + ": " + std::to_string(stages.size()) + " stages, at most " +
-                        std::to_string(kMaxStages) + " expected");
-  }
-  for (auto it = stages.begin(); it != stages.end(); ++it) {
+  const JsonReader l = r.object("latency_ms", kMaxStages);
+  for (auto it = l.json().begin(); it != l.json().end(); ++it) {
     f.latency.push_back({it.key(), l.number(it.key())});
   }
 }
@@ -132,11 +124,7 @@ PayloadLayout read_disparity_layout(const JsonReader& r) {
 }
 
 void read_payloads(const JsonReader& r, FrameHeader& h) {
-  const Json& list = r.array("payloads");
-  if (list.size() > kMaxPayloads) {
-    throw ProtocolError(r.path_of("payloads") + ": " + std::to_string(list.size()) +
-                        " entries, at most " + std::to_string(kMaxPayloads) + " expected");
-  }
+  const Json& list = r.array("payloads", kMaxPayloads);
   if (!h.ok() && !list.empty()) {
     throw ProtocolError(r.path_of("payloads") + ": a failed frame carries no payloads");
   }
@@ -220,6 +208,12 @@ void check_frame_info(const FrameInfo& f) {
          std::to_string(kMaxDisparity + 1));
   }
   if (f.levels < 0 || f.levels > kMaxLevels) fail("levels must be in 0..32");
+}
+
+std::int64_t realtime_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 std::string frame_topic(std::string_view pair) {

@@ -107,6 +107,9 @@ struct FrameHeader {
 
 std::string frame_topic(std::string_view pair);
 
+// Now on the protocol's clock: CLOCK_REALTIME nanoseconds since the Unix epoch.
+std::int64_t realtime_ns();
+
 // The "version" object every message's JSON starts with (frame headers and stats alike).
 struct ProtocolVersion {
   int major = kProtocolMajor;

@@ -6,12 +6,6 @@
 namespace stereod::stats {
 namespace {
 
-std::int64_t realtime_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // The value of nearest rank ceil(p/100 * n) among n sorted samples (1-based rank).
 double nearest_rank(std::vector<double>& s, double p) {
   const auto n = s.size();
@@ -102,7 +96,7 @@ void StatsAggregator::record_error(std::string_view pair, std::string message) {
 }
 
 StatsSnapshot StatsAggregator::snapshot() {
-  return snapshot(Clock::now(), realtime_ns());
+  return snapshot(Clock::now(), publish::realtime_ns());
 }
 
 StatsSnapshot StatsAggregator::snapshot(Clock::time_point now, std::int64_t realtime) {

@@ -50,13 +50,8 @@ PairStats read_pair(const JsonReader& r, std::string name) {
   p.drops_total = read_drops(r, "drops_total");
   p.errors_total = r.unsigned_integer("errors_total");
   p.last_error = r.string("last_error");
-  const JsonReader latency = r.object("latency_ms");
-  const Json& stages = r.field("latency_ms");
-  if (stages.size() > kMaxStages) {
-    throw ProtocolError(latency.path() + ": " + std::to_string(stages.size()) +
-                        " stages, at most " + std::to_string(kMaxStages) + " expected");
-  }
-  for (auto it = stages.begin(); it != stages.end(); ++it) {
+  const JsonReader latency = r.object("latency_ms", kMaxStages);
+  for (auto it = latency.json().begin(); it != latency.json().end(); ++it) {
     const JsonReader s = latency.object(it.key());
     StageSummary summary{it.key(), {}};
     summary.latency.count = s.unsigned_integer("count");
@@ -124,13 +119,8 @@ StatsSnapshot decode_stats(std::string_view json) {
   StatsSnapshot s;
   s.time_ns = r.integer("time_ns", 0, std::numeric_limits<std::int64_t>::max());
   s.interval_s = non_negative(r, "interval_s");
-  const JsonReader pairs = r.object("pairs");
-  const Json& pair_list = r.field("pairs");
-  if (pair_list.size() > kMaxPairs) {
-    throw ProtocolError(pairs.path() + ": " + std::to_string(pair_list.size()) +
-                        " pairs, at most " + std::to_string(kMaxPairs) + " expected");
-  }
-  for (auto it = pair_list.begin(); it != pair_list.end(); ++it) {
+  const JsonReader pairs = r.object("pairs", kMaxPairs);
+  for (auto it = pairs.json().begin(); it != pairs.json().end(); ++it) {
     s.pairs.push_back(read_pair(pairs.object(it.key()), it.key()));
   }
   const JsonReader q = r.object("publisher");

@@ -23,12 +23,6 @@ extern "C" void on_signal(int) {
   g_stop = true;
 }
 
-std::int64_t realtime_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -111,7 +105,7 @@ int main(int argc, char** argv) {
       } else if (step.restart) {
         std::cout << info.pair << ": sequence restarted at #" << info.sequence << "\n";
       }
-      std::cout << sub::frame_line(frame, realtime_ns()) << "\n" << std::flush;
+      std::cout << sub::frame_line(frame, publish::realtime_ns()) << "\n" << std::flush;
       if (!save.empty()) sub::save_frame(save, frame);
     }
   } catch (const std::exception& e) {
