@@ -231,11 +231,6 @@ void Publisher::send_frame(Queued& item) {
   FrameHeader h;
   h.info = std::move(frame.info);
   FrameInfo& info = h.info;
-  h.publish_ns = realtime_ns();
-  if (info.ready_ns > 0)
-    info.latency.push_back({"publish", ms_between(info.ready_ns, h.publish_ns)});
-  if (info.capture_ns > 0)
-    info.latency.push_back({"total", ms_between(info.capture_ns, h.publish_ns)});
 
   std::vector<zmq::message_t> parts;
   const std::string topic = frame_topic(info.pair);
@@ -262,6 +257,15 @@ void Publisher::send_frame(Queued& item) {
       h.payloads.back().invalid = kDepthInvalid;
       parts.push_back(payload_message(view, std::move(depth), false));
     }
+  }
+  // Stamped once the payloads are ready (depth included): what remains, encoding the header and
+  // handing the parts to ZeroMQ, takes microseconds.
+  h.publish_ns = realtime_ns();
+  if (info.ready_ns > 0) {
+    info.latency.push_back({"publish", ms_between(info.ready_ns, h.publish_ns)});
+  }
+  if (info.capture_ns > 0) {
+    info.latency.push_back({"total", ms_between(info.capture_ns, h.publish_ns)});
   }
   const std::string header = encode_header(h);
   parts[1] = zmq::message_t(header.data(), header.size());
