@@ -19,11 +19,12 @@ double ms_between(std::int64_t from_ns, std::int64_t to_ns) {
   return static_cast<double>(to_ns - from_ns) / 1e6;
 }
 
-template <typename T>
-void check_image(const std::string& what, ImageView<const T> v) {
+// `frame` names the frame (only built when there is something to say).
+template <typename Name, typename T>
+void check_image(const Name& frame, const char* image, ImageView<const T> v) {
   if (v.width > kMaxImageSide || v.height > kMaxImageSide || v.stride < v.width ||
       static_cast<std::uint64_t>(v.stride) * sizeof(T) > kMaxStride) {
-    throw std::invalid_argument(what + ": " + std::to_string(v.width) + "x" +
+    throw std::invalid_argument(frame() + image + ": " + std::to_string(v.width) + "x" +
                                 std::to_string(v.height) + " with stride " +
                                 std::to_string(v.stride) + " is beyond what the protocol carries");
   }
@@ -73,40 +74,8 @@ Publisher::~Publisher() {
 
 void Publisher::configure_socket(const PublisherOptions& o) {
   const std::string endpoint = resolve_endpoint(o);
-  if (!o.curve_server_key.empty()) {
-    require_curve("publish.curve.server_key");
-    CurveCertificate server;
-    std::vector<std::string> clients;
-    try {
-      server = read_certificate(o.curve_server_key);
-    } catch (const std::runtime_error& e) {
-      throw ParameterError("publish.curve.server_key",
-                           "publish.curve.server_key: " + std::string(e.what()));
-    }
-    if (server.secret_key.empty()) {
-      throw ParameterError("publish.curve.server_key",
-                           "publish.curve.server_key = " + o.curve_server_key +
-                               ": a public certificate; the server needs its secret one "
-                               "(NAME.key_secret)");
-    }
-    if (!o.curve_clients.empty()) {
-      try {
-        clients = read_public_keys(o.curve_clients);
-      } catch (const std::runtime_error& e) {
-        throw ParameterError("publish.curve.clients",
-                             "publish.curve.clients: " + std::string(e.what()));
-      }
-      // Bound before the PUB socket so that no handshake goes unchecked.
-      zap_ = std::make_unique<ZapHandler>(context_, clients);
-    }
-    socket_ = zmq::socket_t(context_, zmq::socket_type::pub);
-    socket_.set(zmq::sockopt::curve_server, true);
-    socket_.set(zmq::sockopt::curve_secretkey, server.secret_key);
-    socket_.set(zmq::sockopt::curve_publickey, server.public_key);
-    socket_.set(zmq::sockopt::zap_domain, "stereod");
-  } else {
-    socket_ = zmq::socket_t(context_, zmq::socket_type::pub);
-  }
+  socket_ = zmq::socket_t(context_, zmq::socket_type::pub);
+  if (!o.curve_server_key.empty()) configure_curve(o);
   socket_.set(zmq::sockopt::sndhwm, o.hwm);
   socket_.set(zmq::sockopt::linger, 0);  // closing never waits for a subscriber
   if (endpoint.find('[') != std::string::npos) socket_.set(zmq::sockopt::ipv6, true);
@@ -124,6 +93,38 @@ void Publisher::configure_socket(const PublisherOptions& o) {
   }
 }
 
+void Publisher::configure_curve(const PublisherOptions& o) {
+  require_curve("publish.curve.server_key");
+  CurveCertificate server;
+  try {
+    server = read_certificate(o.curve_server_key);
+  } catch (const std::runtime_error& e) {
+    throw ParameterError("publish.curve.server_key",
+                         "publish.curve.server_key: " + std::string(e.what()));
+  }
+  if (server.secret_key.empty()) {
+    throw ParameterError("publish.curve.server_key",
+                         "publish.curve.server_key = " + o.curve_server_key +
+                             ": a public certificate; the server needs its secret one "
+                             "(NAME.key_secret)");
+  }
+  if (!o.curve_clients.empty()) {
+    std::vector<std::string> clients;
+    try {
+      clients = read_public_keys(o.curve_clients);
+    } catch (const std::runtime_error& e) {
+      throw ParameterError("publish.curve.clients",
+                           "publish.curve.clients: " + std::string(e.what()));
+    }
+    // Bound before the PUB socket binds, so that no handshake goes unchecked.
+    zap_ = std::make_unique<ZapHandler>(context_, clients);
+  }
+  socket_.set(zmq::sockopt::curve_server, true);
+  socket_.set(zmq::sockopt::curve_secretkey, server.secret_key);
+  socket_.set(zmq::sockopt::curve_publickey, server.public_key);
+  socket_.set(zmq::sockopt::zap_domain, "stereod");
+}
+
 void Publisher::remove_socket_file() {
   // libzmq leaves an ipc:// socket file behind. Remove it, but only if it is still the file this
   // publisher bound: a newer instance may have bound the same path since.
@@ -136,12 +137,14 @@ void Publisher::remove_socket_file() {
 
 bool Publisher::publish(PublishedFrame frame) {
   check_frame_info(frame.info);
-  const std::string what = "frame " + frame.info.pair + "#" + std::to_string(frame.info.sequence);
+  const auto what = [&] {
+    return "frame " + frame.info.pair + "#" + std::to_string(frame.info.sequence);
+  };
   Queued item;
   if (frame.info.error.empty()) {
-    if (frame.disparity.empty()) throw std::invalid_argument(what + ": ok but has no disparity");
-    check_image(what + ": disparity", frame.disparity);
-    if (!frame.mask.empty()) check_image(what + ": mask", frame.mask);
+    if (frame.disparity.empty()) throw std::invalid_argument(what() + ": ok but has no disparity");
+    check_image(what, ": disparity", frame.disparity);
+    if (!frame.mask.empty()) check_image(what, ": mask", frame.mask);
     // Without a keep-alive nothing says how long the pixels stay valid, and the send happens
     // later on another thread: copy them now, before returning.
     if (!frame.disparity_keep_alive) {

@@ -73,6 +73,7 @@ class Publisher {
   };
 
   void configure_socket(const PublisherOptions& options);
+  void configure_curve(const PublisherOptions& options);
   void remove_socket_file();
   void run();
   void send_frame(Queued& item);
