@@ -8,8 +8,8 @@
 namespace stereod::client {
 namespace {
 
-// More parts than any frame has (topic, header and at most publish::kMaxPayloads payloads + 2):
-// a longer message is refused without holding all of it.
+// More parts than any message has (a frame has at most 19: topic, header, disparity and the 16
+// payloads a header may list): a longer message is refused without holding all of it.
 constexpr std::size_t kMaxParts = 32;
 
 std::string_view bytes_of(const zmq::message_t& m) {
