@@ -1,0 +1,18 @@
+// From an engine's result to what the Publisher sends: the pixels with the result's hold as their
+// keep-alive (so the engine slot returns when ZeroMQ is done with the bytes), and the header facts
+// the result carries, with the stage names docs/PROTOCOL.md lists.
+#pragma once
+
+#include "engine.hpp"
+#include "publish/published_frame.hpp"
+
+namespace stereod::publish {
+
+// `info` holds what only the daemon knows (pair, cameras, complete_ns, calibration, disparity
+// range, background, config generation, engine name, a "sync" stage); this adds the sequence,
+// capture time, status, levels, whether the background model decided the frame, the foreground
+// mask (sent when the publisher's outputs ask for it), and the stages "upload", "compute",
+// "download" and "engine" from the result, and sets ready_ns to now when the caller left it 0.
+PublishedFrame frame_from_result(const EngineResult& result, FrameInfo info);
+
+}  // namespace stereod::publish

@@ -1,0 +1,144 @@
+// The wire protocol's frame header (docs/PROTOCOL.md is the contract; DESIGN.md "Wire protocol").
+// A frame is one multipart ZeroMQ message:
+//   1. topic "disparity.<pair>"
+//   2. header: UTF-8 JSON, encoded and decoded here
+//   3. disparity payload (when the frame is ok)
+//   4... the optional payloads the header's "payloads" list names, in that order
+// The structs below are both what the publisher encodes and what a client decodes, so a round
+// trip is exact.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "publish/json_reader.hpp"
+
+namespace stereod::publish {
+
+// Major: a client rejects a header whose major differs from its own. Minor: additions only (new
+// fields, new payloads, new stages); a client accepts any minor and ignores what it does not know.
+constexpr int kProtocolMajor = 1;
+constexpr int kProtocolMinor = 0;
+
+constexpr std::string_view kFrameTopicPrefix = "disparity.";
+constexpr std::string_view kStatsTopic = "stats";
+
+// Payload encodings. Every payload is `height` rows of `stride` bytes, little-endian.
+constexpr std::string_view kDisparityEncoding = "disp16q4";  // uint16, 16*d, 0xFFFF = none
+constexpr std::string_view kMaskEncoding = "mask8";          // uint8, 0 = background, else fg
+constexpr std::string_view kDepthEncoding = "depth16mm";     // uint16 millimetres, 0 = none
+constexpr std::uint32_t kDisparityInvalid = 0xFFFF;
+constexpr std::uint32_t kDepthInvalid = 0;
+
+constexpr std::string_view kDisparityPayload = "disparity";
+constexpr std::string_view kMaskPayload = "mask";
+constexpr std::string_view kDepthPayload = "depth";
+
+// Limits a decoder enforces so that sizes computed from a header cannot overflow.
+constexpr int kMaxImageSide = 1 << 15;
+constexpr std::uint64_t kMaxStride = std::uint64_t{1} << 20;
+constexpr std::size_t kMaxHeaderBytes = 64 * 1024;
+
+struct CameraTime {
+  std::string name;             // the camera's name in the configuration
+  std::int64_t capture_ns = 0;  // CLOCK_REALTIME nanoseconds
+};
+
+struct StageLatency {
+  std::string stage;  // e.g. "sync", "upload", "compute", "download", "engine", "publish"
+  double ms = 0;
+};
+
+// Rectified geometry for depth: depth = focal_px * baseline_m / (d - doffs_px), d in pixels.
+struct DepthCalibration {
+  double focal_px = 0;    // 0 when the pair has no calibration
+  double baseline_m = 0;  // 0 when the pair has no calibration
+  double doffs_px = 0;    // cx_left - cx_right of the rectified cameras (Middlebury: -doffs)
+  bool usable() const { return focal_px > 0 && baseline_m > 0; }
+};
+
+// Everything the header says about a frame except the layout of its payloads: what the daemon
+// knows about a result, and hands to the publisher.
+struct FrameInfo {
+  std::string pair;
+  std::uint64_t sequence = 0;   // the rig's frame-set number; a jump means frames were lost
+  std::string error;            // empty: the frame is ok; else why it failed (it has no payloads)
+  std::int64_t capture_ns = 0;  // the reference (left) camera's capture time, CLOCK_REALTIME
+  std::vector<CameraTime> cameras;  // every camera of the pair, reference first
+  std::int64_t complete_ns = 0;     // when the frame set was complete (0: not known)
+  std::int64_t ready_ns = 0;        // when the engine's result was ready
+  std::vector<StageLatency> latency;
+  DepthCalibration calibration;
+  int min_disparity = 0;  // search range in pixels: min_disparity <= d < max_disparity
+  int max_disparity = 0;
+  bool background = false;  // background modeling was active for this frame
+  std::uint64_t config_generation = 0;
+  std::string engine;  // "cpu" | "cuda"
+  int levels = 0;      // pyramid levels the matcher used
+};
+
+struct PayloadLayout {
+  std::string name;      // "disparity", "mask", "depth", or a later addition
+  std::string encoding;  // one of the k*Encoding values, or a later addition
+  int width = 0;
+  int height = 0;
+  std::uint64_t stride = 0;              // bytes from one row to the next
+  std::optional<std::uint32_t> invalid;  // the "no value" value, when the encoding has one
+
+  std::uint64_t bytes() const { return stride * static_cast<std::uint64_t>(height); }
+};
+
+struct FrameHeader {
+  int version_major = kProtocolMajor;
+  int version_minor = kProtocolMinor;
+  FrameInfo info;
+  std::int64_t publish_ns = 0;  // when the publisher sent the frame, CLOCK_REALTIME
+  // Message parts 3, 4, ... in order. An ok frame's first payload is the disparity; a failed
+  // frame has none.
+  std::vector<PayloadLayout> payloads;
+
+  bool ok() const { return info.error.empty(); }
+  // The payload of that name, or nullptr.
+  const PayloadLayout* find(std::string_view name) const;
+};
+
+std::string frame_topic(std::string_view pair);
+
+// Now on the protocol's clock: CLOCK_REALTIME nanoseconds since the Unix epoch.
+std::int64_t realtime_ns();
+
+// The "version" object every message's JSON starts with (frame headers and stats alike).
+struct ProtocolVersion {
+  int major = kProtocolMajor;
+  int minor = kProtocolMinor;
+};
+// Reads r's "version"; throws ProtocolError when the major version is not this one.
+ProtocolVersion read_protocol_version(const JsonReader& r);
+Json protocol_version_json();
+
+// Throws std::invalid_argument, naming the frame and the field, when `info` breaks a rule that
+// decode_header enforces (empty or overlong names, negative times, non-finite or negative
+// calibration, a stage named twice, disparity range out of order, too many cameras or stages), so
+// that every header the publisher sends decodes.
+void check_frame_info(const FrameInfo& info);
+
+// The header's JSON text. An ok frame's first payload is its disparity. The caller has checked
+// the info (check_frame_info) and the layouts.
+std::string encode_header(const FrameHeader& header);
+
+// Parses and validates a header: version, every field's presence, type and range, and the payload
+// layouts' internal consistency (sizes against message parts are checked by decode_frame).
+// Throws ProtocolError naming the field.
+FrameHeader decode_header(std::string_view json);
+
+bool operator==(const CameraTime& a, const CameraTime& b);
+bool operator==(const StageLatency& a, const StageLatency& b);
+bool operator==(const DepthCalibration& a, const DepthCalibration& b);
+bool operator==(const FrameInfo& a, const FrameInfo& b);
+bool operator==(const PayloadLayout& a, const PayloadLayout& b);
+bool operator==(const FrameHeader& a, const FrameHeader& b);
+
+}  // namespace stereod::publish

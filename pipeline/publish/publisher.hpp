@@ -1,0 +1,114 @@
+// The Publisher (DESIGN.md "Data flow", "Wire protocol"): one thread owns the ZeroMQ PUB socket and
+// sends each frame as one multipart message, plus the stats topic once per interval. Frames arrive
+// through a bounded queue that drops the oldest waiting frame when full, so publish() never waits;
+// sends never block either (small high-water mark, non-blocking sends): a slow subscriber loses
+// frames and sees the gap in the sequence numbers, the daemon carries on.
+//
+// publish(), set_outputs(), counters() and stats() may be called from any thread.
+//
+// Who records what in the StatsAggregator: the Publisher records every frame it sends (with its
+// stage latencies), every failed frame (as an error) and its own drops ("send"); the daemon
+// records sync and engine-busy drops and source errors.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <zmq.hpp>
+
+#include "publish/depth.hpp"
+#include "publish/frame_queue.hpp"
+#include "publish/published_frame.hpp"
+#include "publish/publisher_options.hpp"
+#include "publish/zap_handler.hpp"
+#include "stats/aggregator.hpp"
+
+namespace stereod::publish {
+
+class Publisher {
+ public:
+  // Validates the options, reads the CURVE certificates, binds the socket and starts the thread.
+  // Throws ParameterError naming the option (bad value, unreadable or malformed key file) or
+  // std::runtime_error (the bind failed: the endpoint and ZeroMQ's reason; no CURVE in libzmq).
+  // `stats` may be shared with the daemon; nullptr makes a private one.
+  explicit Publisher(const PublisherOptions& options,
+                     std::shared_ptr<stats::StatsAggregator> stats = nullptr);
+  ~Publisher();  // stop()
+  Publisher(const Publisher&) = delete;
+  Publisher& operator=(const Publisher&) = delete;
+
+  // Queues a frame for sending and returns at once (a view without keep-alive is copied first:
+  // nothing else says how long its pixels stay valid). Returns false when a frame was dropped: the
+  // oldest waiting one because the queue was full, or this one after stop(); the drop is counted
+  // ("send") for that frame's pair. Throws std::invalid_argument naming the frame and the problem
+  // when the frame is inconsistent (see check_frame_info; an ok frame without disparity; images
+  // larger than the protocol allows).
+  bool publish(PublishedFrame frame);
+
+  // Which optional payloads go out, from the next frame the thread sends (a live reload may change
+  // these; the endpoint, hwm, queue and CURVE need a new Publisher).
+  void set_outputs(const PublisherOutputs& outputs);
+
+  // Sends the frames already queued, then closes the socket (and removes an ipc:// socket file it
+  // created). Every keep-alive has been released when it returns. Idempotent.
+  void stop();
+
+  // The endpoint as bound, e.g. tcp://127.0.0.1:41234 when the port was 0 or *.
+  const std::string& endpoint() const { return endpoint_; }
+  stats::StatsAggregator& stats() { return *stats_; }
+  stats::PublisherStats counters() const;
+
+ private:
+  // A frame waiting to be sent, and which of its views publish() had to copy.
+  struct Queued {
+    PublishedFrame frame;
+    bool disparity_copied = false;
+    bool mask_copied = false;
+  };
+
+  void configure_socket(const PublisherOptions& options);
+  void configure_curve(const PublisherOptions& options);
+  void remove_socket_file();
+  void run();
+  void send_frame(Queued& item);
+  void send_stats();
+  // Sends every part; false (and the drop counted for `pair`) when ZeroMQ refused one.
+  bool send_parts(std::vector<zmq::message_t>& parts, const std::string& pair);
+  // The payload's message: `view` itself when its rows are packed (the message then owns
+  // `keep_alive`), else a packed copy. copied_before: publish() made `view` a copy already (for
+  // the counters).
+  template <typename T>
+  zmq::message_t payload_message(ImageView<const T> view, std::shared_ptr<const void> keep_alive,
+                                 bool copied_before);
+
+  const int stats_interval_ms_;
+  std::shared_ptr<stats::StatsAggregator> stats_;
+  std::atomic<bool> send_mask_;
+  std::atomic<bool> send_depth_;
+  // Destroyed in reverse order: socket, then the ZAP handler, then the context (whose termination
+  // waits until ZeroMQ has freed every message, and so released every keep-alive).
+  zmq::context_t context_;
+  std::unique_ptr<ZapHandler> zap_;
+  zmq::socket_t socket_;
+  std::string endpoint_;
+  struct SocketFile {  // the ipc:// socket file bound, and its identity
+    std::string path;
+    dev_t device = 0;
+    ino_t inode = 0;
+  } socket_file_;
+  DropOldestQueue<Queued> queue_;
+  std::map<std::string, DepthTable> depth_tables_;  // per pair; publisher thread only
+  std::atomic<std::uint64_t> frames_sent_{0};
+  std::atomic<std::uint64_t> zero_copy_payloads_{0};
+  std::atomic<std::uint64_t> copied_payloads_{0};
+  std::thread thread_;
+  bool stopped_ = false;
+};
+
+}  // namespace stereod::publish

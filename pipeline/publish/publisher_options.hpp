@@ -1,0 +1,54 @@
+// The publisher's configuration (the `publish:` section; docs/PROTOCOL.md "Endpoints" and
+// "CURVE"). Keys named in errors are the configuration's: publish.endpoint, publish.bind_all,
+// publish.hwm, publish.queue, publish.stats_interval_ms, publish.outputs.{mask,depth},
+// publish.curve.{server_key,clients}.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "publish/endpoint.hpp"
+
+namespace stereod::publish {
+
+struct PublisherOutputs {
+  bool mask = false;   // send the foreground mask when the frame has one
+  bool depth = false;  // compute and send depth in millimetres when the pair is calibrated
+};
+
+struct PublisherOptions {
+  // ipc://PATH or tcp://HOST:PORT; empty = default_endpoint(). tcp://:PORT means 127.0.0.1, and
+  // PORT 0 or * picks a free port (see Publisher::endpoint()).
+  std::string endpoint;
+  // tcp:// on every interface (tcp://*:PORT, tcp://0.0.0.0:PORT, tcp://[::]:PORT) is refused
+  // unless this is set: a depth stream must not leave the board by accident.
+  bool bind_all = false;
+  // Frames ZeroMQ buffers per subscriber before it drops that subscriber's newest frames.
+  int hwm = 4;
+  // Frames waiting for the publisher thread; when full, the oldest waiting frame is dropped.
+  int queue = 16;
+  // How often the stats topic is sent (0 = never).
+  int stats_interval_ms = 1000;
+  PublisherOutputs outputs;
+  // CURVE (optional): the server's secret certificate file. Subscribers need its public key.
+  std::string curve_server_key;
+  // CURVE: a folder of allowed clients' public certificates (*.key); empty = any client that
+  // knows the server's public key.
+  std::string curve_clients;
+};
+
+// The endpoint the publisher binds: defaults applied (empty endpoint, tcp:// without a host).
+// Throws ParameterError (key "publish.endpoint") when it is malformed, has another scheme, names a
+// port outside 0..65535, an ipc path longer than a socket path may be, or binds every interface
+// without bind_all.
+std::string resolve_endpoint(const PublisherOptions& options);
+
+// Every option checked; throws ParameterError naming the key and the value for the first problem.
+// Key files are read by the Publisher (a missing or malformed file is reported there).
+void validate_publisher_options(const PublisherOptions& options);
+
+// Settings that are allowed but probably unwise (every interface without CURVE), one sentence each,
+// for the daemon to log.
+std::vector<std::string> publisher_warnings(const PublisherOptions& options);
+
+}  // namespace stereod::publish

@@ -1,0 +1,194 @@
+// One publisher, three receivers: the C++ client in this process, stereod-sub and the Python
+// client as separate programs. Each must receive exactly the bytes that were published.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "disparity_io.hpp"
+#include "publish_fixtures.hpp"
+
+extern char** environ;
+
+using namespace stereod;
+using namespace stereod::publish;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kWidth = 37;  // odd sizes: no row is a multiple of anything convenient
+constexpr int kHeight = 23;
+constexpr int kFrames = 5;
+
+// A child process with stdout and stderr in `log`.
+class Child {
+ public:
+  Child(std::vector<std::string> argv, const std::string& log) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    if (posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  ~Child() {
+    if (running()) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  bool started() const { return pid_ > 0; }
+  bool running() {
+    if (pid_ <= 0 || exited_) return false;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      exited_ = true;
+      code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    }
+    return !exited_;
+  }
+  int exit_code() const { return code_; }
+
+ private:
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  int code_ = -1;
+};
+
+std::string read_file(const fs::path& p) {
+  std::error_code ec;
+  const auto size = fs::file_size(p, ec);
+  if (ec) return {};
+  std::string out(size, '\0');
+  std::ifstream(p, std::ios::binary).read(out.data(), static_cast<std::streamsize>(size));
+  return out;
+}
+
+// The published payload bytes of frame `seq`, as they go on the wire (packed, little-endian).
+std::string expected_disparity(std::uint64_t seq) {
+  std::string out;
+  for (int y = 0; y < kHeight; ++y) {
+    for (int x = 0; x < kWidth; ++x) {
+      const std::uint16_t v = test::pattern_value(seq, x, y);
+      out.push_back(static_cast<char>(v & 0xFF));
+      out.push_back(static_cast<char>(v >> 8));
+    }
+  }
+  return out;
+}
+std::string expected_mask(std::uint64_t seq) {
+  std::string out;
+  for (int y = 0; y < kHeight; ++y) {
+    for (int x = 0; x < kWidth; ++x) out.push_back(static_cast<char>(test::mask_value(seq, x, y)));
+  }
+  return out;
+}
+template <typename T>
+std::string bytes_of(const Image<T>& img) {
+  std::string out;
+  for (const T v : img.pixels()) {
+    for (std::size_t b = 0; b < sizeof(T); ++b) out.push_back(static_cast<char>(v >> (8 * b)));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(CrossClient, CppPythonAndStereodSubReceiveIdenticalBytes) {
+  if (std::string(STEREOD_PYTHON).empty()) GTEST_SKIP() << "no python3 with zmq and numpy";
+  const fs::path dir = fs::temp_directory_path() / ("stereod-cross-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  PublisherOptions o;
+  o.endpoint = test::unique_ipc("cross");
+  o.outputs = {true, true};
+  o.stats_interval_ms = 0;
+  Publisher pub(o);
+  const std::string count = std::to_string(kFrames);
+
+  Child sub({STEREOD_SUB, "--endpoint", pub.endpoint(), "--count", count, "--timeout", "30",
+             "--save", (dir / "sub").string()},
+            (dir / "sub.log").string());
+  Child py({STEREOD_PYTHON, STEREOD_PYTHON_CLIENT, "--endpoint", pub.endpoint(), "--count", count,
+            "--timeout", "30", "--dump", (dir / "py").string()},
+           (dir / "py.log").string());
+  ASSERT_TRUE(sub.started() && py.started());
+  client::SubscriberOptions so;
+  so.endpoint = pub.endpoint();
+  client::Subscriber cpp(so);
+
+  std::map<std::uint64_t, std::array<std::string, 3>> cpp_got;  // disparity, mask, depth bytes
+  std::uint64_t seq = 0;
+  const auto end = std::chrono::steady_clock::now() + 40s;
+  // Publish until every receiver has its frames; all of them may join at different times.
+  while ((sub.running() || py.running() || cpp_got.size() < kFrames) &&
+         std::chrono::steady_clock::now() < end) {
+    pub.publish(test::pattern_frame("front", seq++, kWidth, kHeight));
+    while (auto f = test::next_frame(cpp, 10ms)) {  // every frame: the others join later
+      cpp_got[f->header().info.sequence] = {std::string(f->payload("disparity")),
+                                            std::string(f->payload("mask")),
+                                            std::string(f->payload("depth"))};
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  const std::string sub_log = read_file(dir / "sub.log"), py_log = read_file(dir / "py.log");
+  ASSERT_EQ(sub.exit_code(), 0) << sub_log;
+  ASSERT_EQ(py.exit_code(), 0) << py_log;
+  ASSERT_GE(cpp_got.size(), static_cast<std::size_t>(kFrames));
+
+  // C++: exactly the published bytes. The depth is computed by the publisher: all three must
+  // agree on it with each other.
+  for (const auto& [s, bytes] : cpp_got) {
+    EXPECT_EQ(bytes[0], expected_disparity(s)) << "C++ client, frame " << s;
+    EXPECT_EQ(bytes[1], expected_mask(s)) << "C++ client, frame " << s;
+    EXPECT_EQ(bytes[2].size(), 2u * kWidth * kHeight);
+  }
+  int py_frames = 0, sub_frames = 0, common = 0;
+  for (const auto& entry : fs::directory_iterator(dir / "py")) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() < 19 || name.substr(name.size() - 14) != "_disparity.bin") continue;
+    const std::uint64_t s = std::stoull(name.substr(6, 8));  // front_00000012_disparity.bin
+    const std::string base = (dir / "py" / name.substr(0, 14)).string();
+    ++py_frames;
+    EXPECT_EQ(read_file(base + "_disparity.bin"), expected_disparity(s)) << "Python, frame " << s;
+    EXPECT_EQ(read_file(base + "_mask.bin"), expected_mask(s)) << "Python, frame " << s;
+    const std::string sub_base = (dir / "sub" / name.substr(0, 14)).string();
+    if (cpp_got.count(s) && fs::exists(sub_base + "_depth.png")) {
+      ++common;
+      EXPECT_EQ(read_file(base + "_depth.bin"), cpp_got[s][2]) << "frame " << s;
+      EXPECT_EQ(bytes_of(read_png16(sub_base + "_depth.png")), cpp_got[s][2]) << "frame " << s;
+    }
+  }
+  for (const auto& entry : fs::directory_iterator(dir / "sub")) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() < 19 || name.substr(name.size() - 14) != "_disparity.png") continue;
+    const std::uint64_t s = std::stoull(name.substr(6, 8));
+    const std::string base = (dir / "sub" / name.substr(0, 14)).string();
+    ++sub_frames;
+    EXPECT_EQ(bytes_of(read_png16(base + "_disparity.png")), expected_disparity(s))
+        << "stereod-sub, frame " << s;
+    EXPECT_EQ(bytes_of(load_mask(base + "_mask.png")), expected_mask(s))
+        << "stereod-sub, frame " << s;
+    EXPECT_TRUE(fs::exists(base + "_color.png"));
+    EXPECT_TRUE(fs::exists(base + "_header.json"));
+  }
+  EXPECT_EQ(py_frames, kFrames) << py_log;
+  EXPECT_EQ(sub_frames, kFrames) << sub_log;
+  EXPECT_GT(common, 0) << "no frame reached all three receivers";
+  // stereod-sub's report: one line per frame with the documented columns.
+  EXPECT_NE(sub_log.find("front #"), std::string::npos) << sub_log;
+  EXPECT_NE(sub_log.find("valid "), std::string::npos) << sub_log;
+  EXPECT_NE(sub_log.find("latency "), std::string::npos) << sub_log;
+  fs::remove_all(dir);
+}

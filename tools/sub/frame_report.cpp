@@ -1,0 +1,110 @@
+#include "frame_report.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+
+
+#include "colormap.hpp"
+#include "disparity_io.hpp"
+#include "stereo/pixel_ops.hpp"
+
+namespace stereod::sub {
+namespace {
+
+// `v` with `decimals` digits after the point.
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+template <typename T>
+Image<T> packed(ImageView<const T> v) {
+  Image<T> out;
+  copy_into(v, out);
+  return out;
+}
+
+
+}  // namespace
+
+DisparitySummary summarize_disparity(ImageView<const std::uint16_t> d) {
+  DisparitySummary s;
+  std::uint64_t valid = 0;
+  std::uint16_t lo = 0xFFFF, hi = 0;
+  for (int y = 0; y < d.height; ++y) {
+    const std::uint16_t* row = d.row(y);
+    for (int x = 0; x < d.width; ++x) {
+      if (row[x] == kInvalidDisparity) continue;
+      ++valid;
+      lo = std::min(lo, row[x]);
+      hi = std::max(hi, row[x]);
+    }
+  }
+  const double total = static_cast<double>(d.width) * d.height;
+  if (valid == 0 || total == 0) return s;
+  s.valid_percent = 100.0 * static_cast<double>(valid) / total;
+  s.min_d = lo / static_cast<double>(kSubpixelScale);
+  s.max_d = hi / static_cast<double>(kSubpixelScale);
+  return s;
+}
+
+std::string frame_line(const client::Frame& frame, std::int64_t receive_ns) {
+  const auto& h = frame.header();
+  std::string line = h.info.pair + " #" + std::to_string(h.info.sequence);
+  if (!h.ok()) return line + "  error: " + h.info.error;
+  if (h.info.capture_ns > 0) {
+    line +=
+        "  latency " + fixed(static_cast<double>(receive_ns - h.info.capture_ns) / 1e6, 1) + " ms";
+  }
+  const DisparitySummary s = summarize_disparity(frame.disparity());
+  line += "  valid " + fixed(s.valid_percent, 1) + " %  d " + fixed(s.min_d, 2) + ".." +
+          fixed(s.max_d, 2) + " px";
+  return line;
+}
+
+std::string stats_lines(const stats::StatsSnapshot& snapshot) {
+  std::string out;
+  for (const auto& p : snapshot.pairs) {
+    out += p.pair + ": " + fixed(p.fps, 1) + " fps";
+    out += "  drops";
+    for (std::size_t i = 0; i < stats::kDropReasons; ++i) {
+      out += " " + std::string(stats::drop_reason_name(static_cast<stats::DropReason>(i))) + "=" +
+             std::to_string(p.drops[i]);
+    }
+    for (const auto& st : p.latency) {
+      if (st.latency.count == 0) continue;
+      out += "  " + st.stage + " p50 " + fixed(st.latency.p50, 1) + " p99 " +
+             fixed(st.latency.p99, 1) + " ms";
+    }
+    if (!p.last_error.empty()) out += "  last error: " + p.last_error;
+    out += "\n";
+  }
+  const auto& q = snapshot.publisher;
+  out += "publisher: queued " + std::to_string(q.queued) + "/" + std::to_string(q.queue_capacity) +
+         ", sent " + std::to_string(q.frames_sent_total) + ", payloads zero-copy " +
+         std::to_string(q.zero_copy_payloads_total) + " copied " +
+         std::to_string(q.copied_payloads_total) + "\n";
+  return out;
+}
+
+void save_frame(const std::string& dir, const client::Frame& frame) {
+  const auto& h = frame.header();
+  char seq[32];
+  std::snprintf(seq, sizeof seq, "%08llu", static_cast<unsigned long long>(h.info.sequence));
+  const std::string base = dir + "/" + h.info.pair + "_" + seq;
+  {
+    std::ofstream json(base + "_header.json");
+    json << frame.header_json() << "\n";
+    if (!json) throw std::runtime_error(base + "_header.json: cannot write");
+  }
+  if (!h.ok()) return;
+  write_png16(base + "_disparity.png", packed(frame.disparity()));
+  write_rgb(base + "_color.png",
+                colorize(frame.disparity(), h.info.min_disparity, h.info.max_disparity));
+  if (!frame.mask().empty()) write_png8(base + "_mask.png", packed(frame.mask()));
+  if (!frame.depth().empty()) write_png16(base + "_depth.png", packed(frame.depth()));
+}
+
+}  // namespace stereod::sub
