@@ -126,8 +126,11 @@ std::string camera_branch_description(const CameraConfig& cam, const SourceUri& 
     if (cam.color) s += "  " + src(kColorSrcName, "RGB") + " ! " + appsink(kColorSinkName);
     return s;
   }
-  std::string s = source_fragment(cam, uri) +
-                  " ! videorate drop-only=true ! videoscale ! videoconvert ! " +
+  // A live source's extra frames are dropped, never invented. A recording is resampled onto
+  // the configured rate's exact time grid: drop-only would also drop frames whose timestamps
+  // were rounded a nanosecond early (multifilesrc adds up rounded durations).
+  const char* rate = uri.is_file() ? "videorate" : "videorate drop-only=true";
+  std::string s = source_fragment(cam, uri) + " ! " + rate + " ! videoscale ! videoconvert ! " +
                   raw_caps(cam.color ? "RGB" : "GRAY8", cam);
   if (paced(uri)) s += std::string(" ! identity name=") + kPaceName + " sync=true";
   if (!cam.color) return s + " ! " + appsink(kGraySinkName);

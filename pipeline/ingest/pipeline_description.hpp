@@ -3,7 +3,7 @@
 // GStreamer, ending in appsinks that never block capture. Pure string building, so every scheme's
 // pipeline can be checked without the hardware.
 //
-//   <source> ! videorate drop-only=true ! videoscale ! videoconvert
+//   <source> ! videorate [drop-only=true] ! videoscale ! videoconvert
 //            ! video/x-raw,format=GRAY8,width=W,height=H,framerate=F [! identity sync=true]
 //            ! appsink name=stereod_gray sync=false max-buffers=2 drop=true
 //
