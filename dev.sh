@@ -14,7 +14,7 @@ JOBS=${JOBS:-$(nproc)}
 # Distribution packages (the same names on Debian 12 and Ubuntu 22.04).
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
-  libopencv-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
+  libopencv-dev libpng-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
   libzmq3-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev

@@ -2,6 +2,8 @@
 
 #include <fstream>
 
+#include "background_yaml.hpp"
+
 namespace stereod {
 
 void read_stereo_params(YamlReader& r, const YAML::Node& node, const std::string& path,
@@ -68,8 +70,14 @@ void read_stereo_params(YamlReader& r, const YAML::Node& node, const std::string
 }
 
 StereoParams load_stereo_params_file(const std::string& file, const StereoParams& defaults) {
+  PairParams d;
+  d.stereo = defaults;
+  return load_params_file(file, d).stereo;
+}
+
+PairParams load_params_file(const std::string& file, const PairParams& defaults) {
   YamlReader r(file);
-  StereoParams p = defaults;
+  PairParams p = defaults;
   YAML::Node root;
   std::ifstream in(file);
   if (!in) {
@@ -84,8 +92,9 @@ StereoParams load_stereo_params_file(const std::string& file, const StereoParams
     r.throw_if_failed();
   }
   if (r.expect_map(root, "", false)) {
-    r.check_keys(root, "", {"stereo"});
-    read_stereo_params(r, root["stereo"], "stereo", p);
+    r.check_keys(root, "", {"stereo", "background"});
+    read_stereo_params(r, root["stereo"], "stereo", p.stereo);
+    read_background_params(r, root["background"], "background", p.background);
   }
   r.throw_if_failed();
   return p;

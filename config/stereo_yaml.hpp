@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "background/background_params.hpp"
 #include "stereo/params.hpp"
 #include "yaml_reader.hpp"
 
@@ -15,7 +16,14 @@ namespace stereod {
 void read_stereo_params(YamlReader& reader, const YAML::Node& node, const std::string& path,
                         StereoParams& params);
 
-// A file whose top level holds a `stereo:` map (stereod-bench --config). Throws ConfigError.
+struct PairParams {
+  StereoParams stereo;
+  BackgroundParams background;
+};
+
+// A file whose top level holds `stereo:` and/or `background:` maps (stereod-bench --config).
+// Throws ConfigError.
+PairParams load_params_file(const std::string& file, const PairParams& defaults = {});
 StereoParams load_stereo_params_file(const std::string& file, const StereoParams& defaults = {});
 
 }  // namespace stereod

@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "stereo/matcher.hpp"
+#include "cpu_pair_processor.hpp"
 
 namespace stereod {
 namespace {
@@ -22,11 +22,14 @@ enum class SlotState { kFree, kQueued, kDone, kHeld };
 struct Slot {
   SlotState state = SlotState::kFree;
   Gray8 left, right;
-  StereoOutput out;
+  RgbImage left_color, right_color;
+  bool has_color = false;
+  PairOutput out;
   std::uint64_t sequence = 0;
   std::int64_t capture_time_ns = 0;
   std::uint64_t generation = 0;
   StereoParams params;  // the parameters in force when the frame was submitted
+  BackgroundParams background;
   bool ok = false;
   std::string error;
   StageTimings timings;
@@ -42,6 +45,7 @@ struct State {
   std::deque<int> in_order;  // slots submitted and not yet polled, in submission order
   bool stopping = false;
   StereoParams params;
+  BackgroundParams background;
   std::uint64_t generation = 0;
 };
 
@@ -49,6 +53,7 @@ class CpuEngine final : public Engine {
  public:
   explicit CpuEngine(const EngineOptions& o) : options_(o), state_(std::make_shared<State>()) {
     validate_for_images(o.stereo, o.width, o.height, o.width, o.height);
+    validate_background_params(o.background);
     if (o.inflight < 1 || o.inflight > 64) {
       throw ParameterError("gpu.inflight", "gpu.inflight = " + std::to_string(o.inflight) +
                                                ": must be between 1 and 64");
@@ -59,7 +64,8 @@ class CpuEngine final : public Engine {
       s.right.resize(o.width, o.height);
     }
     state_->params = o.stereo;
-    matcher_ = std::make_unique<CpuStereoMatcher>(o.stereo, o.cpu_threads);
+    state_->background = o.background;
+    processor_ = std::make_unique<CpuPairProcessor>(o.stereo, o.background, o.cpu_threads);
     worker_ = std::thread([this] { work(); });
   }
 
@@ -99,6 +105,11 @@ class CpuEngine final : public Engine {
     Slot& s = state_->slots[index];
     copy_into(f.left, s.left);
     copy_into(f.right, s.right);
+    s.has_color = !f.left_color.empty() && !f.right_color.empty();
+    if (s.has_color) {
+      copy_into(f.left_color, s.left_color);
+      copy_into(f.right_color, s.right_color);
+    }
     s.sequence = f.sequence;
     s.capture_time_ns = f.capture_time_ns;
     s.submitted = t0;
@@ -108,6 +119,7 @@ class CpuEngine final : public Engine {
       std::lock_guard<std::mutex> lock(state_->mutex);
       s.generation = state_->generation;
       s.params = state_->params;
+      s.background = state_->background;
       state_->queued.push_back(index);
       state_->in_order.push_back(index);
     }
@@ -132,10 +144,13 @@ class CpuEngine final : public Engine {
     r.ok = s.ok;
     r.error = s.error;
     if (s.ok) {
-      r.disparity = s.out.left.view();
-      r.right_disparity = s.out.right.view();
+      r.disparity = s.out.stereo.left.view();
+      r.right_disparity = s.out.stereo.right.view();
+      r.foreground = s.out.foreground.view();
+      r.background_active = s.out.background_active;
+      r.tested_fraction = s.out.tested_fraction;
     }
-    r.levels_used = s.out.levels_used;
+    r.levels_used = s.out.stereo.levels_used;
     r.params_generation = s.generation;
     r.timings = s.timings;
     std::shared_ptr<State> state = state_;
@@ -149,10 +164,12 @@ class CpuEngine final : public Engine {
     return r;
   }
 
-  void set_params(const StereoParams& p) override {
+  void set_params(const StereoParams& p, const BackgroundParams& b) override {
     validate_for_images(p, options_.width, options_.height, options_.width, options_.height);
+    validate_background_params(b);
     std::lock_guard<std::mutex> lock(state_->mutex);
     state_->params = p;
+    state_->background = b;
     ++state_->generation;
   }
 
@@ -167,6 +184,7 @@ class CpuEngine final : public Engine {
     for (;;) {
       int index;
       StereoParams params;
+      BackgroundParams background;
       std::uint64_t generation;
       {
         std::unique_lock<std::mutex> lock(state_->mutex);
@@ -175,6 +193,7 @@ class CpuEngine final : public Engine {
         index = state_->queued.front();
         state_->queued.pop_front();
         params = state_->slots[index].params;
+        background = state_->slots[index].background;
         generation = state_->slots[index].generation;
       }
       Slot& s = state_->slots[index];
@@ -183,13 +202,17 @@ class CpuEngine final : public Engine {
         // Frames carry the generation current at submit; a newer set_params applies only to
         // frames submitted after it. Parameters were validated by set_params.
         if (generation != applied) {
-          matcher_->set_params(params);
+          processor_->set_params(params, background);
           applied = generation;
         }
-        StereoInput in;
+        PairFrame in;
         in.left = s.left.view();
         in.right = s.right.view();
-        matcher_->compute(in, s.out);
+        if (s.has_color) {
+          in.left_color = view_of(s.left_color);
+          in.right_color = view_of(s.right_color);
+        }
+        processor_->process(in, s.out);
         s.ok = true;
         s.error.clear();
       } catch (const std::exception& e) {
@@ -209,7 +232,7 @@ class CpuEngine final : public Engine {
 
   EngineOptions options_;
   std::shared_ptr<State> state_;
-  std::unique_ptr<CpuStereoMatcher> matcher_;
+  std::unique_ptr<CpuPairProcessor> processor_;
   std::thread worker_;
 };
 

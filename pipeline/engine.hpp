@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "background/background_params.hpp"
+#include "frame.hpp"
 #include "image.hpp"
 #include "stereo/params.hpp"
 
@@ -22,6 +24,7 @@ struct EngineOptions {
   int width = 0;  // every frame of this pair has this size
   int height = 0;
   StereoParams stereo;
+  BackgroundParams background;
   int inflight = 2;          // slots: frames submitted and not yet released
   unsigned cpu_threads = 0;  // CPU engine: worker threads for one frame (0 = one per core)
   int gpu_device = 0;        // CUDA engine: which device
@@ -33,6 +36,10 @@ struct FrameInput {
   std::int64_t capture_time_ns = 0;    // carried through to the result untouched
   ImageView<const std::uint8_t> left;  // 8-bit gray, may be strided
   ImageView<const std::uint8_t> right;
+  // Optional color of the same pixels, for the background model's HSV test (ignored unless
+  // background.color is on). Without it the model compares intensities.
+  RgbView left_color;
+  RgbView right_color;
 };
 
 struct StageTimings {
@@ -49,6 +56,12 @@ struct EngineResult {
   std::string error;  // why the frame failed when !ok (e.g. a parameter the frame cannot meet)
   ImageView<const std::uint16_t> disparity;        // left reference, 16*d, kInvalidDisparity
   ImageView<const std::uint16_t> right_disparity;  // right reference
+  // Left camera's foreground mask at full resolution (255 = foreground, 0 = background); every
+  // pixel is foreground while the model warms up or when background modeling is off.
+  ImageView<const std::uint8_t> foreground;
+  bool background_active = false;  // the model decided this frame (enabled and warmed up)
+  // Share of full-resolution pixels (both cameras) that the hierarchy tested individually.
+  double tested_fraction = 1.0;
   int levels_used = 0;
   std::uint64_t params_generation = 0;  // which set_params call the frame was computed with
   StageTimings timings;
@@ -73,8 +86,9 @@ class Engine {
   virtual std::optional<EngineResult> poll(std::chrono::nanoseconds wait) = 0;
 
   // Frames submitted from now on use these parameters. Throws ParameterError (and keeps the old
-  // parameters) when they are unusable for this engine's image size.
-  virtual void set_params(const StereoParams& params) = 0;
+  // parameters) when they are unusable for this engine's image size. The background model keeps
+  // what it learned unless the number of levels or the color mode changes.
+  virtual void set_params(const StereoParams& stereo, const BackgroundParams& background) = 0;
 
   // Frames submitted and not yet returned by poll.
   virtual int in_flight() const = 0;

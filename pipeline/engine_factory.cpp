@@ -5,6 +5,7 @@
 
 #if defined(STEREOD_HAVE_CUDA)
 #include "cuda_device.hpp"
+#include "cuda_engine.hpp"
 #endif
 
 namespace stereod {
@@ -21,7 +22,12 @@ bool cuda_engine_available(std::string* why) {
 std::unique_ptr<Engine> make_engine(std::string_view kind, const EngineOptions& options) {
   if (kind == "cpu") return make_cpu_engine(options);
   if (kind == "cuda" || kind == "auto") {
-    std::string why = "the CUDA engine is not part of this build yet";
+    std::string why;
+    if (cuda_engine_available(&why)) {
+#if defined(STEREOD_HAVE_CUDA)
+      return make_cuda_engine(options);
+#endif
+    }
     if (kind == "cuda") throw std::runtime_error("cuda engine unavailable: " + why);
     return make_cpu_engine(options);
   }

@@ -1,6 +1,15 @@
 #include "frame.hpp"
 
+#include <algorithm>
+
 namespace stereod {
+
+void copy_into(const RgbView& src, RgbImage& dst) {
+  if (dst.width != src.width || dst.height != src.height) dst.resize(src.width, src.height);
+  for (int y = 0; y < src.height; ++y) {
+    std::copy(src.row(y), src.row(y) + 3 * src.width, dst.row(y));
+  }
+}
 
 void rgb_to_gray(const RgbImage& rgb, Gray8& gray) {
   gray.ensure_size(rgb.width, rgb.height);

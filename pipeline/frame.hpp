@@ -28,8 +28,27 @@ struct RgbImage {
     return pixels.data() + static_cast<std::size_t>(y) * width * 3;
   }
   // Interleaved bytes as a view of width*3 columns.
-  ImageView<const std::uint8_t> bytes() const { return {pixels.data(), width * 3, height, width * 3}; }
+  ImageView<const std::uint8_t> bytes() const {
+    return {pixels.data(), width * 3, height, width * 3};
+  }
 };
+
+// A non-owning view of interleaved RGB (stride in bytes), e.g. a GStreamer buffer's pixels.
+struct RgbView {
+  const std::uint8_t* data = nullptr;
+  int width = 0;
+  int height = 0;
+  std::ptrdiff_t stride = 0;  // bytes between row starts
+
+  bool empty() const { return data == nullptr || width <= 0 || height <= 0; }
+  const std::uint8_t* row(int y) const { return data + static_cast<std::ptrdiff_t>(y) * stride; }
+};
+
+inline RgbView view_of(const RgbImage& img) {
+  return {img.pixels.data(), img.width, img.height, static_cast<std::ptrdiff_t>(img.width) * 3};
+}
+// Copies a view into a packed image (resizing it if needed).
+void copy_into(const RgbView& src, RgbImage& dst);
 
 // BT.601 luma, integer: (77 R + 150 G + 29 B + 128) >> 8.
 inline std::uint8_t luma(std::uint8_t r, std::uint8_t g, std::uint8_t b) {

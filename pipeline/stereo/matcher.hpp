@@ -45,6 +45,18 @@ class CpuStereoMatcher {
   void set_params(const StereoParams& params);
   const StereoParams& params() const { return params_; }
 
+  // Intermediate results of the last compute() (tests compare the CUDA engine stage by stage).
+  // image/view 0 = left, 1 = right.
+  const Gray8& level_gray(int level, int image) const {
+    return image == 0 ? levels_[level].left : levels_[level].right;
+  }
+  const Image<std::uint64_t>& level_census(int level, int image) const {
+    return image == 0 ? levels_[level].left_census : levels_[level].right_census;
+  }
+  const Image<std::int16_t>& level_disparity(int level, int view) const {
+    return view == 0 ? levels_[level].left_disp : levels_[level].right_disp;
+  }
+
   // Throws ParameterError for images the parameters cannot work with (sizes differ, too small, the
   // range does not fit, too many levels).
   void compute(const StereoInput& in, StereoOutput& out);

@@ -3,14 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <gst/gst.h>
-#include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "gst_support.hpp"
+#include "image_file.hpp"
 #include "rig_support.hpp"
 
 using namespace stereod;
@@ -40,7 +40,8 @@ void write_png_sequence(const std::string& dir, int count) {
   for (int i = 0; i < count; ++i) {
     char name[64];
     std::snprintf(name, sizeof name, "/f_%06d.png", i);
-    ASSERT_TRUE(cv::imwrite(dir + name, cv::Mat(48, 64, CV_8UC1, cv::Scalar(level(i)))));
+    const std::vector<std::uint8_t> flat(64 * 48, static_cast<std::uint8_t>(level(i)));
+    write_png_file(dir + name, flat.data(), 64, 48, 1, 8);
   }
 }
 

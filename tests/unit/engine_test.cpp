@@ -96,7 +96,7 @@ TEST(CpuEngine, ParameterChangesApplyToLaterFrames) {
   ASSERT_EQ(engine->submit(frame_of(s, 0)), SubmitStatus::kAccepted);
   StereoParams p = small_options().stereo;
   p.levels = 1;
-  engine->set_params(p);
+  engine->set_params(p, BackgroundParams{});
   ASSERT_EQ(engine->submit(frame_of(s, 1)), SubmitStatus::kAccepted);
   auto a = engine->poll(10s);
   ASSERT_TRUE(a);
@@ -108,7 +108,7 @@ TEST(CpuEngine, ParameterChangesApplyToLaterFrames) {
   EXPECT_EQ(b->params_generation, 1u);
   // Unusable parameters are refused and the engine keeps working with the old ones.
   p.max_disparity = 500;
-  EXPECT_THROW(engine->set_params(p), ParameterError);
+  EXPECT_THROW(engine->set_params(p, BackgroundParams{}), ParameterError);
   a.reset();
   b.reset();
   ASSERT_EQ(engine->submit(frame_of(s, 2)), SubmitStatus::kAccepted);

@@ -8,7 +8,6 @@
 
 #include <nlohmann/json.hpp>
 #include <opencv2/calib3d.hpp>
-#include <opencv2/imgcodecs.hpp>
 
 #include "bench.hpp"
 #include "disparity_io.hpp"
@@ -103,9 +102,7 @@ nlohmann::json score_json(SceneFamily f, const SceneScore& s) {
 }  // namespace
 
 int run_accuracy(const CommonOptions& common, const AccuracyOptions& o) {
-  StereoParams base;
-  base.fill = o.fill;
-  const StereoParams params = resolve_params(common, base);
+  const PairParams params = resolve_stereo_only(common, o.fill);
   auto scenes = find_scenes(o.data);
   if (!o.only.empty()) {
     scenes.erase(std::remove_if(
@@ -131,8 +128,8 @@ int run_accuracy(const CommonOptions& common, const AccuracyOptions& o) {
   }
   for (const auto& files : scenes) {
     const Scene scene = load_scene(files);
-    StereoParams p = params;
-    p.max_disparity = files.max_disparity;
+    PairParams p = params;
+    p.stereo.max_disparity = files.max_disparity;
     auto engine = open_engine(common, scene.left.width(), scene.left.height(), p);
     engine_name = engine->name();
     StageTimings t;
@@ -149,17 +146,19 @@ int run_accuracy(const CommonOptions& common, const AccuracyOptions& o) {
       write_pfm((dir / (files.name + ".pfm")).string(), to_float_disparity(d));
       // The left image, darkened, with bad pixels red and pixels without an estimate blue.
       const Gray8 errors = error_map(scene, d);
-      cv::Mat vis(d.height(), d.width(), CV_8UC3);
+      RgbImage vis;
+      vis.resize(d.width(), d.height());
       for (int y = 0; y < d.height(); ++y) {
         for (int x = 0; x < d.width(); ++x) {
           const std::uint8_t g = static_cast<std::uint8_t>(scene.left(x, y) / 2);
           const std::uint8_t e = errors(x, y);
-          vis.at<cv::Vec3b>(y, x) = e == 2   ? cv::Vec3b(0, 0, 255)
-                                    : e == 3 ? cv::Vec3b(255, 64, 0)
-                                             : cv::Vec3b(g, g, g);
+          std::uint8_t* px = vis.row(y) + 3 * x;
+          px[0] = e == 2 ? 255 : e == 3 ? 0 : g;
+          px[1] = e == 2 ? 0 : e == 3 ? 64 : g;
+          px[2] = e == 2 ? 0 : e == 3 ? 255 : g;
         }
       }
-      cv::imwrite((dir / (files.name + "_errors.png")).string(), vis);
+      write_rgb((dir / (files.name + "_errors.png")).string(), vis);
     }
     char size[32];
     std::snprintf(size, sizeof size, "%dx%d", scene.left.width(), scene.left.height());

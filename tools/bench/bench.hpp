@@ -8,22 +8,25 @@
 #include "engine.hpp"
 #include "image.hpp"
 #include "stereo/params.hpp"
+#include "stereo_yaml.hpp"
 
 namespace stereod::bench {
 
 struct CommonOptions {
   std::string engine = "cpu";     // cpu | cuda | auto
   std::string config;             // YAML file with a `stereo:` map
-  std::vector<std::string> sets;  // "key=value" overrides of stereo parameters
+  std::vector<std::string> sets;  // "key=value" (stereo) or "background.key=value" overrides
   unsigned threads = 0;           // CPU engine threads (0 = one per core)
   bool json = false;
 };
 
 // Defaults, then the config file, then --set overrides (each checked like the config file).
-StereoParams resolve_params(const CommonOptions& o, const StereoParams& base = {});
+PairParams resolve_params(const CommonOptions& o, const PairParams& base = {});
+// For single images: no background model (it would only be warming up).
+PairParams resolve_stereo_only(const CommonOptions& o, bool fill);
 
 std::unique_ptr<Engine> open_engine(const CommonOptions& o, int width, int height,
-                                    const StereoParams& params, int inflight = 2);
+                                    const PairParams& params, int inflight = 2);
 
 // Runs one pair through an engine and waits for it. Throws std::runtime_error on a failed frame.
 Disparity16 run_pair(Engine& engine, const Gray8& left, const Gray8& right,
@@ -50,14 +53,19 @@ struct SpeedOptions {
   int warmup = 10;
   int pairs = 1;
   int inflight = 2;
+  bool profile = false;  // CUDA: time each stage of one frame with events
+  bool background = false;  // background modeling on, over the synthetic video
 };
 int run_speed(const CommonOptions& common, const SpeedOptions& o);
 
 struct SequenceOptions {
   std::string left_pattern, right_pattern;
   int max_disparity = 128;
-  std::string out;
+  std::string out;  // empty: write nothing
   bool fill = false;
+  bool no_background = false;
+  bool verbose = false;
+  std::string truth_disparity, truth_mask;  // patterns; default: stereod-synth's, beside the frames
   int start = 0;
   int count = 0;  // 0 = until a file is missing
 };

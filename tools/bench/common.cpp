@@ -1,39 +1,59 @@
 #include <stdexcept>
 
+#include "background_yaml.hpp"
 #include "bench.hpp"
 #include "stereo_yaml.hpp"
 
 namespace stereod::bench {
 
-StereoParams resolve_params(const CommonOptions& o, const StereoParams& base) {
-  StereoParams p = o.config.empty() ? base : load_stereo_params_file(o.config, base);
+PairParams resolve_params(const CommonOptions& o, const PairParams& base) {
+  PairParams p = o.config.empty() ? base : load_params_file(o.config, base);
   if (!o.sets.empty()) {
     YamlReader reader("--set");
-    YAML::Node map(YAML::NodeType::Map);
+    YAML::Node stereo(YAML::NodeType::Map), background(YAML::NodeType::Map);
     for (const auto& s : o.sets) {
       const auto eq = s.find('=');
       if (eq == std::string::npos || eq == 0) {
         reader.issues().push_back({"--set", 0, 0, s, "expected key=value"});
         continue;
       }
+      std::string key = s.substr(0, eq);
+      YAML::Node* section = &stereo;
+      if (key.rfind("background.", 0) == 0) {
+        section = &background;
+        key = key.substr(11);
+      } else if (key.rfind("stereo.", 0) == 0) {
+        key = key.substr(7);
+      }
       try {
-        map[s.substr(0, eq)] = YAML::Load(s.substr(eq + 1));
+        (*section)[key] = YAML::Load(s.substr(eq + 1));
       } catch (const YAML::Exception& e) {
         reader.issues().push_back({"--set", 0, 0, s, "not a YAML value: " + e.msg});
       }
     }
-    read_stereo_params(reader, map, "stereo", p);
+    read_stereo_params(reader, stereo, "stereo", p.stereo);
+    read_background_params(reader, background, "background", p.background);
     reader.throw_if_failed();
   }
   return p;
 }
 
+PairParams resolve_stereo_only(const CommonOptions& o, bool fill) {
+  PairParams base;
+  base.stereo.fill = fill;
+  PairParams p = resolve_params(o, base);
+  if (fill) p.stereo.fill = true;
+  p.background.enabled = false;
+  return p;
+}
+
 std::unique_ptr<Engine> open_engine(const CommonOptions& o, int width, int height,
-                                    const StereoParams& params, int inflight) {
+                                    const PairParams& params, int inflight) {
   EngineOptions eo;
   eo.width = width;
   eo.height = height;
-  eo.stereo = params;
+  eo.stereo = params.stereo;
+  eo.background = params.background;
   eo.inflight = inflight;
   eo.cpu_threads = o.threads;
   return make_engine(o.engine, eo);

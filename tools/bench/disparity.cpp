@@ -10,15 +10,13 @@ namespace stereod::bench {
 int run_disparity(const CommonOptions& common, const std::string& left_path,
                   const std::string& right_path, int max_disparity, const std::string& out,
                   bool fill, const std::string& right_out) {
-  StereoParams base;
-  base.fill = fill;
-  StereoParams p = resolve_params(common, base);
-  p.max_disparity = max_disparity;
-  if (fill) p.fill = true;
+  PairParams params = resolve_stereo_only(common, fill);
+  params.stereo.max_disparity = max_disparity;
+  const StereoParams& p = params.stereo;
   const Gray8 left = load_gray(left_path);
   const Gray8 right = load_gray(right_path);
   validate_for_images(p, left.width(), left.height(), right.width(), right.height());
-  auto engine = open_engine(common, left.width(), left.height(), p);
+  auto engine = open_engine(common, left.width(), left.height(), params);
   FrameInput in;
   in.left = left.view();
   in.right = right.view();

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "bench.hpp"
+#include "size_arg.hpp"
 #include "yaml_reader.hpp"
 
 using namespace stereod;
@@ -22,20 +23,6 @@ void add_common(CLI::App* app, CommonOptions& o) {
       ->take_all();
   app->add_option("--threads", o.threads, "CPU engine threads (0 = one per core)");
   app->add_flag("--json", o.json, "Machine-readable output");
-}
-
-bool parse_size(const std::string& s, int& w, int& h) {
-  const auto x = s.find('x');
-  if (x == std::string::npos) return false;
-  try {
-    std::size_t used = 0;
-    w = std::stoi(s.substr(0, x), &used);
-    if (used != x) return false;
-    h = std::stoi(s.substr(x + 1), &used);
-    return used == s.size() - x - 1 && w > 0 && h > 0;
-  } catch (const std::exception&) {
-    return false;
-  }
 }
 
 }  // namespace
@@ -83,6 +70,9 @@ int main(int argc, char** argv) {
   sp->add_option("--warmup", speed.warmup, "Frames run before timing")->check(CLI::Range(0, 10000));
   sp->add_option("--pairs", speed.pairs, "Pairs processed at once")->check(CLI::Range(1, 256));
   sp->add_option("--inflight", speed.inflight, "Slots per pair")->check(CLI::Range(1, 64));
+  sp->add_flag("--profile", speed.profile, "CUDA engine: also time each stage of a frame");
+  sp->add_flag("--background", speed.background,
+               "Background modeling on, over a synthetic video with moving objects");
 
   CommonOptions seq_common;
   SequenceOptions seq;
@@ -93,8 +83,16 @@ int main(int argc, char** argv) {
   sq->add_option("--right", seq.right_pattern, "Right frames, printf pattern")->required();
   sq->add_option("--max-disparity", seq.max_disparity, "Disparities 0..N-1 are searched")
       ->required();
-  sq->add_option("--out", seq.out, "Output folder")->required();
+  sq->add_option("--out", seq.out, "Write disparity PFMs and foreground PNGs into this folder");
   sq->add_flag("--fill", seq.fill, "Fill holes (dense output)");
+  sq->add_flag("--no-background", seq.no_background, "Background modeling off");
+  sq->add_flag("--verbose", seq.verbose, "One line per frame");
+  sq->add_option("--truth-disparity", seq.truth_disparity,
+                 "Ground-truth disparity PFMs, printf pattern (default: disparity_%06d.pfm "
+                 "beside the left frames)");
+  sq->add_option("--truth-mask", seq.truth_mask,
+                 "Ground-truth masks (0 background, 64 shadow, 255 foreground), printf pattern "
+                 "(default: mask_%06d.png beside the left frames)");
   sq->add_option("--start", seq.start, "First frame number");
   sq->add_option("--count", seq.count, "Frames to run (0 = until a file is missing)");
 

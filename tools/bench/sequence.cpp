@@ -1,7 +1,16 @@
-// stereod-bench sequence: one engine instance over numbered frames, so state (once background
-// modeling exists) carries from frame to frame; each frame's disparity goes to a PFM.
+// stereod-bench sequence: one engine instance over numbered frames, so the background model's
+// state carries from frame to frame. Each frame's disparity (PFM) and foreground mask (PNG) go to
+// --out when given. Where ground truth lies beside the frames (stereod-synth's layout:
+// disparity_%06d.pfm and mask_%06d.png next to left_%06d.png) or is named with --truth-*, the run
+// is scored: mask IoU, precision and recall after warm-up, shadow pixels called foreground,
+// disparity bad 1.0 / 2.0 over true foreground, foreground left without disparity, and the share
+// of full-resolution pixels the hierarchy tested individually.
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
 
 #include "bench.hpp"
 #include "disparity_io.hpp"
@@ -9,18 +18,77 @@
 #include "stereo/pixel_ops.hpp"
 
 namespace stereod::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Ground-truth patterns beside the left frames, in stereod-synth's naming.
+std::string sibling_pattern(const std::string& left_pattern, const std::string& name) {
+  const fs::path p(left_pattern);
+  return (p.parent_path() / name).string();
+}
+
+struct Totals {
+  long long frames = 0, scored_frames = 0;
+  long long tp = 0, fp = 0, fn = 0;
+  long long shadow = 0, shadow_fg = 0;
+  long long fg = 0, bad1 = 0, bad2 = 0, no_disparity = 0;
+  long long pixels = 0;
+  double tested = 0;
+  double ms = 0;
+
+  double ratio(long long a, long long b) const { return b ? double(a) / double(b) : 0; }
+};
+
+void score_frame(const EngineResult& r, const Image<float>& gt, const Gray8& mask, Totals& t) {
+  for (int y = 0; y < mask.height(); ++y) {
+    for (int x = 0; x < mask.width(); ++x) {
+      const std::uint8_t m = mask(x, y);
+      const bool truth_fg = m == 255;
+      const bool said_fg = r.foreground(x, y) != 0;
+      t.tp += truth_fg && said_fg;
+      t.fp += !truth_fg && said_fg;
+      t.fn += truth_fg && !said_fg;
+      if (m == 64) {
+        ++t.shadow;
+        t.shadow_fg += said_fg;
+      }
+      if (!truth_fg || !std::isfinite(gt(x, y))) continue;
+      ++t.fg;
+      const std::uint16_t d = r.disparity(x, y);
+      if (d == kInvalidDisparity) {
+        ++t.no_disparity;
+        ++t.bad1;
+        ++t.bad2;
+        continue;
+      }
+      const double err = std::fabs(d / double(kSubpixelScale) - static_cast<double>(gt(x, y)));
+      t.bad1 += err > 1.0;
+      t.bad2 += err > 2.0;
+    }
+  }
+  t.pixels += static_cast<long long>(mask.size());
+}
+
+}  // namespace
 
 int run_sequence(const CommonOptions& common, const SequenceOptions& o) {
-  namespace fs = std::filesystem;
-  StereoParams base;
-  base.fill = o.fill;
-  StereoParams p = resolve_params(common, base);
-  p.max_disparity = o.max_disparity;
-  if (o.fill) p.fill = true;
-  fs::create_directories(o.out);
+  PairParams base;
+  base.stereo.fill = o.fill;
+  PairParams params = resolve_params(common, base);
+  params.stereo.max_disparity = o.max_disparity;
+  if (o.fill) params.stereo.fill = true;
+  if (o.no_background) params.background.enabled = false;
+  if (!o.out.empty()) fs::create_directories(o.out);
+
+  std::string truth_disp = o.truth_disparity, truth_mask = o.truth_mask;
+  if (truth_disp.empty()) truth_disp = sibling_pattern(o.left_pattern, "disparity_%06d.pfm");
+  if (truth_mask.empty()) truth_mask = sibling_pattern(o.left_pattern, "mask_%06d.png");
 
   std::unique_ptr<Engine> engine;
-  int done = 0;
+  Totals t;
+  RgbImage left_rgb, right_rgb;
+  Gray8 left, right;
   for (long long i = o.start; o.count == 0 || i < o.start + o.count; ++i) {
     const std::string lp = format_frame_path(o.left_pattern, i);
     const std::string rp = format_frame_path(o.right_pattern, i);
@@ -28,24 +96,91 @@ int run_sequence(const CommonOptions& common, const SequenceOptions& o) {
       if (o.count != 0) throw std::runtime_error("missing frame " + std::to_string(i) + ": " + lp);
       break;
     }
-    const Gray8 left = load_gray(lp);
-    const Gray8 right = load_gray(rp);
-    if (!engine) engine = open_engine(common, left.width(), left.height(), p);
-    StageTimings t;
-    const Disparity16 d = run_pair(*engine, left, right, static_cast<std::uint64_t>(i), &t);
-    char name[64];
-    std::snprintf(name, sizeof name, "disparity_%06lld.pfm", i);
-    write_pfm((fs::path(o.out) / name).string(), to_float_disparity(d));
-    long long valid = 0;
-    for (auto v : d.pixels()) valid += v != kInvalidDisparity;
-    if (!common.json) {
-      std::printf("frame %lld: %.1f ms, %.1f%% valid\n", i, t.total_ms,
-                  100.0 * valid / static_cast<double>(d.size()));
+    const bool color =
+        load_color_and_gray(lp, left_rgb, left) & load_color_and_gray(rp, right_rgb, right);
+    if (!engine) engine = open_engine(common, left.width(), left.height(), params);
+    FrameInput in;
+    in.sequence = static_cast<std::uint64_t>(i);
+    in.left = left.view();
+    in.right = right.view();
+    if (color) {
+      in.left_color = view_of(left_rgb);
+      in.right_color = view_of(right_rgb);
     }
-    ++done;
+    while (engine->submit(in) == SubmitStatus::kBusy) engine->poll(std::chrono::milliseconds(10));
+    auto r = engine->poll(std::chrono::seconds(120));
+    if (!r) throw std::runtime_error("no result for frame " + std::to_string(i));
+    if (!r->ok) throw std::runtime_error("frame " + std::to_string(i) + ": " + r->error);
+    ++t.frames;
+    t.ms += r->timings.total_ms;
+
+    const std::string gd = format_frame_path(truth_disp, i), gm = format_frame_path(truth_mask, i);
+    const bool have_truth = fs::exists(gd) && fs::exists(gm);
+    if (have_truth && r->background_active) {
+      score_frame(*r, read_pfm(gd), load_mask(gm), t);
+      ++t.scored_frames;
+      t.tested += r->tested_fraction;
+    }
+    if (!o.out.empty()) {
+      Disparity16 d(r->disparity.width, r->disparity.height);
+      copy_into(r->disparity, d);
+      char name[64];
+      std::snprintf(name, sizeof name, "disparity_%06lld.pfm", i);
+      write_pfm((fs::path(o.out) / name).string(), to_float_disparity(d));
+      Gray8 fg(r->foreground.width, r->foreground.height);
+      copy_into(r->foreground, fg);
+      std::snprintf(name, sizeof name, "foreground_%06lld.png", i);
+      write_png8((fs::path(o.out) / name).string(), fg);
+    }
+    if (o.verbose && !common.json) {
+      std::printf("frame %lld: %.1f ms, background %s, tested %.1f%%\n", i, r->timings.total_ms,
+                  r->background_active ? "active" : "warming up", 100 * r->tested_fraction);
+    }
   }
-  if (done == 0) throw std::runtime_error("no frames found for " + o.left_pattern);
-  std::printf("%d frames written to %s\n", done, o.out.c_str());
+  if (t.frames == 0) throw std::runtime_error("no frames found for " + o.left_pattern);
+
+  const double iou = t.ratio(t.tp, t.tp + t.fp + t.fn);
+  const double precision = t.ratio(t.tp, t.tp + t.fp);
+  const double recall = t.ratio(t.tp, t.tp + t.fn);
+  const double shadow_bg = t.shadow ? 1.0 - t.ratio(t.shadow_fg, t.shadow) : 1.0;
+  const double coverage = t.ratio(t.tp + t.fn, t.pixels);
+  const double tested = t.scored_frames ? t.tested / t.scored_frames : 0;
+  if (common.json) {
+    nlohmann::json j = {{"frames", t.frames},
+                        {"scored_frames", t.scored_frames},
+                        {"ms_per_frame", t.ms / t.frames}};
+    if (t.scored_frames) {
+      j["mask_iou"] = iou;
+      j["mask_precision"] = precision;
+      j["mask_recall"] = recall;
+      j["shadow_called_background"] = shadow_bg;
+      j["shadow_pixels"] = t.shadow;
+      j["foreground_coverage"] = coverage;
+      j["bad1_foreground"] = t.ratio(t.bad1, t.fg);
+      j["bad2_foreground"] = t.ratio(t.bad2, t.fg);
+      j["foreground_without_disparity"] = t.ratio(t.no_disparity, t.fg);
+      j["bad1_foreground_estimated"] = t.ratio(t.bad1 - t.no_disparity, t.fg - t.no_disparity);
+      j["tested_fraction"] = tested;
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%lld frames, %.1f ms per frame (engine %s)\n", t.frames, t.ms / t.frames,
+              std::string(engine->name()).c_str());
+  if (t.scored_frames == 0) {
+    std::printf("no ground truth scored (none found, or the model never finished warming up)\n");
+    return 0;
+  }
+  std::printf(
+      "scored %lld frames after warm-up, true foreground %.1f%% of pixels\n"
+      "  mask: IoU %.3f  precision %.3f  recall %.3f\n"
+      "  shadow pixels called background: %.1f%% (of %lld)\n"
+      "  disparity over true foreground: bad 1.0 %.2f%%  bad 2.0 %.2f%%  without disparity %.2f%%"
+      "  (bad 1.0 where estimated %.2f%%)\n"
+      "  full-resolution pixels tested individually: %.1f%%\n",
+      t.scored_frames, 100 * coverage, iou, precision, recall, 100 * shadow_bg, t.shadow,
+      100 * t.ratio(t.bad1, t.fg), 100 * t.ratio(t.bad2, t.fg), 100 * t.ratio(t.no_disparity, t.fg),
+      100 * t.ratio(t.bad1 - t.no_disparity, t.fg - t.no_disparity), 100 * tested);
   return 0;
 }
 

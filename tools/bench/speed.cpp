@@ -13,7 +13,11 @@
 
 #include "bench.hpp"
 #include "stereo/pixel_ops.hpp"
+#include "synthetic/synthetic_scene.hpp"
 #include "synthetic_scene.hpp"
+#if defined(STEREOD_HAVE_CUDA)
+#include "cuda_engine.hpp"
+#endif
 
 namespace stereod::bench {
 namespace {
@@ -42,33 +46,63 @@ double percent_correct(ImageView<const std::uint16_t> d, const SyntheticPair& tr
 }  // namespace
 
 int run_speed(const CommonOptions& common, const SpeedOptions& o) {
-  StereoParams p = resolve_params(common);
+  // Background off unless asked for: every pixel is matched (the speed targets are stated so).
+  PairParams params = o.background ? resolve_params(common) : resolve_stereo_only(common, false);
+  StereoParams& p = params.stereo;
   p.max_disparity = o.max_disparity;
   if (o.levels > 0) p.levels = o.levels;
   validate_for_images(p, o.width, o.height, o.width, o.height);
 
-  // A few different pairs in rotation, so no cache holds the next frame's input.
+  // A few different pairs in rotation, so no cache holds the next frame's input. With background
+  // modeling: a cycle of frames of the synthetic video (moving objects, ~15 % foreground).
   std::vector<SyntheticPair> inputs;
-  for (std::uint32_t seed = 0; seed < 3; ++seed) {
-    inputs.push_back(make_benchmark_pair(o.width, o.height, o.max_disparity, 11 + seed * 7));
+  std::vector<RgbImage> colors;
+  int warmup = o.warmup;
+  if (o.background) {
+    SyntheticOptions so;
+    so.width = o.width;
+    so.height = o.height;
+    so.max_disparity = o.max_disparity;
+    SyntheticScene scene(so);
+    SyntheticFrame f;
+    for (int i = 0; i < 48; ++i) {
+      scene.render(i, f);
+      SyntheticPair frame;
+      frame.left = f.left_gray;
+      frame.right = f.right_gray;
+      frame.truth = f.disparity;
+      frame.visible.resize(o.width, o.height);
+      for (std::size_t k = 0; k < frame.visible.size(); ++k) {
+        frame.visible.data()[k] = f.mask.data()[k] == kMaskForeground ? 255 : 0;
+      }
+      inputs.push_back(std::move(frame));
+      colors.push_back(f.left);
+      colors.push_back(f.right);
+    }
+    // Time the model at work, not its warm-up.
+    warmup = std::max(o.warmup, params.background.warmup + 10);
+  } else {
+    for (std::uint32_t seed = 0; seed < 3; ++seed) {
+      inputs.push_back(make_benchmark_pair(o.width, o.height, o.max_disparity, 11 + seed * 7));
+    }
   }
   std::vector<std::unique_ptr<Engine>> engines;
   for (int k = 0; k < o.pairs; ++k) {
-    engines.push_back(open_engine(common, o.width, o.height, p, o.inflight));
+    engines.push_back(open_engine(common, o.width, o.height, params, o.inflight));
   }
 
-  const int total = o.warmup + o.frames;
+  const int total = warmup + o.frames;
   std::vector<int> submitted(o.pairs, 0), completed(o.pairs, 0);
-  std::vector<double> latency, compute;
+  std::vector<double> latency, compute, tested, foreground;
   double correct = 100;
   int levels_used = 0;
   using Clock = std::chrono::steady_clock;
   Clock::time_point start;
-  bool timing = o.warmup == 0;
+  bool timing = warmup == 0;
   if (timing) start = Clock::now();
   int timed_done = 0;
   auto all_warm = [&] {
-    return std::all_of(completed.begin(), completed.end(), [&](int c) { return c >= o.warmup; });
+    return std::all_of(completed.begin(), completed.end(), [&](int c) { return c >= warmup; });
   };
   auto handle = [&](int k, const EngineResult& r) {
     if (!r.ok) throw std::runtime_error("frame failed: " + r.error);
@@ -77,10 +111,16 @@ int run_speed(const CommonOptions& common, const SpeedOptions& o) {
                                ", got " + std::to_string(r.sequence));
     }
     levels_used = r.levels_used;
-    if (completed[k] >= o.warmup) {
+    if (completed[k] >= warmup) {
       ++timed_done;
       latency.push_back(r.timings.total_ms);
       compute.push_back(r.timings.compute_ms);
+      tested.push_back(r.tested_fraction);
+      long long fg = 0;
+      for (int y = 0; y < r.foreground.height; ++y) {
+        for (int x = 0; x < r.foreground.width; ++x) fg += r.foreground(x, y) != 0;
+      }
+      foreground.push_back(double(fg) / (double(r.foreground.width) * r.foreground.height));
     }
     if (completed[k] == total - 1) {
       const auto& truth = inputs[static_cast<std::size_t>(completed[k]) % inputs.size()];
@@ -92,13 +132,18 @@ int run_speed(const CommonOptions& common, const SpeedOptions& o) {
     bool progress = false;
     for (int k = 0; k < o.pairs; ++k) {
       // Warm-up frames first on every pair, so the timed window starts with all pairs warm.
-      const int limit = timing ? total : o.warmup;
+      const int limit = timing ? total : warmup;
       while (submitted[k] < limit) {
         const SyntheticPair& in = inputs[static_cast<std::size_t>(submitted[k]) % inputs.size()];
         FrameInput f;
         f.sequence = static_cast<std::uint64_t>(submitted[k]);
         f.left = in.left.view();
         f.right = in.right.view();
+        if (!colors.empty()) {
+          const std::size_t c = 2 * (static_cast<std::size_t>(submitted[k]) % inputs.size());
+          f.left_color = view_of(colors[c]);
+          f.right_color = view_of(colors[c + 1]);
+        }
         if (engines[k]->submit(f) == SubmitStatus::kBusy) break;
         ++submitted[k];
         progress = true;
@@ -124,6 +169,26 @@ int run_speed(const CommonOptions& common, const SpeedOptions& o) {
     }
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  std::vector<std::pair<std::string, double>> stages;
+#if defined(STEREOD_HAVE_CUDA)
+  if (o.profile && engines.front()->name() == "cuda") {
+    // Median of several profiled frames per stage.
+    std::vector<std::vector<std::pair<std::string, double>>> runs;
+    for (int i = 0; i < 21; ++i) {
+      const SyntheticPair& in = inputs[static_cast<std::size_t>(i) % inputs.size()];
+      FrameInput f;
+      f.sequence = static_cast<std::uint64_t>(total + i);
+      f.left = in.left.view();
+      f.right = in.right.view();
+      runs.push_back(cuda_engine_profile(*engines.front(), f));
+    }
+    for (std::size_t s = 0; s < runs.front().size(); ++s) {
+      std::vector<double> t;
+      for (const auto& r : runs) t.push_back(r[s].second);
+      stages.emplace_back(runs.front()[s].first, median(t));
+    }
+  }
+#endif
   const double pair_frames = static_cast<double>(timed_done);
   const double fps_total = pair_frames / seconds;
   const double fps_pair = fps_total / o.pairs;
@@ -146,6 +211,12 @@ int run_speed(const CommonOptions& common, const SpeedOptions& o) {
                         {"latency_ms_median", median(latency)},
                         {"compute_ms_median", median(compute)},
                         {"percent_correct", correct}};
+    for (const auto& [stage, ms] : stages) j["stages_ms"][stage] = ms;
+    if (o.background) {
+      j["background"] = true;
+      j["foreground_fraction_median"] = median(foreground);
+      j["tested_fraction_median"] = median(tested);
+    }
     std::cout << j.dump() << "\n";
   } else {
     std::printf(
@@ -156,6 +227,19 @@ int run_speed(const CommonOptions& common, const SpeedOptions& o) {
         engine_name.c_str(), o.width, o.height, o.max_disparity, levels_used, o.pairs, o.inflight,
         o.frames, ms_per_frame, fps_pair, fps_total, mde, median(latency), median(compute),
         correct);
+    if (o.background) {
+      std::printf("  background modeling on: foreground %.1f%% of pixels, %.1f%% tested individually "
+                  "(medians)\n", 100 * median(foreground), 100 * median(tested));
+    }
+    if (!stages.empty()) {
+      double sum = 0;
+      std::printf("  stages of one frame, outside the graph (median of 21, ms):\n");
+      for (const auto& [stage, ms] : stages) {
+        std::printf("    %-48s %8.4f\n", stage.c_str(), ms);
+        sum += ms;
+      }
+      std::printf("    %-48s %8.4f\n", "sum", sum);
+    }
   }
   return 0;
 }

@@ -7,9 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
 
+#include "image_file.hpp"
 #include "stereo/pixel_ops.hpp"
 
 namespace stereod {
@@ -37,23 +36,68 @@ float swap_bytes(float f) {
 
 }  // namespace
 
+namespace {
+
+// One 8-bit image as RGB (gray repeated), or throws naming the file.
+ImageFile read_8bit(const std::string& path) {
+  ImageFile f = read_image_file(path);
+  if (f.bit_depth != 8) throw std::runtime_error(path + ": expected an 8-bit image");
+  return f;
+}
+
+// Sample c of pixel i, for 1-4 channel images: gray (and gray + alpha) gives every channel.
+std::uint8_t channel(const ImageFile& f, std::size_t i, int c) {
+  const int ch = f.channels <= 2 ? 0 : c;
+  return f.data[i * static_cast<std::size_t>(f.channels) + ch];
+}
+
+}  // namespace
+
 Gray8 load_gray(const std::string& path) {
-  cv::Mat m = cv::imread(path, cv::IMREAD_GRAYSCALE);
-  if (m.empty()) throw std::runtime_error(path + ": cannot read the image");
-  Gray8 out(m.cols, m.rows);
-  for (int y = 0; y < m.rows; ++y) std::memcpy(out.row(y), m.ptr<std::uint8_t>(y), m.cols);
-  return out;
+  RgbImage rgb;
+  Gray8 gray;
+  load_color_and_gray(path, rgb, gray);
+  return gray;
+}
+
+bool load_color_and_gray(const std::string& path, RgbImage& rgb, Gray8& gray) {
+  const ImageFile f = read_8bit(path);
+  if (f.channels <= 2) {
+    rgb = RgbImage{};
+    gray.ensure_size(f.width, f.height);
+    for (std::size_t i = 0; i < gray.size(); ++i) gray.data()[i] = channel(f, i, 0);
+    return false;
+  }
+  rgb.resize(f.width, f.height);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(f.width) * f.height; ++i) {
+    for (int c = 0; c < 3; ++c) rgb.pixels[3 * i + c] = channel(f, i, c);
+  }
+  rgb_to_gray(rgb, gray);
+  return true;
 }
 
 Gray8 load_mask(const std::string& path) {
-  cv::Mat m = cv::imread(path, cv::IMREAD_UNCHANGED);
-  if (m.empty()) throw std::runtime_error(path + ": cannot read the image");
-  if (m.depth() != CV_8U) throw std::runtime_error(path + ": expected an 8-bit image");
-  if (m.channels() == 3) cv::cvtColor(m, m, cv::COLOR_BGR2GRAY);
-  if (m.channels() == 4) cv::cvtColor(m, m, cv::COLOR_BGRA2GRAY);
-  Gray8 out(m.cols, m.rows);
-  for (int y = 0; y < m.rows; ++y) std::memcpy(out.row(y), m.ptr<std::uint8_t>(y), m.cols);
+  const ImageFile f = read_8bit(path);
+  Gray8 out(f.width, f.height);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out.data()[i] = f.channels <= 2 ? channel(f, i, 0)
+                                    : luma(channel(f, i, 0), channel(f, i, 1), channel(f, i, 2));
+  }
   return out;
+}
+
+RgbImage load_rgb(const std::string& path) {
+  const ImageFile f = read_8bit(path);
+  RgbImage out;
+  out.resize(f.width, f.height);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(f.width) * f.height; ++i) {
+    for (int c = 0; c < 3; ++c) out.pixels[3 * i + c] = channel(f, i, c);
+  }
+  return out;
+}
+
+void write_rgb(const std::string& path, const RgbImage& image) {
+  write_png_file(path, image.pixels.data(), image.width, image.height, 3, 8);
 }
 
 Image<float> read_pfm(const std::string& path) {
@@ -105,21 +149,19 @@ Image<float> to_float_disparity(const Disparity16& d) {
 }
 
 void write_png16(const std::string& path, const Disparity16& d) {
-  cv::Mat m(d.height(), d.width(), CV_16UC1, const_cast<std::uint16_t*>(d.data()));
-  if (!cv::imwrite(path, m)) throw std::runtime_error(path + ": cannot write the PNG");
+  write_png_file(path, d.data(), d.width(), d.height(), 1, 16);
 }
 
 Disparity16 read_png16(const std::string& path) {
-  cv::Mat m = cv::imread(path, cv::IMREAD_UNCHANGED);
-  if (m.empty() || m.type() != CV_16UC1) throw std::runtime_error(path + ": not a 16-bit gray PNG");
-  Disparity16 out(m.cols, m.rows);
-  for (int y = 0; y < m.rows; ++y) std::memcpy(out.row(y), m.ptr<std::uint16_t>(y), m.cols * 2);
+  const ImageFile f = read_image_file(path);
+  if (f.bit_depth != 16 || f.channels != 1) throw std::runtime_error(path + ": not a 16-bit gray PNG");
+  Disparity16 out(f.width, f.height);
+  for (std::size_t i = 0; i < out.size(); ++i) out.data()[i] = f.sample16(i);
   return out;
 }
 
 void write_png8(const std::string& path, const Gray8& image) {
-  cv::Mat m(image.height(), image.width(), CV_8UC1, const_cast<std::uint8_t*>(image.data()));
-  if (!cv::imwrite(path, m)) throw std::runtime_error(path + ": cannot write the PNG");
+  write_png_file(path, image.data(), image.width(), image.height(), 1, 8);
 }
 
 void write_disparity(const std::string& path, const Disparity16& disparity) {

@@ -136,22 +136,29 @@ std::vector<SceneFiles> find_scenes(const std::string& dir) {
   return scenes;
 }
 
+std::optional<SceneFiles> scene_in(const std::string& dir) {
+  if (!fs::is_directory(dir)) return std::nullopt;
+  return classify(fs::path(dir));
+}
+
+Image<float> load_ground_truth(const SceneFiles& files) {
+  if (files.family == SceneFamily::kM2014) return read_pfm(files.ground_truth);
+  const Gray8 raw = load_mask(files.ground_truth);
+  Image<float> gt(raw.width(), raw.height());
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    const std::uint8_t v = raw.data()[i];
+    gt.data()[i] =
+        v == 0 ? std::numeric_limits<float>::infinity() : static_cast<float>(v / files.gt_scale);
+  }
+  return gt;
+}
+
 Scene load_scene(const SceneFiles& files) {
   Scene s;
   s.files = files;
   s.left = load_gray(files.left);
   s.right = load_gray(files.right);
-  if (files.family == SceneFamily::kM2014) {
-    s.ground_truth = read_pfm(files.ground_truth);
-  } else {
-    const Gray8 raw = load_mask(files.ground_truth);
-    s.ground_truth.resize(raw.width(), raw.height());
-    for (std::size_t i = 0; i < raw.size(); ++i) {
-      const std::uint8_t v = raw.data()[i];
-      s.ground_truth.data()[i] =
-          v == 0 ? std::numeric_limits<float>::infinity() : static_cast<float>(v / files.gt_scale);
-    }
-  }
+  s.ground_truth = load_ground_truth(files);
   if (!files.nonocc.empty()) s.nonocc = load_mask(files.nonocc);
   if (!files.all.empty()) s.all = load_mask(files.all);
   if (!files.disc.empty()) s.disc = load_mask(files.disc);

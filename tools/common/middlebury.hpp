@@ -43,7 +43,11 @@ struct SceneScore {
 // Every scene below `dir` (searched recursively), sorted by family then name. The disparity range
 // comes from calib.txt's ndisp where present, else from the range the family was published with.
 std::vector<SceneFiles> find_scenes(const std::string& dir);
+// The scene in exactly this folder (not below it), if it holds one.
+std::optional<SceneFiles> scene_in(const std::string& dir);
 Scene load_scene(const SceneFiles& files);
+// The left view's ground truth alone, as disparities: +inf where unknown.
+Image<float> load_ground_truth(const SceneFiles& files);
 SceneScore score_scene(const Scene& scene, const Disparity16& estimate);
 
 // Where the estimate is right or wrong, over the family's main mask (v2 and 2014: nonocc, 2006: all

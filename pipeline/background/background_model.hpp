@@ -1,0 +1,79 @@
+// The background model of one camera at every pyramid level (DESIGN.md step 3; Zhao & Taubin 2011
+// section 3.2): a running mean and variance per pixel and channel, a k-sigma foreground test with
+// shadow suppression, decided hierarchically from the coarsest level down, closed per level, and
+// learned selectively (fast on background, slow on foreground).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "background/background_params.hpp"
+#include "frame.hpp"
+#include "image.hpp"
+
+namespace stereod {
+
+// One camera's images at every level the matcher uses (index 0 = full resolution), as the model
+// compares them: one plane (intensity) or three (hue, saturation, value).
+struct BackgroundPlanes {
+  int channels = 1;
+  std::vector<std::vector<Gray8>> levels;  // levels[s][c]; c indexes BackgroundChannel (kValue
+                                           // only when channels == 1)
+};
+
+// Intensity planes from a gray image: its pyramid.
+void make_gray_planes(ImageView<const std::uint8_t> gray, int levels, BackgroundPlanes& out);
+// HSV planes from an RGB image: each of R, G, B downsampled like the gray pyramid, then HSV per
+// pixel (hue cannot be averaged, so the conversion comes after the downsampling).
+void make_hsv_planes(const RgbImage& rgb, int levels, BackgroundPlanes& out);
+
+struct BackgroundStats {
+  std::vector<long long> tested;  // per level: pixels given their own foreground test
+  std::vector<long long> pixels;  // per level: all pixels
+  bool warming_up = false;
+};
+
+class BackgroundModel {
+ public:
+  explicit BackgroundModel(const BackgroundParams& params = {});
+
+  // Parameters change between frames; the learned state stays unless the channel count or the
+  // sizes change. Throws ParameterError (keeping the old ones) when they are unusable.
+  void set_params(const BackgroundParams& params);
+  const BackgroundParams& params() const { return params_; }
+  void reset();
+  long long frames_seen() const { return frames_; }
+
+  // Tests the frame against the model, then learns from it. masks[s] (1 = foreground) per level;
+  // every pixel is foreground while warming up and when the model is disabled.
+  void process(const BackgroundPlanes& planes, std::vector<Gray8>& masks,
+               BackgroundStats* stats = nullptr);
+
+  // The learned state of one level (tests compare engines with it).
+  const std::vector<std::uint16_t>& mean(int level, int channel) const {
+    return levels_[level].mean[channel];
+  }
+  const std::vector<std::uint32_t>& variance(int level, int channel) const {
+    return levels_[level].var[channel];
+  }
+  // The decision before closing, of the last frame (tests check the hierarchy with it).
+  const Gray8& raw_decision(int level) const { return levels_[level].raw; }
+
+ private:
+  struct Level {
+    std::vector<std::uint16_t> mean[3];
+    std::vector<std::uint32_t> var[3];
+    Gray8 raw, scratch;
+  };
+
+  void initialise(const BackgroundPlanes& planes);
+  void learn(const BackgroundPlanes& planes, int level, const Gray8* mask, std::int32_t alpha_warm);
+
+  BackgroundParams params_;
+  BackgroundFixed fixed_;
+  std::vector<Level> levels_;
+  int channels_ = 0;
+  long long frames_ = 0;
+};
+
+}  // namespace stereod

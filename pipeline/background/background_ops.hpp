@@ -1,0 +1,120 @@
+// Per-pixel arithmetic of the background model, shared as the very same source by the CPU
+// reference and the CUDA kernels. Fixed point throughout:
+//   mean     Q8 (value * 256) in a uint16; hue wraps around modulo 65536 (= 360 degrees)
+//   variance Q8 (sigma^2 * 256) in a uint32
+//   rates    Q16 (65536 = 1), threshold k Q4, ratios Q8
+#pragma once
+
+#include <cstdint>
+
+#include "background/background_params.hpp"
+#include "stereo/pixel_ops.hpp"
+
+namespace stereod {
+
+enum BackgroundChannel { kHue = 0, kSaturation = 1, kValue = 2 };
+
+// floor(a / b) for b > 0, whatever the sign of a.
+STEREOD_HD std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  const std::int64_t q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+// Integer HSV, every channel 0..255 (hue: 256 = 360 degrees).
+STEREOD_HD void rgb_to_hsv(int r, int g, int b, std::uint8_t& h, std::uint8_t& s, std::uint8_t& v) {
+  const int mx = r > g ? (r > b ? r : b) : (g > b ? g : b);
+  const int mn = r < g ? (r < b ? r : b) : (g < b ? g : b);
+  const int delta = mx - mn;
+  v = static_cast<std::uint8_t>(mx);
+  s = static_cast<std::uint8_t>(mx == 0 ? 0 : (255 * delta + mx / 2) / mx);
+  if (delta == 0) {
+    h = 0;
+    return;
+  }
+  int num;  // position within the hue circle, in units of delta, times one sector
+  if (mx == r) {
+    num = g - b;
+  } else if (mx == g) {
+    num = b - r + 2 * delta;
+  } else {
+    num = r - g + 4 * delta;
+  }
+  const std::int64_t q = floor_div(static_cast<std::int64_t>(num) * 256 + 3 * delta, 6 * delta);
+  h = static_cast<std::uint8_t>(q & 255);
+}
+
+// Difference of a sample from the model mean, Q8; hue differences wrap into [-128, 128) (half the
+// circle each way).
+STEREOD_HD std::int32_t channel_diff(int value, std::uint16_t mean_q8, bool circular) {
+  std::int32_t d = value * 256 - static_cast<std::int32_t>(mean_q8);
+  if (circular) d = ((d + 32768) & 0xFFFF) - 32768;
+  return d;
+}
+
+// |diff| > k * max(sigma, min_sigma), compared in squares: no square roots, no rounding.
+STEREOD_HD bool channel_deviates(std::int32_t diff_q8, std::uint32_t var_q8,
+                                 const BackgroundFixed& f) {
+  const std::int64_t d2 = static_cast<std::int64_t>(diff_q8) * diff_q8;  // Q16
+  const std::int64_t var_q16 = static_cast<std::int64_t>(var_q8) << 8;   // Q16
+  const std::int64_t floor_q16 = static_cast<std::int64_t>(f.min_sigma_q8) * f.min_sigma_q8;
+  const std::int64_t spread = var_q16 > floor_q16 ? var_q16 : floor_q16;
+  return (d2 << 8) > static_cast<std::int64_t>(f.k_q4) * f.k_q4 * spread;  // both Q24
+}
+
+// mean += alpha * diff, variance += alpha * (diff^2 - variance), each rounded to nearest. Without
+// `with_variance` only the mean moves: foreground samples do not belong to the background's
+// spread, and letting them inflate it would absorb any object that lingers within a few frames.
+STEREOD_HD void channel_learn(int value, std::uint16_t& mean_q8, std::uint32_t& var_q8,
+                              std::int32_t alpha_q16, bool circular, bool with_variance = true) {
+  const std::int32_t d = channel_diff(value, mean_q8, circular);
+  const std::int64_t m = static_cast<std::int64_t>(mean_q8) +
+                         floor_div(static_cast<std::int64_t>(alpha_q16) * d + 32768, 65536);
+  if (circular) {
+    mean_q8 = static_cast<std::uint16_t>(m & 0xFFFF);
+  } else {
+    mean_q8 = static_cast<std::uint16_t>(m < 0 ? 0 : (m > 65280 ? 65280 : m));
+  }
+  if (!with_variance) return;
+  const std::int64_t e = (static_cast<std::int64_t>(d) * d) >> 8;  // Q8
+  const std::int64_t v =
+      static_cast<std::int64_t>(var_q8) +
+      floor_div(static_cast<std::int64_t>(alpha_q16) * (e - var_q8) + 32768, 65536);
+  var_q8 = static_cast<std::uint32_t>(v < 0 ? 0 : v);
+}
+
+// The foreground test of one pixel against its model. `channels` is 1 (intensity in slot kValue)
+// or 3 (HSV). A pixel that changed but is darker with hue and saturation kept is a shadow and
+// stays background. Returns 1 for foreground.
+STEREOD_HD std::uint8_t classify_pixel(const std::uint8_t x[3], const std::uint16_t mean[3],
+                                       const std::uint32_t var[3], int channels,
+                                       const BackgroundFixed& f) {
+  const std::int32_t dv = channel_diff(x[kValue], mean[kValue], false);
+  bool changed = channel_deviates(dv, var[kValue], f);
+  bool hue_used = false;
+  std::int32_t dh = 0, ds = 0;
+  if (channels == 3) {
+    ds = channel_diff(x[kSaturation], mean[kSaturation], false);
+    changed = changed || channel_deviates(ds, var[kSaturation], f);
+    hue_used = x[kSaturation] * 256 >= f.hue_min_sat_q8 && mean[kSaturation] >= f.hue_min_sat_q8;
+    if (hue_used) {
+      dh = channel_diff(x[kHue], mean[kHue], true);
+      changed = changed || channel_deviates(dh, var[kHue], f);
+    }
+  }
+  if (!changed) return 0;
+  if (f.shadow) {
+    // value / mean within [lo, hi]: x * 2^16 against ratio_q8 * mean_q8.
+    const std::int64_t xv = static_cast<std::int64_t>(x[kValue]) << 16;
+    const bool darker = xv >= static_cast<std::int64_t>(f.shadow_lo_q8) * mean[kValue] &&
+                        xv <= static_cast<std::int64_t>(f.shadow_hi_q8) * mean[kValue];
+    bool same_color = true;
+    if (channels == 3) {
+      same_color = (ds < 0 ? -ds : ds) <= f.shadow_sat_q8 &&
+                   (!hue_used || (dh < 0 ? -dh : dh) <= f.shadow_hue_q8);
+    }
+    if (darker && same_color) return 0;
+  }
+  return 1;
+}
+
+}  // namespace stereod

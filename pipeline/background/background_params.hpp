@@ -1,0 +1,50 @@
+// Parameters of the background model (DESIGN.md step 3, Zhao & Taubin 2011 section 3.2), and their
+// fixed-point forms: the model runs in integers so the CUDA engine reproduces it bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "stereo/params.hpp"
+
+namespace stereod {
+
+struct BackgroundParams {
+  bool enabled = true;  // off: every pixel is foreground (moving cameras)
+  bool color = true;    // HSV when the camera delivers color; intensity otherwise
+  int warmup = 30;      // frames that only learn; every pixel counts as foreground meanwhile
+  double learning_rate = 0.02;              // alpha on background pixels
+  double foreground_learning_rate = 0.002;  // on foreground: a parked object fades in slowly
+  double threshold = 3.0;                   // k: foreground beyond k sigma on some channel
+  int min_sigma = 8;  // floor on sigma (gray levels / HSV units) so flat areas don't flicker
+  int hue_min_saturation =
+      40;              // hue is compared only where both pixel and model are this saturated
+  bool shadow = true;  // suppress shadows (darker, same hue and saturation)
+  double shadow_min_ratio = 0.45;  // a shadow keeps at least this share of the brightness
+  double shadow_max_ratio = 0.95;  // and at most this share
+  int shadow_hue_tolerance = 12;   // 0..255 = 360 degrees
+  int shadow_saturation_tolerance = 40;
+  int closing_radius = 1;  // dilate then erode with a (2r+1)^2 square; 0 = off
+  bool hierarchy = true;   // test only pixels under mixed parent blocks (off: test all)
+};
+
+// Every problem with the parameters; empty when they are usable. Keys are "background.<name>".
+std::vector<ParameterError> check_background_params(const BackgroundParams& p);
+void validate_background_params(const BackgroundParams& p);
+
+// The integer form the model computes with.
+struct BackgroundFixed {
+  std::int32_t alpha_bg = 0;  // learning rates, Q16 (65536 = 1)
+  std::int32_t alpha_fg = 0;
+  std::int32_t k_q4 = 0;  // threshold, Q4
+  std::int32_t min_sigma_q8 = 0;
+  std::int32_t hue_min_sat_q8 = 0;
+  std::int32_t shadow_lo_q8 = 0;  // ratios, Q8
+  std::int32_t shadow_hi_q8 = 0;
+  std::int32_t shadow_hue_q8 = 0;
+  std::int32_t shadow_sat_q8 = 0;
+  bool shadow = false;
+};
+BackgroundFixed to_fixed(const BackgroundParams& p);
+
+}  // namespace stereod

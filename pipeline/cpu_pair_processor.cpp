@@ -1,0 +1,72 @@
+#include "cpu_pair_processor.hpp"
+
+namespace stereod {
+
+CpuPairProcessor::CpuPairProcessor(const StereoParams& stereo, const BackgroundParams& background,
+                                   unsigned threads)
+    : matcher_(stereo, threads), left_model_(background), right_model_(background) {}
+
+void CpuPairProcessor::set_params(const StereoParams& stereo, const BackgroundParams& background) {
+  validate_params(stereo);
+  validate_background_params(background);
+  matcher_.set_params(stereo);
+  left_model_.set_params(background);
+  right_model_.set_params(background);
+}
+
+void CpuPairProcessor::model_camera(ImageView<const std::uint8_t> gray, const RgbView& color,
+                                    BackgroundModel& model, BackgroundPlanes& planes,
+                                    std::vector<Gray8>& masks, BackgroundStats& stats, int levels) {
+  if (model.params().color && !color.empty()) {
+    if (color.width != gray.width || color.height != gray.height) {
+      throw ParameterError("color", "color image is " + std::to_string(color.width) + "x" +
+                                        std::to_string(color.height) + ", gray is " +
+                                        std::to_string(gray.width) + "x" +
+                                        std::to_string(gray.height));
+    }
+    copy_into(color, color_scratch_);
+    make_hsv_planes(color_scratch_, levels, planes);
+  } else {
+    make_gray_planes(gray, levels, planes);
+  }
+  model.process(planes, masks, &stats);
+}
+
+void CpuPairProcessor::process(const PairFrame& f, PairOutput& out) {
+  const StereoParams& sp = matcher_.params();
+  validate_for_images(sp, f.left.width, f.left.height, f.right.width, f.right.height);
+  const int levels = effective_levels(sp);
+  StereoInput in;
+  in.left = f.left;
+  in.right = f.right;
+  const bool modeling = left_model_.params().enabled;
+  if (modeling) {
+    model_camera(f.left, f.left_color, left_model_, left_planes_, out.left_masks, out.left_stats,
+                 levels);
+    model_camera(f.right, f.right_color, right_model_, right_planes_, out.right_masks,
+                 out.right_stats, levels);
+    for (const auto& m : out.left_masks) in.left_foreground.push_back(m.view());
+    for (const auto& m : out.right_masks) in.right_foreground.push_back(m.view());
+    out.background_active = !out.left_stats.warming_up;
+    const long long pixels = out.left_stats.pixels[0] + out.right_stats.pixels[0];
+    out.tested_fraction =
+        out.background_active
+            ? double(out.left_stats.tested[0] + out.right_stats.tested[0]) / pixels
+            : 1.0;
+  } else {
+    out.left_masks.clear();
+    out.right_masks.clear();
+    out.background_active = false;
+    out.tested_fraction = 1.0;
+  }
+  matcher_.compute(in, out.stereo);
+  out.foreground.ensure_size(f.left.width, f.left.height);
+  if (modeling) {
+    const Gray8& m = out.left_masks[0];
+    for (std::size_t i = 0; i < m.size(); ++i) out.foreground.data()[i] = m.data()[i] ? 255 : 0;
+  } else {
+    out.foreground.fill(255);
+  }
+}
+
+}  // namespace stereod

@@ -1,0 +1,53 @@
+// One camera pair's per-frame work on the CPU, in order: background model of each camera (it keeps
+// state from frame to frame), then the matcher with the foreground masks. This is the reference
+// the CUDA engine is compared with, frame by frame, model state included.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "background/background_model.hpp"
+#include "frame.hpp"
+#include "stereo/matcher.hpp"
+
+namespace stereod {
+
+struct PairFrame {
+  ImageView<const std::uint8_t> left, right;  // gray
+  RgbView left_color, right_color;            // optional
+};
+
+struct PairOutput {
+  StereoOutput stereo;
+  Gray8 foreground;                            // left, full resolution, 255 = foreground
+  std::vector<Gray8> left_masks, right_masks;  // per level, 1 = foreground
+  BackgroundStats left_stats, right_stats;
+  bool background_active = false;
+  double tested_fraction = 1.0;  // full-resolution pixels of both cameras tested individually
+};
+
+class CpuPairProcessor {
+ public:
+  CpuPairProcessor(const StereoParams& stereo, const BackgroundParams& background,
+                   unsigned threads = 0);
+  // Throws ParameterError and keeps the old parameters when either set is unusable.
+  void set_params(const StereoParams& stereo, const BackgroundParams& background);
+  // Throws ParameterError for frames the parameters cannot work with.
+  void process(const PairFrame& frame, PairOutput& out);
+
+  const BackgroundModel& left_model() const { return left_model_; }
+  const BackgroundModel& right_model() const { return right_model_; }
+  const CpuStereoMatcher& matcher() const { return matcher_; }
+
+ private:
+  void model_camera(ImageView<const std::uint8_t> gray, const RgbView& color,
+                    BackgroundModel& model, BackgroundPlanes& planes, std::vector<Gray8>& masks,
+                    BackgroundStats& stats, int levels);
+
+  CpuStereoMatcher matcher_;
+  BackgroundModel left_model_, right_model_;
+  BackgroundPlanes left_planes_, right_planes_;
+  RgbImage color_scratch_;
+};
+
+}  // namespace stereod

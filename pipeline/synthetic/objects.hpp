@@ -1,0 +1,54 @@
+// The moving foreground objects of the synthetic scene: `objects` slots, each showing one object
+// after another; every object has its own outline, size, texture, constant disparity and straight
+// track across the frame.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "synthetic/motion.hpp"
+#include "synthetic/shape.hpp"
+#include "synthetic/synthetic_scene.hpp"
+#include "synthetic/texture.hpp"
+
+namespace stereod::synth {
+
+// One object as it appears in one frame.
+struct ObjectView {
+  int slot = 0;
+  std::int64_t life = 0;
+  Shape shape;
+  Point centre;  // left-view coordinates; the right view sees it at x - disparity
+  int disparity = 0;
+  // The texture moves with the object: point (u, v) relative to the centre shows texel
+  // atlas(u0 + mirror_u * u, v0 + mirror_v * v).
+  const TextureAtlas* atlas = nullptr;
+  int u0 = 0, v0 = 0, mirror_u = 1, mirror_v = 1;
+  Palette palette;
+
+  const Rgb& color(int u, int v) const {
+    return palette.rgb[atlas->at(u0 + mirror_u * u, v0 + mirror_v * v)];
+  }
+};
+
+class ObjectScript {
+ public:
+  // Objects get disparities in [nearest_background + 1, max_disparity - 1].
+  ObjectScript(const SyntheticOptions& options, int nearest_background);
+
+  // The objects of frame `index` seen in either view, back to front: larger disparity in front,
+  // equal disparities ordered by slot.
+  void at(std::int64_t index, std::vector<ObjectView>& out) const;
+
+ private:
+  void make_object(int slot, const Life& life, ObjectView& o) const;
+
+  SyntheticOptions options_;
+  int min_disparity_ = 0, max_disparity_ = 0;
+  int min_radius_ = 0, max_radius_ = 0;
+  int min_life_ = 0, max_life_ = 0;  // frames
+  std::array<TextureAtlas, kPatternCount> atlases_;
+};
+
+}  // namespace stereod::synth

@@ -1,0 +1,182 @@
+// The synthetic scene: validates the options, builds the static background, the object and shadow
+// scripts and the sensor once, and composes a frame from them on demand. All per-frame state lives
+// on the stack of render(), so frames can be rendered concurrently and in any order.
+#include "synthetic/synthetic_scene.hpp"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+#include "synthetic/background.hpp"
+#include "synthetic/objects.hpp"
+#include "synthetic/sensor.hpp"
+#include "synthetic/shadow.hpp"
+
+namespace stereod {
+namespace {
+
+using synth::ObjectView;
+using synth::ShadowView;
+using synth::StaticBackground;
+
+template <typename T>
+[[noreturn]] void reject(const char* option, T value, const std::string& why) {
+  std::ostringstream s;
+  s << "synthetic." << option << " = " << value << ": " << why;
+  throw std::invalid_argument(s.str());
+}
+
+void validate(const SyntheticOptions& o) {
+  constexpr int kMinSize = 16, kMaxSize = 8192;
+  const std::string sizes = "must be between 16 and 8192";
+  if (o.width < kMinSize || o.width > kMaxSize) reject("width", o.width, sizes);
+  if (o.height < kMinSize || o.height > kMaxSize) reject("height", o.height, sizes);
+  if (o.objects < 0 || o.objects > 64) reject("objects", o.objects, "must be between 0 and 64");
+  if (o.min_disparity < 0) reject("min_disparity", o.min_disparity, "must not be negative");
+  if (o.max_disparity <= o.min_disparity + 8) {
+    reject("max_disparity", o.max_disparity,
+           "must exceed synthetic.min_disparity + 8 = " + std::to_string(o.min_disparity + 8));
+  }
+  if (o.max_disparity >= o.width / 2) {
+    reject("max_disparity", o.max_disparity,
+           "must be less than half the width (" + std::to_string(o.width / 2) + ")");
+  }
+  // Written so that NaN fails too.
+  if (!(o.noise_sigma >= 0 && o.noise_sigma <= 100)) {
+    reject("noise_sigma", o.noise_sigma, "must be between 0 and 100 grey levels");
+  }
+  if (!(o.flicker >= 0 && o.flicker < 0.5)) {
+    reject("flicker", o.flicker, "must be at least 0 and less than 0.5");
+  }
+  if (o.frame_rate <= 0 || o.frame_rate > 1000) {
+    reject("frame_rate", o.frame_rate, "must be between 1 and 1000");
+  }
+}
+
+// One view's outputs.
+struct ViewTarget {
+  RgbImage& color;
+  Image<float>& disparity;
+  Gray8& mask;
+  Gray8& gray;
+};
+
+void darken(std::uint8_t* rgb, int factor) {
+  for (int c = 0; c < 3; ++c) rgb[c] = static_cast<std::uint8_t>((rgb[c] * factor + 128) >> 8);
+}
+
+}  // namespace
+
+struct SyntheticScene::Impl {
+  Impl(const SyntheticOptions& o, const std::optional<SyntheticBackground>& real)
+      : options(o),
+        background(real ? synth::crop_background(o, *real) : synth::generate_background(o)),
+        objects(o, background.nearest),
+        shadow(o, background.shift_max),
+        sensor(o) {}
+
+  // The shadow on the background of one view. A right pixel's surface point lies at
+  // x + right_shift in left-view coordinates; that is where the shadow is looked up, so both views
+  // see it on the same surface points.
+  void cast_shadow(const ShadowView& s, bool right, ViewTarget& out) const {
+    const int w = options.width, h = options.height;
+    const int lo = right ? background.shift_min : 0, hi = right ? background.shift_max : 0;
+    const int x0 = std::max(0, s.centre.x - s.rx - hi),
+              x1 = std::min(w - 1, s.centre.x + s.rx - lo);
+    const int y0 = std::max(0, s.centre.y - s.ry), y1 = std::min(h - 1, s.centre.y + s.ry);
+    for (int y = y0; y <= y1; ++y) {
+      const std::int16_t* shift = right ? background.right_shift.row(y) : nullptr;
+      std::uint8_t* rgb = out.color.row(y);
+      std::uint8_t* mask = out.mask.row(y);
+      for (int x = x0; x <= x1; ++x) {
+        const int f = s.factor(shift ? x + shift[x] : x, y);
+        if (f >= 256) continue;
+        darken(rgb + 3 * x, f);
+        if (f <= synth::kShadowMaskFactor) mask[x] = kMaskShadow;
+      }
+    }
+  }
+
+  // An object in one view: the right view sees left-view point x at x - disparity.
+  void paint(const ObjectView& o, bool right, ViewTarget& out) const {
+    const int w = options.width, h = options.height;
+    const int cx = o.centre.x - (right ? o.disparity : 0);
+    const int r = o.shape.bound;
+    const auto d = static_cast<float>(o.disparity);
+    for (int y = std::max(0, o.centre.y - r); y <= std::min(h - 1, o.centre.y + r); ++y) {
+      const int v = y - o.centre.y;
+      int first = 0, last = 0;
+      if (!o.shape.span(v, first, last)) continue;
+      std::uint8_t* rgb = out.color.row(y);
+      float* disparity = out.disparity.row(y);
+      std::uint8_t* mask = out.mask.row(y);
+      for (int x = std::max(0, cx + first); x <= std::min(w - 1, cx + last); ++x) {
+        const synth::Rgb& c = o.color(x - cx, v);
+        std::copy(c.begin(), c.end(), rgb + 3 * x);
+        disparity[x] = d;
+        mask[x] = kMaskForeground;
+      }
+    }
+  }
+
+  void render_view(int index, bool right, const std::vector<ObjectView>& objs, const ShadowView* s,
+                   int gain, ViewTarget out) const {
+    out.color.pixels = (right ? background.right : background.left).pixels;
+    out.disparity.pixels() =
+        (right ? background.right_disparity : background.left_disparity).pixels();
+    out.mask.fill(kMaskBackground);
+    if (s) cast_shadow(*s, right, out);
+    for (const auto& o : objs) paint(o, right, out);
+    sensor.expose(out.color, gain, index, right ? 1 : 0);
+    rgb_to_gray(out.color, out.gray);
+  }
+
+  SyntheticOptions options;
+  StaticBackground background;
+  synth::ObjectScript objects;
+  synth::ShadowScript shadow;
+  synth::Sensor sensor;
+};
+
+SyntheticScene::SyntheticScene(const SyntheticOptions& options,
+                               std::optional<SyntheticBackground> background) {
+  validate(options);
+  impl_ = std::make_unique<Impl>(options, background);
+}
+
+SyntheticScene::~SyntheticScene() = default;
+SyntheticScene::SyntheticScene(SyntheticScene&&) noexcept = default;
+SyntheticScene& SyntheticScene::operator=(SyntheticScene&&) noexcept = default;
+
+const SyntheticOptions& SyntheticScene::options() const {
+  return impl_->options;
+}
+
+void SyntheticScene::render(int index, SyntheticFrame& out) const {
+  if (index < 0) {
+    throw std::invalid_argument("synthetic frame index " + std::to_string(index) +
+                                ": must not be negative");
+  }
+  const Impl& s = *impl_;
+  const int w = s.options.width, h = s.options.height;
+  for (RgbImage* img : {&out.left, &out.right}) {
+    if (img->width != w || img->height != h) img->resize(w, h);
+  }
+  out.disparity.ensure_size(w, h);
+  out.right_disparity.ensure_size(w, h);
+  out.mask.ensure_size(w, h);
+  out.right_mask.ensure_size(w, h);
+  out.index = index;
+  out.time_ns = static_cast<std::int64_t>(index) * 1000000000 / s.options.frame_rate;
+
+  std::vector<ObjectView> objs;
+  s.objects.at(index, objs);
+  const ShadowView shadow = s.shadow.at(index);
+  const ShadowView* cast = s.options.shadow ? &shadow : nullptr;
+  const int gain = s.sensor.gain(index);
+  s.render_view(index, false, objs, cast, gain, {out.left, out.disparity, out.mask, out.left_gray});
+  s.render_view(index, true, objs, cast, gain,
+                {out.right, out.right_disparity, out.right_mask, out.right_gray});
+}
+
+}  // namespace stereod

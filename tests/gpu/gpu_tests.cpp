@@ -1,0 +1,499 @@
+// The CUDA engine against the CPU reference, bit for bit: stage by stage on one frame, on every
+// Middlebury scene, on random images over sizes, ranges and levels, with background modeling on
+// a synthetic sequence (model state included), several pairs at once, a long run through the slot
+// ring, and errors that must be reported. Every test skips itself where there is no usable GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <sstream>
+
+#include "cpu_pair_processor.hpp"
+#include "background/background_ops.hpp"
+#include "cuda_check.hpp"
+#include "cuda_device.hpp"
+#include "cuda_engine.hpp"
+#include "disparity_io.hpp"
+#include "engine.hpp"
+#include "middlebury.hpp"
+#include "synthetic/synthetic_scene.hpp"
+#include "synthetic_scene.hpp"
+
+using namespace stereod;
+using namespace std::chrono_literals;
+
+namespace {
+
+bool gpu_present() {
+  static const bool present = [] {
+    std::string why;
+    const bool ok = cuda_engine_available(&why);
+    if (!ok) std::printf("[ GPU      ] none usable: %s\n", why.c_str());
+    return ok;
+  }();
+  return present;
+}
+
+#define REQUIRE_GPU()                              \
+  if (!gpu_present()) {                            \
+    GTEST_SKIP() << "no usable CUDA device";       \
+  }
+
+std::string data_dir() {
+  const char* env = std::getenv("STEREOD_DATA");
+  return env ? env : STEREOD_SHARED_DATA;
+}
+
+// First difference between two images of the same size, as "x,y: cpu A gpu B (N pixels differ)".
+template <typename A, typename B>
+std::string first_difference(const A* cpu, const B* gpu, int w, int h) {
+  long long differ = 0;
+  std::string first;
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const std::size_t i = static_cast<std::size_t>(y) * w + x;
+      if (static_cast<long long>(cpu[i]) == static_cast<long long>(gpu[i])) continue;
+      if (differ++ == 0) {
+        std::ostringstream o;
+        o << x << "," << y << ": cpu " << static_cast<long long>(cpu[i]) << " gpu "
+          << static_cast<long long>(gpu[i]);
+        first = o.str();
+      }
+    }
+  }
+  return differ ? first + " (" + std::to_string(differ) + " pixels differ)" : "";
+}
+
+struct RunResult {
+  Disparity16 left, right;
+  Gray8 foreground;
+  bool background_active = false;
+  double tested_fraction = 0;
+};
+
+RunResult collect(const EngineResult& r) {
+  RunResult out;
+  out.left.resize(r.disparity.width, r.disparity.height);
+  copy_into(r.disparity, out.left);
+  out.right.resize(r.right_disparity.width, r.right_disparity.height);
+  copy_into(r.right_disparity, out.right);
+  out.foreground.resize(r.foreground.width, r.foreground.height);
+  copy_into(r.foreground, out.foreground);
+  out.background_active = r.background_active;
+  out.tested_fraction = r.tested_fraction;
+  return out;
+}
+
+RunResult run_gpu(Engine& engine, const FrameInput& in) {
+  while (engine.submit(in) == SubmitStatus::kBusy) {
+    ADD_FAILURE() << "engine busy with nothing in flight";
+    return {};
+  }
+  auto r = engine.poll(60s);
+  if (!r) {
+    ADD_FAILURE() << "no result within 60 s";
+    return {};
+  }
+  EXPECT_TRUE(r->ok) << r->error;
+  EXPECT_EQ(r->sequence, in.sequence);
+  return collect(*r);
+}
+
+EngineOptions options_for(int w, int h, const StereoParams& sp, const BackgroundParams& bp) {
+  EngineOptions o;
+  o.width = w;
+  o.height = h;
+  o.stereo = sp;
+  o.background = bp;
+  return o;
+}
+
+BackgroundParams background_off() {
+  BackgroundParams b;
+  b.enabled = false;
+  return b;
+}
+
+// Runs one frame through both engines and compares everything the result carries.
+void expect_same_frame(const std::string& what, CpuPairProcessor& cpu, Engine& gpu,
+                       const FrameInput& in) {
+  PairOutput ref;
+  PairFrame pf{in.left, in.right, in.left_color, in.right_color};
+  cpu.process(pf, ref);
+  const RunResult got = run_gpu(gpu, in);
+  const int w = in.left.width, h = in.left.height;
+  ASSERT_EQ(got.left.width(), w) << what;
+  EXPECT_EQ(first_difference(ref.stereo.left.data(), got.left.data(), w, h), "") << what << " (left)";
+  EXPECT_EQ(first_difference(ref.stereo.right.data(), got.right.data(), w, h), "") << what << " (right)";
+  EXPECT_EQ(first_difference(ref.foreground.data(), got.foreground.data(), w, h), "") << what << " (mask)";
+  EXPECT_EQ(ref.background_active, got.background_active) << what;
+  if (ref.background_active) {
+    EXPECT_DOUBLE_EQ(ref.tested_fraction, got.tested_fraction) << what;
+  }
+}
+
+FrameInput frame_of(const Gray8& l, const Gray8& r, std::uint64_t seq = 0) {
+  FrameInput in;
+  in.sequence = seq;
+  in.left = l.view();
+  in.right = r.view();
+  return in;
+}
+
+// A random stereo pair: random textured planes at random depths (a plausible scene), or, when
+// `noise`, two unrelated noise images (the hardest case for the coarse-to-fine ranges).
+SyntheticPair random_pair(int w, int h, int max_disparity, std::uint32_t seed, bool noise) {
+  if (noise) {
+    SyntheticPair p;
+    p.left = random_image(w, h, seed);
+    p.right = random_image(w, h, seed + 1);
+    return p;
+  }
+  std::mt19937 rng(seed);
+  std::vector<PlaneLayer> layers(1);
+  layers[0].disparity = static_cast<int>(rng() % static_cast<unsigned>(std::max(1, max_disparity / 3)));
+  layers[0].seed = rng();
+  const int objects = 1 + static_cast<int>(rng() % 4);
+  for (int i = 0; i < objects; ++i) {
+    PlaneLayer l;
+    l.x0 = static_cast<int>(rng() % static_cast<unsigned>(w));
+    l.y0 = static_cast<int>(rng() % static_cast<unsigned>(h));
+    l.x1 = l.x0 + 1 + static_cast<int>(rng() % static_cast<unsigned>(std::max(2, w / 2)));
+    l.y1 = l.y0 + 1 + static_cast<int>(rng() % static_cast<unsigned>(std::max(2, h / 2)));
+    l.disparity = static_cast<int>(rng() % static_cast<unsigned>(std::max(1, max_disparity - 1)));
+    l.rows_per_step = rng() % 3 == 0 ? 8 + static_cast<int>(rng() % 16) : 0;
+    l.seed = rng();
+    layers.push_back(l);
+  }
+  return render_planes(w, h, layers);
+}
+
+}  // namespace
+
+TEST(Gpu, DeviceSummary) {
+  REQUIRE_GPU();
+  std::printf("[ GPU      ] %s\n", cuda_device_summary(0).c_str());
+}
+
+// One frame, compared stage by stage, so a mismatch names the first stage that differs.
+TEST(Gpu, StagesMatchCpu) {
+  REQUIRE_GPU();
+  for (MatchingCost cost : {MatchingCost::kAdCensus, MatchingCost::kCensus, MatchingCost::kAbsDiff}) {
+    StereoParams sp;
+    sp.max_disparity = 64;
+    sp.cost = cost;
+    const auto pair = random_pair(333, 257, 64, 5, false);
+    CpuStereoMatcher cpu(sp);
+    StereoInput in;
+    in.left = pair.left.view();
+    in.right = pair.right.view();
+    StereoOutput out;
+    cpu.compute(in, out);
+    auto gpu = make_engine("cuda", options_for(333, 257, sp, background_off()));
+    run_gpu(*gpu, frame_of(pair.left, pair.right));
+    const CudaStages st = cuda_engine_stages(*gpu);
+    const std::string c(to_string(cost));
+    for (int s = 0; s < out.levels_used; ++s) {
+      for (int i = 0; i < 2; ++i) {
+        const int w = level_side(333, s), h = level_side(257, s);
+        if (s > 0) {
+          ASSERT_EQ(first_difference(cpu.level_gray(s, i).data(), st.gray[i][s].data(), w, h), "")
+              << c << " gray level " << s << " image " << i;
+        }
+        if (!st.census[i][s].empty()) {
+          ASSERT_EQ(first_difference(cpu.level_census(s, i).data(), st.census[i][s].data(), w, h), "")
+              << c << " census level " << s << " image " << i;
+        }
+      }
+    }
+    for (int s = out.levels_used - 1; s >= 0; --s) {
+      for (int i = 0; i < 2; ++i) {
+        const int w = level_side(333, s), h = level_side(257, s);
+        ASSERT_EQ(first_difference(cpu.level_disparity(s, i).data(), st.disparity[i][s].data(), w, h), "")
+            << c << " winners at level " << s << " view " << i;
+      }
+    }
+    EXPECT_EQ(first_difference(out.left.data(), run_gpu(*gpu, frame_of(pair.left, pair.right)).left.data(), 333, 257), "")
+        << c << " output";
+  }
+}
+
+TEST(Gpu, MiddleburyScenesBitExact) {
+  REQUIRE_GPU();
+  if (!std::filesystem::is_directory(data_dir())) GTEST_SKIP() << data_dir() << " not found";
+  const auto scenes = find_scenes(data_dir());
+  ASSERT_FALSE(scenes.empty());
+  for (const auto& files : scenes) {
+    const Scene scene = load_scene(files);
+    StereoParams sp;
+    sp.max_disparity = files.max_disparity;
+    sp.fill = true;
+    CpuPairProcessor cpu(sp, background_off());
+    auto gpu = make_engine("cuda", options_for(scene.left.width(), scene.left.height(), sp, background_off()));
+    expect_same_frame(files.name, cpu, *gpu, frame_of(scene.left, scene.right));
+  }
+}
+
+TEST(Gpu, RandomImagesOverSizesRangesAndLevels) {
+  REQUIRE_GPU();
+  struct Case {
+    int w, h;
+    std::vector<int> ranges;
+  };
+  // Every size with D = 64 (where it fits), every range at the middle sizes, the largest ranges
+  // at the largest sizes; each with L = 1..5.
+  const Case cases[] = {
+      {16, 16, {1, 8, 15}},
+      {17, 31, {1, 16}},
+      {333, 257, {16, 64, 128, 256}},
+      {640, 480, {16, 64, 128, 256}},
+      {1024, 768, {16, 64, 128, 256, 512}},
+      {1920, 1080, {64, 128, 256, 512}},
+      {4096, 2160, {64, 256, 512}},
+  };
+  int compared = 0, rejected = 0;
+  std::uint32_t seed = 100;
+  for (const auto& c : cases) {
+    for (int d : c.ranges) {
+      for (int levels = 1; levels <= 5; ++levels) {
+        for (bool noise : {false, true}) {
+          if (noise && c.w * c.h > 640 * 480) continue;  // CPU time; noise is covered at the smaller sizes
+          StereoParams sp;
+          sp.max_disparity = d;
+          sp.levels = levels;
+          const auto pair = random_pair(c.w, c.h, d, ++seed, noise);
+          const std::string what = std::to_string(c.w) + "x" + std::to_string(c.h) + " D=" +
+                                   std::to_string(d) + " L=" + std::to_string(levels) +
+                                   (noise ? " noise" : " planes");
+          std::unique_ptr<Engine> gpu;
+          std::string cpu_error, gpu_error;
+          try {
+            validate_for_images(sp, c.w, c.h, c.w, c.h);
+          } catch (const ParameterError& e) {
+            cpu_error = e.what();
+          }
+          try {
+            gpu = make_engine("cuda", options_for(c.w, c.h, sp, background_off()));
+          } catch (const ParameterError& e) {
+            gpu_error = e.what();
+          }
+          EXPECT_EQ(cpu_error, gpu_error) << what;
+          if (!cpu_error.empty()) {
+            ++rejected;
+            continue;
+          }
+          CpuPairProcessor cpu(sp, background_off());
+          expect_same_frame(what, cpu, *gpu, frame_of(pair.left, pair.right));
+          ++compared;
+          if (HasFailure()) return;
+        }
+      }
+    }
+  }
+  std::printf("[ GPU      ] %d configurations bit-exact, %d rejected by both engines\n", compared, rejected);
+}
+
+// Background modeling on a synthetic video: frame by frame for 100 frames, model state included.
+class GpuBackground : public ::testing::TestWithParam<int> {};  // 0: color, 1: intensity, 2: off
+
+TEST_P(GpuBackground, SyntheticSequenceFrameByFrame) {
+  REQUIRE_GPU();
+  SyntheticOptions so;
+  so.width = 320;
+  so.height = 240;
+  so.max_disparity = 48;
+  so.seed = 3;
+  SyntheticScene scene(so);
+  StereoParams sp;
+  sp.max_disparity = 48;
+  BackgroundParams bp;
+  bp.warmup = 10;
+  bp.color = GetParam() == 0;
+  bp.enabled = GetParam() != 2;
+  CpuPairProcessor cpu(sp, bp);
+  auto gpu = make_engine("cuda", options_for(320, 240, sp, bp));
+  SyntheticFrame f;
+  for (int i = 0; i < 100; ++i) {
+    scene.render(i, f);
+    FrameInput in = frame_of(f.left_gray, f.right_gray, static_cast<std::uint64_t>(i));
+    in.left_color = view_of(f.left);
+    in.right_color = view_of(f.right);
+    expect_same_frame("frame " + std::to_string(i), cpu, *gpu, in);
+    if (HasFailure()) return;
+    if (bp.enabled && (i % 10 == 9)) {
+      const int levels = effective_levels(sp);
+      for (int cam = 0; cam < 2; ++cam) {
+        const BackgroundModel& model = cam == 0 ? cpu.left_model() : cpu.right_model();
+        for (int s = 0; s < levels; ++s) {
+          for (int ch = 0; ch < 3; ++ch) {
+            if (!bp.color && ch != kValue) continue;
+            const CudaModelState st = cuda_engine_model_state(*gpu, cam, s, ch);
+            ASSERT_EQ(model.mean(s, ch), st.mean) << "mean, frame " << i << " camera " << cam << " level " << s << " channel " << ch;
+            ASSERT_EQ(model.variance(s, ch), st.variance) << "variance, frame " << i << " camera " << cam << " level " << s;
+          }
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, GpuBackground, ::testing::Values(0, 1, 2),
+                         [](const auto& tp) {
+                           return std::string(tp.param == 0 ? "color" : tp.param == 1 ? "intensity" : "off");
+                         });
+
+TEST(Gpu, SeveralPairsAtOnce) {
+  REQUIRE_GPU();
+  struct PairSetup {
+    int w, h, d;
+  };
+  const PairSetup setups[] = {{640, 480, 64}, {320, 240, 32}, {1024, 768, 128}, {333, 257, 64}};
+  std::vector<std::unique_ptr<Engine>> gpus;
+  std::vector<std::unique_ptr<CpuPairProcessor>> cpus;
+  std::vector<std::vector<SyntheticPair>> inputs;
+  for (const auto& s : setups) {
+    StereoParams sp;
+    sp.max_disparity = s.d;
+    gpus.push_back(make_engine("cuda", options_for(s.w, s.h, sp, background_off())));
+    cpus.push_back(std::make_unique<CpuPairProcessor>(sp, background_off()));
+    inputs.emplace_back();
+    for (int f = 0; f < 3; ++f) inputs.back().push_back(random_pair(s.w, s.h, s.d, 700 + f + s.w, false));
+  }
+  // Submit a frame to every pair before collecting any, so the pairs run at once.
+  for (int frame = 0; frame < 3; ++frame) {
+    for (std::size_t k = 0; k < gpus.size(); ++k) {
+      const auto& p = inputs[k][frame];
+      ASSERT_EQ(gpus[k]->submit(frame_of(p.left, p.right, frame)), SubmitStatus::kAccepted);
+    }
+    for (std::size_t k = 0; k < gpus.size(); ++k) {
+      auto r = gpus[k]->poll(60s);
+      ASSERT_TRUE(r && r->ok);
+      const auto& p = inputs[k][frame];
+      PairOutput ref;
+      cpus[k]->process(PairFrame{p.left.view(), p.right.view(), {}, {}}, ref);
+      const RunResult got = collect(*r);
+      EXPECT_EQ(first_difference(ref.stereo.left.data(), got.left.data(), p.left.width(), p.left.height()), "")
+          << "pair " << k << " frame " << frame;
+    }
+  }
+}
+
+TEST(Gpu, ThousandFramesThroughTheSlotRing) {
+  REQUIRE_GPU();
+  StereoParams sp;
+  sp.max_disparity = 64;
+  EngineOptions o = options_for(640, 480, sp, background_off());
+  o.inflight = 3;
+  auto gpu = make_engine("cuda", o);
+  std::vector<SyntheticPair> inputs;
+  for (int i = 0; i < 4; ++i) inputs.push_back(random_pair(640, 480, 64, 900 + i, false));
+  // The first frame of each input through the CPU, to check results come back for the right frame.
+  std::vector<Disparity16> expected;
+  CpuPairProcessor cpu(sp, background_off());
+  for (const auto& p : inputs) {
+    PairOutput out;
+    cpu.process(PairFrame{p.left.view(), p.right.view(), {}, {}}, out);
+    expected.push_back(out.stereo.left);
+  }
+  std::uint64_t submitted = 0, received = 0;
+  std::size_t memory_after_first = 0;
+  int busy = 0;
+  while (received < 1000) {
+    if (submitted < 1000) {
+      const auto& p = inputs[submitted % inputs.size()];
+      if (gpu->submit(frame_of(p.left, p.right, submitted)) == SubmitStatus::kAccepted) {
+        ++submitted;
+      } else {
+        ++busy;
+      }
+    }
+    if (auto r = gpu->poll(submitted > received ? 10ms : 0ms)) {
+      ASSERT_TRUE(r->ok) << r->error;
+      ASSERT_EQ(r->sequence, received) << "out of order, lost or duplicated";
+      if (received % 97 == 0) {
+        const RunResult got = collect(*r);
+        ASSERT_EQ(got.left, expected[received % inputs.size()]) << "frame " << received;
+      }
+      ++received;
+      if (received == 1) memory_after_first = cuda_device_memory_used();
+    }
+  }
+  EXPECT_GT(busy, 0) << "the ring never filled: submit never had to report busy";
+  EXPECT_EQ(cuda_device_memory_used(), memory_after_first) << "device memory changed after the first frame";
+  EXPECT_EQ(gpu->in_flight(), 0);
+}
+
+TEST(Gpu, ParameterChangeMidStream) {
+  REQUIRE_GPU();
+  StereoParams sp;
+  sp.max_disparity = 64;
+  const auto p = random_pair(320, 240, 64, 55, false);
+  auto gpu = make_engine("cuda", options_for(320, 240, sp, background_off()));
+  CpuPairProcessor cpu(sp, background_off());
+  expect_same_frame("before", cpu, *gpu, frame_of(p.left, p.right, 0));
+  sp.levels = 2;
+  sp.cost = MatchingCost::kCensus;
+  sp.fill = true;
+  sp.uniqueness = 10;
+  gpu->set_params(sp, background_off());
+  cpu.set_params(sp, background_off());
+  expect_same_frame("after", cpu, *gpu, frame_of(p.left, p.right, 1));
+}
+
+TEST(Gpu, ZeroCopyModeEqualsCpu) {
+  REQUIRE_GPU();
+  StereoParams sp;
+  sp.max_disparity = 64;
+  EngineOptions o = options_for(333, 257, sp, background_off());
+  o.zero_copy = true;
+  auto gpu = make_engine("cuda", o);
+  CpuPairProcessor cpu(sp, background_off());
+  const auto p = random_pair(333, 257, 64, 77, false);
+  expect_same_frame("zero-copy", cpu, *gpu, frame_of(p.left, p.right));
+}
+
+TEST(Gpu, ImpossibleSizeIsReported) {
+  REQUIRE_GPU();
+  StereoParams sp;
+  try {
+    auto gpu = make_engine("cuda", options_for(60000, 60000, sp, background_off()));
+    FAIL() << "a 60000x60000 engine was created";
+  } catch (const CudaError& e) {
+    std::printf("[ GPU      ] reported: %s\n", e.what());
+    EXPECT_NE(std::string(e.what()).find("failed"), std::string::npos);
+  }
+}
+
+// A freed buffer is reported through the result, not swallowed. Run in a child process: an
+// illegal address poisons the CUDA context of the process it happens in.
+TEST(GpuDeathTest, FreedBufferIsReported) {
+  REQUIRE_GPU();
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  auto child = [] {
+        StereoParams sp;
+        sp.max_disparity = 32;
+        const auto p = random_pair(128, 96, 32, 9, false);
+        auto gpu = make_engine("cuda", options_for(128, 96, sp, background_off()));
+        bool first_ok = false, reported = false;
+        {
+          gpu->submit(frame_of(p.left, p.right, 0));
+          auto r = gpu->poll(60s);
+          first_ok = r && r->ok;
+        }
+        cuda_engine_free_buffer_for_test(*gpu);
+        try {
+          gpu->submit(frame_of(p.left, p.right, 1));
+          auto r = gpu->poll(60s);
+          reported = r && !r->ok && !r->error.empty();
+          if (reported) std::fprintf(stderr, "reported: %s\n", r->error.c_str());
+        } catch (const std::exception& e) {
+          reported = true;  // reported by a throw
+          std::fprintf(stderr, "reported: %s\n", e.what());
+        }
+        std::_Exit(first_ok && reported ? 0 : 1);
+      
+  };
+  EXPECT_EXIT(child(), ::testing::ExitedWithCode(0), "reported: .*");
+}

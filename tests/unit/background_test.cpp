@@ -1,0 +1,400 @@
+// The background model against straightforward implementations of its definition (DESIGN.md step
+// 3, docs/ALGORITHM.md): the update, the k-sigma and shadow tests, HSV, the hierarchy, closing,
+// warm-up, the off switch, selective learning, determinism and bad parameters.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "background/background_model.hpp"
+#include "background/background_ops.hpp"
+#include "background/morphology.hpp"
+
+using namespace stereod;
+
+namespace {
+
+// Exact in doubles: every quantity is a dyadic rational far below 2^53.
+double round_half_up(double v) {
+  return std::floor(v + 0.5);
+}
+
+struct NaiveChannel {
+  double mean;  // in units of 1/256
+  double var;
+  void learn(int x, double alpha_q16, bool circular, bool with_variance = true) {
+    double d = x * 256.0 - mean;
+    if (circular) d = std::fmod(std::fmod(d + 32768, 65536) + 65536, 65536) - 32768;
+    mean += round_half_up(alpha_q16 * d / 65536);
+    if (circular)
+      mean = std::fmod(std::fmod(mean, 65536) + 65536, 65536);
+    else
+      mean = std::min(65280.0, std::max(0.0, mean));
+    if (!with_variance) return;
+    const double e = std::floor(d * d / 256);
+    var = std::max(0.0, var + round_half_up(alpha_q16 * (e - var) / 65536));
+  }
+};
+
+Gray8 plane(int w, int h, int value) {
+  return Gray8(w, h, static_cast<std::uint8_t>(value));
+}
+
+BackgroundPlanes gray_planes(const Gray8& img, int levels) {
+  BackgroundPlanes p;
+  make_gray_planes(img.view(), levels, p);
+  return p;
+}
+
+}  // namespace
+
+TEST(BackgroundOps, LearnMatchesTheDefinition) {
+  std::mt19937 rng(5);
+  for (bool circular : {false, true}) {
+    for (int trial = 0; trial < 200; ++trial) {
+      std::uint16_t mean = static_cast<std::uint16_t>(rng() % 65281);
+      std::uint32_t var = rng() % 2000000;
+      NaiveChannel naive{double(mean), double(var)};
+      const std::int32_t alpha = static_cast<std::int32_t>(rng() % 65537);
+      for (int step = 0; step < 50; ++step) {
+        const int x = static_cast<int>(rng() % 256);
+        const bool with_variance = step % 3 != 0;
+        channel_learn(x, mean, var, alpha, circular, with_variance);
+        naive.learn(x, alpha, circular, with_variance);
+        ASSERT_EQ(mean, naive.mean) << "circular " << circular;
+        ASSERT_EQ(var, naive.var);
+      }
+    }
+  }
+}
+
+TEST(BackgroundOps, DeviationIsKSigmaWithAFloor) {
+  BackgroundParams p;
+  p.threshold = 2.5;
+  p.min_sigma = 6;
+  const BackgroundFixed f = to_fixed(p);
+  std::mt19937 rng(6);
+  for (int trial = 0; trial < 20000; ++trial) {
+    const int x = static_cast<int>(rng() % 256);
+    const std::uint16_t mean = static_cast<std::uint16_t>(rng() % 65281);
+    const std::uint32_t var = rng() % (trial % 2 ? 40000 : 400000);
+    const double d = x - mean / 256.0;
+    const double sigma2 = std::max(var / 256.0, 36.0);
+    const bool expected = d * d > 2.5 * 2.5 * sigma2;
+    ASSERT_EQ(channel_deviates(channel_diff(x, mean, false), var, f), expected);
+  }
+}
+
+TEST(BackgroundOps, HueIsCircular) {
+  // 250 and 5 are 11 apart on the 256-step circle, not 245.
+  EXPECT_EQ(channel_diff(5, 250 << 8, true), 11 * 256);
+  EXPECT_EQ(channel_diff(250, 5 << 8, true), -11 * 256);
+  EXPECT_EQ(channel_diff(250, 5 << 8, false), 245 * 256);
+}
+
+TEST(BackgroundOps, HsvWithinHalfAStepOfTheExactValues) {
+  for (int r = 0; r < 256; r += 3) {
+    for (int g = 0; g < 256; g += 5) {
+      for (int b = 0; b < 256; b += 7) {
+        std::uint8_t h, s, v;
+        rgb_to_hsv(r, g, b, h, s, v);
+        const int mx = std::max({r, g, b}), mn = std::min({r, g, b}), delta = mx - mn;
+        ASSERT_EQ(v, mx);
+        ASSERT_EQ(s, mx == 0 ? 0 : static_cast<int>(round_half_up(255.0 * delta / mx)));
+        if (delta == 0) {
+          ASSERT_EQ(h, 0);
+          continue;
+        }
+        double hue = mx == r   ? double(g - b) / delta
+                     : mx == g ? 2.0 + double(b - r) / delta
+                               : 4.0 + double(r - g) / delta;
+        hue = hue * 256 / 6;  // in 1/256 of the circle
+        double err = std::fmod(std::fabs(h - hue), 256.0);
+        err = std::min(err, 256 - err);
+        ASSERT_LE(err, 0.5 + 1e-9) << r << "," << g << "," << b;
+      }
+    }
+  }
+}
+
+TEST(BackgroundOps, ShadowIsDarkerWithTheSameColor) {
+  BackgroundParams p;  // shadow ratio 0.45 .. 0.95
+  const BackgroundFixed f = to_fixed(p);
+  const std::uint16_t mean[3] = {50 << 8, 120 << 8, 200 << 8};  // H, S, V
+  const std::uint32_t var[3] = {16 << 8, 16 << 8, 16 << 8};     // sigma 4 (floored to 8)
+  auto classify = [&](int h, int s, int v) {
+    const std::uint8_t x[3] = {static_cast<std::uint8_t>(h), static_cast<std::uint8_t>(s),
+                               static_cast<std::uint8_t>(v)};
+    return classify_pixel(x, mean, var, 3, f);
+  };
+  EXPECT_EQ(classify(50, 120, 200), 0);  // unchanged
+  EXPECT_EQ(classify(52, 118, 120), 0);  // 60 % as bright, same color: shadow
+  EXPECT_EQ(classify(50, 120, 95), 0);   // 47.5 %: still a shadow
+  EXPECT_EQ(classify(50, 120, 80), 1);   // 40 %: too dark for a shadow
+  EXPECT_EQ(classify(50, 170, 120), 1);  // darker but saturation changed: an object
+  EXPECT_EQ(classify(80, 120, 120), 1);  // darker but hue changed: an object
+  EXPECT_EQ(classify(50, 120, 240), 1);  // brighter: never a shadow
+  // Without the shadow test the darker pixel is foreground.
+  BackgroundParams q = p;
+  q.shadow = false;
+  const BackgroundFixed g = to_fixed(q);
+  const std::uint8_t x[3] = {52, 118, 120};
+  EXPECT_EQ(classify_pixel(x, mean, var, 3, g), 1);
+  // Intensity only: the ratio alone decides.
+  const std::uint8_t y[3] = {0, 0, 120};
+  EXPECT_EQ(classify_pixel(y, mean, var, 1, f), 0);
+}
+
+TEST(BackgroundOps, GrayHueIsIgnored) {
+  const BackgroundFixed f = to_fixed(BackgroundParams{});
+  const std::uint16_t mean[3] = {10 << 8, 5 << 8, 100 << 8};  // nearly gray model
+  const std::uint32_t var[3] = {1 << 8, 1 << 8, 1 << 8};
+  const std::uint8_t x[3] = {200, 8, 100};  // hue of a gray pixel is noise
+  EXPECT_EQ(classify_pixel(x, mean, var, 3, f), 0);
+}
+
+TEST(Morphology, ClosingIsDilateThenErodeOverInImagePixels) {
+  std::mt19937 rng(9);
+  for (int r = 1; r <= 2; ++r) {
+    Gray8 in(23, 17);
+    for (auto& v : in.pixels()) v = rng() % 3 == 0;
+    Gray8 out, scratch;
+    close_mask(in, r, out, scratch);
+    auto filter = [&](const Gray8& src, bool mx) {
+      Gray8 dst(src.width(), src.height());
+      for (int y = 0; y < src.height(); ++y) {
+        for (int x = 0; x < src.width(); ++x) {
+          int v = mx ? 0 : 1;
+          for (int t = y - r; t <= y + r; ++t) {
+            for (int u = x - r; u <= x + r; ++u) {
+              if (u < 0 || t < 0 || u >= src.width() || t >= src.height()) continue;
+              v = mx ? std::max<int>(v, src(u, t)) : std::min<int>(v, src(u, t));
+            }
+          }
+          dst(x, y) = static_cast<std::uint8_t>(v);
+        }
+      }
+      return dst;
+    };
+    EXPECT_EQ(out, filter(filter(in, true), false));
+  }
+  Gray8 hole(9, 9, 1);
+  hole(4, 4) = 0;
+  Gray8 out, scratch;
+  close_mask(hole, 1, out, scratch);
+  EXPECT_EQ(out(4, 4), 1);
+}
+
+TEST(BackgroundModel, WarmupThenStaticSceneIsBackground) {
+  BackgroundParams p;
+  p.warmup = 5;
+  p.color = false;
+  BackgroundModel model(p);
+  const Gray8 scene = plane(40, 30, 120);
+  std::vector<Gray8> masks;
+  BackgroundStats stats;
+  for (int i = 0; i < 5; ++i) {
+    model.process(gray_planes(scene, 3), masks, &stats);
+    EXPECT_TRUE(stats.warming_up);
+    for (const auto& m : masks) {
+      for (auto v : m.pixels()) ASSERT_EQ(v, 1);
+    }
+  }
+  model.process(gray_planes(scene, 3), masks, &stats);
+  EXPECT_FALSE(stats.warming_up);
+  ASSERT_EQ(masks.size(), 3u);
+  for (const auto& m : masks) {
+    for (auto v : m.pixels()) ASSERT_EQ(v, 0);
+  }
+  // Every coarsest pixel is tested; finer ones copy their uniform parents.
+  EXPECT_EQ(stats.tested[2], stats.pixels[2]);
+  EXPECT_EQ(stats.tested[0], 0);
+}
+
+TEST(BackgroundModel, OffSwitchMakesEverythingForeground) {
+  BackgroundParams p;
+  p.enabled = false;
+  BackgroundModel model(p);
+  std::vector<Gray8> masks;
+  for (int i = 0; i < 40; ++i) model.process(gray_planes(plane(32, 32, 90), 2), masks);
+  for (const auto& m : masks) {
+    for (auto v : m.pixels()) ASSERT_EQ(v, 1);
+  }
+  EXPECT_EQ(model.frames_seen(), 0);
+}
+
+TEST(BackgroundModel, ObjectIsForegroundAndAParkedOneFadesIn) {
+  BackgroundParams p;
+  p.warmup = 3;
+  p.color = false;
+  p.foreground_learning_rate = 0.01;
+  BackgroundModel model(p);
+  Gray8 scene = plane(64, 48, 60);
+  std::vector<Gray8> masks;
+  for (int i = 0; i < 3; ++i) model.process(gray_planes(scene, 3), masks);
+  for (int y = 16; y < 32; ++y) {
+    for (int x = 20; x < 44; ++x) scene(x, y) = 200;  // an object parks
+  }
+  model.process(gray_planes(scene, 3), masks);
+  for (int y = 16; y < 32; ++y) {
+    for (int x = 20; x < 44; ++x) ASSERT_EQ(masks[0](x, y), 1);
+  }
+  EXPECT_EQ(masks[0](5, 5), 0);
+  int frames = 1;
+  bool absorbed = false;
+  while (frames < 2000 && !absorbed) {
+    model.process(gray_planes(scene, 3), masks);
+    ++frames;
+    absorbed = masks[0](32, 24) == 0;
+  }
+  EXPECT_TRUE(absorbed) << "a parked object must become background";
+  // The mean drifts at 1 % a frame from 140 levels away to within 3 sigma (24): ~175 frames.
+  EXPECT_GT(frames, 120) << "but slowly";
+  EXPECT_LT(frames, 260);
+}
+
+TEST(BackgroundModel, HierarchyCopiesUniformBlocksAndTestsMixedOnes) {
+  BackgroundParams p;
+  p.warmup = 2;
+  p.color = false;
+  p.closing_radius = 0;
+  BackgroundModel model(p);
+  std::mt19937 rng(12);
+  Gray8 base(70, 50);
+  for (auto& v : base.pixels()) v = static_cast<std::uint8_t>(80 + rng() % 5);
+  std::vector<Gray8> masks;
+  for (int i = 0; i < 2; ++i) model.process(gray_planes(base, 3), masks);
+  Gray8 frame = base;
+  for (int y = 10; y < 37; ++y) {
+    for (int x = 13; x < 45; ++x) frame(x, y) = static_cast<std::uint8_t>(200 + rng() % 40);
+  }
+  // Copy the model state before the frame: the per-pixel test below uses it.
+  std::vector<std::vector<std::uint16_t>> mean;
+  std::vector<std::vector<std::uint32_t>> var;
+  for (int s = 0; s < 3; ++s) {
+    mean.push_back(model.mean(s, kValue));
+    var.push_back(model.variance(s, kValue));
+  }
+  const BackgroundPlanes planes = gray_planes(frame, 3);
+  BackgroundStats stats;
+  model.process(planes, masks, &stats);
+  const BackgroundFixed f = to_fixed(p);
+  long long copied = 0;
+  for (int s = 1; s >= 0; --s) {
+    const Gray8& parent = masks[s + 1];
+    const Gray8& raw = model.raw_decision(s);
+    for (int y = 0; y < raw.height(); ++y) {
+      for (int x = 0; x < raw.width(); ++x) {
+        const int cx = std::min(x / 2, parent.width() - 1),
+                  cy = std::min(y / 2, parent.height() - 1);
+        bool uniform = true;
+        for (int v = std::max(0, cy - 1); v <= std::min(parent.height() - 1, cy + 1); ++v) {
+          for (int u = std::max(0, cx - 1); u <= std::min(parent.width() - 1, cx + 1); ++u) {
+            uniform = uniform && parent(u, v) == parent(cx, cy);
+          }
+        }
+        const std::size_t i = static_cast<std::size_t>(y) * raw.width() + x;
+        const std::uint8_t px[3] = {0, 0, planes.levels[s][kValue].data()[i]};
+        const std::uint16_t m[3] = {0, 0, mean[s][i]};
+        const std::uint32_t vr[3] = {0, 0, var[s][i]};
+        const std::uint8_t tested = classify_pixel(px, m, vr, 1, f);
+        ASSERT_EQ(raw(x, y), uniform ? parent(cx, cy) : tested)
+            << "level " << s << " " << x << "," << y;
+        copied += uniform;
+      }
+    }
+  }
+  EXPECT_GT(copied, 0);
+  // The object is found, the rest is background, and few finest pixels needed their own test.
+  EXPECT_EQ(masks[0](30, 20), 1);
+  EXPECT_EQ(masks[0](2, 2), 0);
+  EXPECT_LT(stats.tested[0], stats.pixels[0] / 2);
+}
+
+TEST(BackgroundModel, HierarchyEqualsTestingEveryPixelWhereBlocksAreUniform) {
+  // An object aligned to the coarsest grid, with a clear margin: per-pixel testing and the
+  // hierarchy must give the same masks at every level.
+  BackgroundParams p;
+  p.warmup = 2;
+  p.color = false;
+  BackgroundParams flat = p;
+  flat.hierarchy = false;
+  BackgroundModel hier(p), every(flat);
+  Gray8 base = plane(96, 64, 70);
+  std::vector<Gray8> mh, me;
+  for (int i = 0; i < 2; ++i) {
+    hier.process(gray_planes(base, 3), mh);
+    every.process(gray_planes(base, 3), me);
+  }
+  for (int step = 0; step < 10; ++step) {
+    Gray8 frame = base;
+    const int x0 = 16 + 4 * step;
+    for (int y = 16; y < 48; ++y) {
+      for (int x = x0; x < x0 + 32; ++x) frame(x, y) = 220;
+    }
+    BackgroundStats sh, se;
+    hier.process(gray_planes(frame, 3), mh, &sh);
+    every.process(gray_planes(frame, 3), me, &se);
+    for (int s = 0; s < 3; ++s) ASSERT_EQ(mh[s], me[s]) << "step " << step << " level " << s;
+    EXPECT_EQ(se.tested[0], se.pixels[0]);
+    EXPECT_LT(sh.tested[0], sh.pixels[0] / 3);
+  }
+}
+
+TEST(BackgroundModel, DeterministicAndColorModeWorks) {
+  BackgroundParams p;
+  p.warmup = 3;
+  auto run = [&] {
+    BackgroundModel model(p);
+    std::mt19937 rng(3);
+    RgbImage img;
+    img.resize(48, 40);
+    std::vector<Gray8> masks, all;
+    for (int i = 0; i < 12; ++i) {
+      for (auto& v : img.pixels) v = static_cast<std::uint8_t>(100 + rng() % 8);
+      if (i > 5) {
+        for (int y = 10; y < 30; ++y) {
+          for (int x = 10 + i; x < 30 + i; ++x) {
+            img.row(y)[3 * x] = 30;  // a saturated red-free object
+            img.row(y)[3 * x + 2] = 220;
+          }
+        }
+      }
+      BackgroundPlanes planes;
+      make_hsv_planes(img, 3, planes);
+      model.process(planes, masks);
+      all.insert(all.end(), masks.begin(), masks.end());
+    }
+    return all;
+  };
+  const auto a = run(), b = run();
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a[a.size() - 3](25, 20), 1);  // the object, at the last frame's finest level
+  EXPECT_EQ(a[a.size() - 3](2, 2), 0);
+}
+
+TEST(BackgroundParamsCheck, BadValuesAreNamed) {
+  struct Case {
+    void (*set)(BackgroundParams&);
+    const char* expect;
+  };
+  const Case cases[] = {
+      {[](BackgroundParams& p) { p.learning_rate = -0.1; }, "background.learning_rate = -0.1"},
+      {[](BackgroundParams& p) { p.foreground_learning_rate = -1; },
+       "background.foreground_learning_rate = -1"},
+      {[](BackgroundParams& p) { p.threshold = 0; }, "background.threshold = 0"},
+      {[](BackgroundParams& p) { p.warmup = -5; }, "background.warmup = -5"},
+      {[](BackgroundParams& p) { p.min_sigma = 0; }, "background.min_sigma = 0"},
+      {[](BackgroundParams& p) { p.shadow_min_ratio = 0.9, p.shadow_max_ratio = 0.5; },
+       "must not exceed shadow_max_ratio"},
+      {[](BackgroundParams& p) { p.closing_radius = 5; }, "background.closing_radius = 5"},
+  };
+  for (const auto& c : cases) {
+    BackgroundParams p;
+    c.set(p);
+    const auto e = check_background_params(p);
+    ASSERT_FALSE(e.empty()) << c.expect;
+    EXPECT_NE(std::string(e.front().what()).find(c.expect), std::string::npos) << e.front().what();
+    EXPECT_THROW(BackgroundModel m(p), ParameterError);
+  }
+}

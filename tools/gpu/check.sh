@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Everything that needs a GPU, in one go: builds (CUDA engine for this machine's GPU and for
+# Jetson Orin), runs every GPU test (the CUDA engine against the CPU reference, bit for bit), then
+# the speed table. Usage: tools/gpu/check.sh [BUILD_DIR]   (needs ./dev.sh's packages and nvcc)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD_DIR=${1:-build-gpu}
+ARCHS=${CUDA_ARCHS:-"87;90;native"}
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCHS"
+cmake --build "$BUILD_DIR" -j "$(nproc)"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+STEREOD_DATA=${DATA:-../shared/data} "$BUILD_DIR/tests/gpu_tests" --gtest_brief=1
+BENCH="$BUILD_DIR/tools/stereod-bench" tools/gpu/speed-table.sh
