@@ -18,10 +18,11 @@ void release_caps(GstCaps*& caps) {
 
 }  // namespace
 
-CameraBranch::CameraBranch(int index, const CameraConfig& config, int pool_capacity,
+CameraBranch::CameraBranch(int index, const CameraConfig& config, bool indexed, int pool_capacity,
                            const RealtimeOffset& offset, Deliver deliver)
     : index_(index),
       config_(config),
+      indexed_(indexed),
       offset_(offset),
       deliver_(std::move(deliver)),
       pool_(pool_capacity) {
@@ -121,6 +122,9 @@ void CameraBranch::handle(GstElement* appsink, GstSample* sample, Sink& sink) {
     }
   }
   const std::int64_t capture_ns = offset_.to_realtime(monotonic_ns);
+  const std::int64_t source_index = indexed_ && GST_BUFFER_OFFSET_IS_VALID(buffer)
+                                        ? static_cast<std::int64_t>(GST_BUFFER_OFFSET(buffer))
+                                        : -1;
   last_sample_ns_.store(monotonic_now_ns(), std::memory_order_relaxed);
 
   std::lock_guard<std::mutex> lock(mutex_);
@@ -131,7 +135,7 @@ void CameraBranch::handle(GstElement* appsink, GstSample* sample, Sink& sink) {
       dropped_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    finish(std::move(frame), capture_ns);
+    finish(std::move(frame), capture_ns, source_index);
     return;
   }
   // Color: the two halves of a frame carry the same PTS. An older half than the frame being
@@ -156,7 +160,7 @@ void CameraBranch::handle(GstElement* appsink, GstSample* sample, Sink& sink) {
     return;
   }
   (sink.rgb ? has_rgb_ : has_gray_) = true;
-  if (has_gray_ && has_rgb_) finish(std::move(assembling_), capture_ns);
+  if (has_gray_ && has_rgb_) finish(std::move(assembling_), capture_ns, source_index);
 }
 
 std::shared_ptr<CameraFrame> CameraBranch::acquire() {
@@ -171,10 +175,12 @@ std::shared_ptr<CameraFrame> CameraBranch::acquire() {
   return nullptr;
 }
 
-void CameraBranch::finish(std::shared_ptr<CameraFrame> frame, std::int64_t capture_ns) {
+void CameraBranch::finish(std::shared_ptr<CameraFrame> frame, std::int64_t capture_ns,
+                          std::int64_t source_index) {
   frame->camera = config_.name;
   frame->sequence = next_sequence_++;
   frame->capture_time_ns = capture_ns;
+  frame->source_index = source_index;
   frame->status = FrameStatus::kOk;
   frame->error.clear();
   delivered_.fetch_add(1, std::memory_order_relaxed);

@@ -31,7 +31,9 @@ class CameraBranch {
   // Called on a GStreamer streaming thread with each finished frame, in capture order.
   using Deliver = std::function<void(int camera, std::shared_ptr<CameraFrame> frame)>;
 
-  CameraBranch(int index, const CameraConfig& config, int pool_capacity,
+  // `indexed`: the source numbers its buffers (GST_BUFFER_OFFSET) with a frame index that goes
+  // to CameraFrame::source_index (synthetic://).
+  CameraBranch(int index, const CameraConfig& config, bool indexed, int pool_capacity,
                const RealtimeOffset& offset, Deliver deliver);
   ~CameraBranch();
   CameraBranch(const CameraBranch&) = delete;
@@ -65,10 +67,12 @@ class CameraBranch {
   void handle(GstElement* appsink, GstSample* sample, Sink& sink);
   bool copy_into(GstSample* sample, Sink& sink, CameraFrame& frame);
   std::shared_ptr<CameraFrame> acquire();  // from the pool; nullptr (counted, warned) when empty
-  void finish(std::shared_ptr<CameraFrame> frame, std::int64_t capture_ns);
+  void finish(std::shared_ptr<CameraFrame> frame, std::int64_t capture_ns,
+              std::int64_t source_index);
 
   const int index_;
   const CameraConfig config_;
+  const bool indexed_;
   const RealtimeOffset& offset_;
   const Deliver deliver_;
   FramePool pool_;

@@ -1,6 +1,7 @@
 #include "camera_config.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <stdexcept>
 
 #include "source_uri.hpp"
+#include "synthetic_source.hpp"
 
 namespace stereod {
 namespace {
@@ -25,11 +27,8 @@ bool valid_name(const std::string& name) {
 
 const char* kNameRule = "expected a non-empty name of letters, digits, '_', '-' or '.'";
 
-// Which view of the synthetic scene camera `index` of a synthetic rig shows: the URI says so
-// (synthetic://left), or the camera's place in the rig does (first left, second right).
 std::string synthetic_view(const SourceUri& uri, std::size_t index) {
-  if (!uri.location.empty()) return uri.location;
-  return index == 0 ? "left" : "right";
+  return synthetic_right_view(uri, index) ? "right" : "left";
 }
 
 void check_synthetic_rig(const RigConfig& rig, const std::vector<SourceUri>& uris,

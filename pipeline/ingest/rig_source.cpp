@@ -12,6 +12,8 @@
 #include "gst_support.hpp"
 #include "pipeline_description.hpp"
 #include "source_uri.hpp"
+#include "synthetic_feeder.hpp"
+#include "synthetic_source.hpp"
 
 namespace stereod {
 namespace {
@@ -97,16 +99,18 @@ RigSource::RigSource(RigConfig config, FrameSetCallback on_set, EventCallback on
       recordings_(any_recording(config_)),
       on_set_(std::move(on_set)),
       on_event_(std::move(on_event)),
+      scene_(make_synthetic_scene(config_)),
       sync_(sync_options(config_)) {
   ensure_gstreamer();
+  if (scene_) feeder_ = std::make_unique<SyntheticFeeder>(scene_, config_.cameras[0].fps);
   // Frames in FrameSync, a few sets held by consumers, one being filled.
   const int pool = config_.sync_max_pending + 6;
   for (std::size_t i = 0; i < config_.cameras.size(); ++i) {
-    branches_.push_back(
-        std::make_unique<CameraBranch>(static_cast<int>(i), config_.cameras[i], pool, offset_,
-                                       [this](int camera, std::shared_ptr<CameraFrame> frame) {
-                                         deliver(camera, std::move(frame));
-                                       }));
+    branches_.push_back(std::make_unique<CameraBranch>(
+        static_cast<int>(i), config_.cameras[i], scene_ != nullptr, pool, offset_,
+        [this](int camera, std::shared_ptr<CameraFrame> frame) {
+          deliver(camera, std::move(frame));
+        }));
   }
 }
 
@@ -148,6 +152,7 @@ RigStats RigSource::stats() const {
   }
   std::lock_guard<std::mutex> lock(sync_mutex_);
   s.sync = sync_.stats();
+  if (feeder_) s.synthetic_skipped = feeder_->skipped();
   return s;
 }
 
@@ -269,6 +274,7 @@ RigSource::Outcome RigSource::run_pipeline(Backoff& backoff, Fault& fault) {
   };
   GstRef<GstBus> bus(gst_element_get_bus(pipeline.get()));
   const auto teardown = [&] {
+    if (feeder_) feeder_->stop();
     gst_element_set_state(pipeline.get(), GST_STATE_NULL);  // joins the streaming threads
     for (auto& b : branches_) b->detach();
   };
@@ -279,6 +285,28 @@ RigSource::Outcome RigSource::run_pipeline(Backoff& backoff, Fault& fault) {
              error ? describe_message(error.get()) : "the pipeline would not start"};
     teardown();
     return Outcome::kFault;
+  }
+
+  if (feeder_) {
+    // One thread renders both views and feeds every camera's appsrcs (synthetic_feeder.hpp).
+    std::vector<GstRef<GstElement>> held;
+    std::vector<SyntheticFeeder::Output> outputs;
+    for (std::size_t i = 0; i < bins.size(); ++i) {
+      SyntheticFeeder::Output o;
+      held.emplace_back(gst_bin_get_by_name(GST_BIN(bins[i]), kGraySrcName));
+      o.gray_src = held.back().get();
+      held.emplace_back(gst_bin_get_by_name(GST_BIN(bins[i]), kColorSrcName));
+      o.rgb_src = held.back().get();
+      o.right = synthetic_right_view(parse_source_uri(config_.cameras[i].uri), i);
+      outputs.push_back(o);
+    }
+    try {
+      feeder_->start(pipeline.get(), outputs);
+    } catch (const std::runtime_error& e) {
+      fault = {-1, e.what()};
+      teardown();
+      return Outcome::kFault;
+    }
   }
 
   const std::int64_t started = monotonic_now_ns();

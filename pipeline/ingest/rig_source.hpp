@@ -28,6 +28,7 @@ namespace stereod {
 
 class Backoff;
 class CameraBranch;
+class SyntheticFeeder;
 class SyntheticScene;
 
 enum class RigState {
@@ -52,6 +53,7 @@ struct RigStats {
   std::int64_t last_error_time_ns = 0;  // CLOCK_REALTIME
   std::vector<CameraStats> cameras;
   FrameSyncStats sync;
+  std::uint64_t synthetic_skipped = 0;  // synthetic://: frames skipped to keep up with the clock
 };
 
 struct RigEvent {
@@ -112,7 +114,8 @@ class RigSource {
   const EventCallback on_event_;
   RealtimeOffset offset_;
   std::vector<std::unique_ptr<CameraBranch>> branches_;
-  std::shared_ptr<SyntheticScene> scene_;
+  std::shared_ptr<SyntheticScene> scene_;  // synthetic:// rigs
+  std::unique_ptr<SyntheticFeeder> feeder_;
 
   mutable std::mutex sync_mutex_;
   FrameSync sync_;
