@@ -161,13 +161,9 @@ TEST(Recording, VideoFilesOfOneRigLoopTogether) {
 }
 
 TEST(Recording, AMissingFileIsReportedByName) {
-  Collector got;
-  RigSource rig(rig_of("replay", {small_camera("gone", "file:///nonexistent/clip.avi")}),
-                got.sets(), got.events());
-  rig.start();
-  ASSERT_TRUE(got.wait_event(RigEvent::Kind::kFailed));
-  rig.stop();
-  const RigEvent e = got.events_so_far().front();
+  const RigEvent e =
+      first_failure(rig_of("replay", {small_camera("gone", "file:///nonexistent/clip.avi")}));
+  ASSERT_EQ(e.kind, RigEvent::Kind::kFailed);
   EXPECT_EQ(e.camera, "gone");
-  EXPECT_NE(e.message.find("/nonexistent/clip.avi"), std::string::npos) << e.message;
+  EXPECT_TRUE(contains(e.message, "/nonexistent/clip.avi")) << e.message;
 }

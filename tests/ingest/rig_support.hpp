@@ -105,4 +105,22 @@ inline RigConfig rig_of(const std::string& name, std::vector<CameraConfig> camer
   return rig;
 }
 
+// Runs a rig until its first failure and returns that event (kind kEnded with an empty message
+// when none came within the patience).
+inline RigEvent first_failure(const RigConfig& config) {
+  Collector got;
+  RigSource rig(config, got.sets(), got.events());
+  rig.start();
+  const bool failed = got.wait_event(RigEvent::Kind::kFailed);
+  rig.stop();
+  for (const auto& e : got.events_so_far()) {
+    if (failed && e.kind == RigEvent::Kind::kFailed) return e;
+  }
+  return {RigEvent::Kind::kEnded, config.name, "", "", {}};
+}
+
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 }  // namespace stereod::test

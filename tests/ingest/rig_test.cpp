@@ -15,10 +15,6 @@ using namespace stereod::test;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // Complete sets, numbered without gaps, each camera's frames in capture order and within the
 // tolerance of each other.
 void expect_complete_in_order(const std::vector<FrameSet>& sets, std::size_t cameras,
@@ -217,58 +213,40 @@ TEST(Rig, BackoffGrowsBetweenFailures) {
 }
 
 TEST(Rig, AMissingDeviceIsReportedByName) {
-  Collector got;
-  RigSource rig(rig_of("usb", {small_camera("front", "v4l2:///dev/video99")}), got.sets(),
-                got.events());
-  rig.start();
-  ASSERT_TRUE(got.wait_event(RigEvent::Kind::kFailed));
-  rig.stop();
-  const RigEvent e = got.events_so_far().front();
+  const RigEvent e = first_failure(rig_of("usb", {small_camera("front", "v4l2:///dev/video99")}));
+  ASSERT_EQ(e.kind, RigEvent::Kind::kFailed);
   EXPECT_EQ(e.camera, "front");
   EXPECT_TRUE(contains(e.message, "camera 'front' (v4l2:///dev/video99)")) << e.message;
   EXPECT_TRUE(contains(e.message, "/dev/video99")) << e.message;
 }
 
 TEST(Rig, ABrokenDescriptionIsReportedByName) {
-  Collector got;
-  RigSource rig(rig_of("custom", {small_camera("odd", "gst://nosuchelement ! videoconvert")}),
-                got.sets(), got.events());
-  rig.start();
-  ASSERT_TRUE(got.wait_event(RigEvent::Kind::kFailed));
-  rig.stop();
-  const RigEvent e = got.events_so_far().front();
+  const RigEvent e =
+      first_failure(rig_of("custom", {small_camera("odd", "gst://nosuchelement ! videoconvert")}));
+  ASSERT_EQ(e.kind, RigEvent::Kind::kFailed);
   EXPECT_EQ(e.camera, "odd");
   EXPECT_TRUE(contains(e.message, "nosuchelement")) << e.message;
 }
 
 TEST(Rig, CapsThatCannotBeNegotiatedAreReportedByName) {
-  Collector got;
   // The demuxer's JPEG stream appears only once data flows, and nothing of the camera's branch
   // takes JPEG: the failure shows at run time, as with a camera that cannot give the format it
   // was asked for.
-  RigSource rig(
-      rig_of("caps", {small_camera(
-                         "fixed", "gst://videotestsrc ! jpegenc ! multipartmux ! multipartdemux")}),
-      got.sets(), got.events());
-  rig.start();
-  ASSERT_TRUE(got.wait_event(RigEvent::Kind::kFailed));
-  rig.stop();
-  const RigEvent e = got.events_so_far().front();
+  const RigEvent e = first_failure(rig_of(
+      "caps",
+      {small_camera("fixed", "gst://videotestsrc ! jpegenc ! multipartmux ! multipartdemux")}));
+  ASSERT_EQ(e.kind, RigEvent::Kind::kFailed);
   EXPECT_EQ(e.camera, "fixed");
   EXPECT_TRUE(contains(e.message, "not-negotiated") || contains(e.message, "not-linked"))
       << e.message;
 }
 
 TEST(Rig, ASilentCameraCountsAsFailed) {
-  Collector got;
   RigConfig config =
       rig_of("quiet", {small_camera("mute", "gst://videotestsrc ! valve drop=true")});
   config.restart.stall_timeout = std::chrono::milliseconds(500);
-  RigSource rig(config, got.sets(), got.events());
-  rig.start();
-  ASSERT_TRUE(got.wait_event(RigEvent::Kind::kFailed));
-  rig.stop();
-  const RigEvent e = got.events_so_far().front();
+  const RigEvent e = first_failure(config);
+  ASSERT_EQ(e.kind, RigEvent::Kind::kFailed);
   EXPECT_EQ(e.camera, "mute");
   EXPECT_TRUE(contains(e.message, "no frame in 0.5 s after start")) << e.message;
 }
