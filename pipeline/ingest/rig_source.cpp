@@ -168,7 +168,12 @@ void RigSource::set_state(RigState state) {
 }
 
 void RigSource::emit(const RigEvent& event) {
-  if (on_event_) on_event_(event);
+  if (!on_event_) return;
+  try {
+    on_event_(event);
+  } catch (const std::exception& e) {
+    spdlog::error("rig '{}': the event callback threw: {}", config_.name, e.what());
+  }
 }
 
 bool RigSource::wait_for_stop(std::chrono::milliseconds delay) {
@@ -177,14 +182,25 @@ bool RigSource::wait_for_stop(std::chrono::milliseconds delay) {
 }
 
 void RigSource::deliver(int camera, std::shared_ptr<CameraFrame> frame) {
-  std::unique_lock<std::mutex> lock(sync_mutex_);
-  std::optional<FrameSet> set = sync_.push(camera, std::move(frame), realtime_now_ns());
+  std::optional<FrameSet> set;
+  {
+    std::lock_guard<std::mutex> lock(sync_mutex_);
+    set = sync_.push(camera, std::move(frame), realtime_now_ns());
+  }
   if (!set || !on_set_) return;
-  // Take the delivery lock before letting the next frame in, so sets leave in the order
-  // FrameSync made them even when two streaming threads complete sets back to back.
-  std::lock_guard<std::mutex> order(deliver_mutex_);
-  lock.unlock();
-  on_set_(std::move(*set));
+  // Two streaming threads can complete sets back to back: each waits for its turn (sets are
+  // numbered consecutively), holding no other lock, so the callback may call stats().
+  std::unique_lock<std::mutex> order(deliver_mutex_);
+  deliver_turn_.wait(order, [&] { return next_delivery_ == set->sequence; });
+  const std::uint64_t sequence = set->sequence;
+  try {
+    on_set_(std::move(*set));
+  } catch (const std::exception& e) {
+    // Nothing may unwind into GStreamer's C code.
+    spdlog::error("rig '{}': the frame set callback threw: {}", config_.name, e.what());
+  }
+  next_delivery_ = sequence + 1;
+  deliver_turn_.notify_all();
 }
 
 void RigSource::supervise() {

@@ -68,7 +68,7 @@ struct RigEvent {
 class RigSource {
  public:
   // Called on a GStreamer streaming thread for each complete set, in order; it must not block
-  // (hand the set on, e.g. Engine::submit) and must not call stop().
+  // (hand the set on, e.g. Engine::submit) and must not call stop() (stats() is fine).
   using FrameSetCallback = std::function<void(FrameSet&& set)>;
   // Called on the rig's supervisor thread.
   using EventCallback = std::function<void(const RigEvent& event)>;
@@ -119,7 +119,10 @@ class RigSource {
 
   mutable std::mutex sync_mutex_;
   FrameSync sync_;
-  std::mutex deliver_mutex_;  // hand-over-hand with sync_mutex_: sets reach the callback in order
+  // Sets reach the callback in FrameSync's order: each waits for next_delivery_ to be its number.
+  std::mutex deliver_mutex_;
+  std::condition_variable deliver_turn_;
+  std::uint64_t next_delivery_ = 0;
 
   mutable std::mutex state_mutex_;
   RigState state_ = RigState::kStopped;
