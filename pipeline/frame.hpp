@@ -71,6 +71,9 @@ struct CameraFrame {
   RgbImage color;                    // present when the camera delivers color and it is wanted
   FrameStatus status = FrameStatus::kOk;
   std::string error;
+  // synthetic:// cameras: the scene's frame index (SyntheticScene::render renders this frame and
+  // its ground truth); -1 for every other source.
+  std::int64_t source_index = -1;
 };
 
 // The frames of one rig whose capture times lie within the sync tolerance, in the rig's camera

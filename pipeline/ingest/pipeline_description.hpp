@@ -1,0 +1,45 @@
+// The GStreamer launch description of one camera's branch: its source (per URI scheme), then
+// conversion to the configured size, rate and 8-bit gray (plus RGB where color is wanted) inside
+// GStreamer, ending in appsinks that never block capture. Pure string building, so every scheme's
+// pipeline can be checked without the hardware.
+//
+//   <source> ! videorate [drop-only=true] ! videoscale ! videoconvert
+//            ! video/x-raw,format=GRAY8,width=W,height=H,framerate=F [! identity sync=true]
+//            ! appsink name=stereod_gray sync=false max-buffers=2 drop=true
+//
+// With color: the conversion ends in RGB, a tee feeds an RGB appsink and, through one more
+// videoconvert, the gray one. Recordings (file://, images://), test://?live=false and gst://
+// descriptions pass through `identity sync=true`, which paces them to the pipeline clock at their
+// own timestamps. A gst:// description whose sources all turn out to be live is not paced (the
+// rig switches the identity's sync off): it would only add the source's latency.
+#pragma once
+
+#include <string>
+
+#include "camera_config.hpp"
+#include "source_uri.hpp"
+
+namespace stereod {
+
+// Element names inside a camera's bin.
+constexpr const char* kGraySinkName = "stereod_gray";
+constexpr const char* kColorSinkName = "stereod_rgb";
+constexpr const char* kPaceName = "stereod_pace";         // identity sync=true
+constexpr const char* kGraySrcName = "stereod_src_gray";  // synthetic:// appsrcs
+constexpr const char* kColorSrcName = "stereod_src_rgb";
+
+// The source elements, ending where raw video (any format, size and rate) comes out; not for
+// synthetic://, whose appsrcs are part of camera_branch_description.
+std::string source_fragment(const CameraConfig& camera, const SourceUri& uri);
+
+// The whole branch, for gst_parse_bin_from_description.
+std::string camera_branch_description(const CameraConfig& camera, const SourceUri& uri);
+
+// Caps of what the appsinks deliver: "video/x-raw,format=GRAY8,width=640,height=480,
+// framerate=30/1".
+std::string raw_caps(const char* format, const CameraConfig& camera);
+
+// A property value quoted for a launch description (spaces, quotes and backslashes survive).
+std::string quote_gst_value(const std::string& value);
+
+}  // namespace stereod

@@ -1,0 +1,184 @@
+#include "synthetic_feeder.hpp"
+
+#include <gst/app/gstappsrc.h>
+#include <gst/video/video.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+
+#include "gst_support.hpp"
+
+namespace stereod {
+namespace {
+
+// A pool of buffers the size of one frame of the appsrc's caps, whose layout goes to `info`.
+GstBufferPool* make_pool(GstElement* src, GstVideoInfo& info) {
+  GstCaps* caps = nullptr;
+  g_object_get(src, "caps", &caps, nullptr);
+  const bool ok = caps && gst_video_info_from_caps(&info, caps);
+  GstBufferPool* pool = ok ? gst_buffer_pool_new() : nullptr;
+  if (pool) {
+    GstStructure* config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_set_params(config, caps, static_cast<guint>(info.size), 2, 6);
+    if (!gst_buffer_pool_set_config(pool, config) || !gst_buffer_pool_set_active(pool, TRUE)) {
+      gst_object_unref(pool);
+      pool = nullptr;
+    }
+  }
+  if (caps) gst_caps_unref(caps);
+  if (!pool) throw std::runtime_error("synthetic source: cannot make a buffer pool");
+  return pool;
+}
+
+}  // namespace
+
+SyntheticFeeder::SyntheticFeeder(std::shared_ptr<const SyntheticScene> scene, FrameRate fps)
+    : scene_(std::move(scene)), fps_(fps) {}
+
+SyntheticFeeder::~SyntheticFeeder() {
+  stop();
+}
+
+void SyntheticFeeder::start(GstElement* pipeline, std::vector<Output> outputs) {
+  stop();
+  for (const auto& o : outputs) {
+    for (GstElement* src : {o.gray_src, o.rgb_src}) {
+      if (!src) continue;
+      Sink s;
+      s.src = GST_ELEMENT(gst_object_ref(src));
+      s.rgb = src == o.rgb_src;
+      s.right = o.right;
+      try {
+        s.pool = make_pool(src, s.info);
+      } catch (...) {
+        gst_object_unref(s.src);
+        release_sinks();
+        throw;
+      }
+      sinks_.push_back(s);
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = false;
+  }
+  thread_ = std::thread([this, p = GST_ELEMENT(gst_object_ref(pipeline))] {
+    run(p);
+    gst_object_unref(p);
+  });
+}
+
+void SyntheticFeeder::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  release_sinks();
+}
+
+void SyntheticFeeder::release_sinks() {
+  for (auto& s : sinks_) {
+    gst_buffer_pool_set_active(s.pool, FALSE);
+    gst_object_unref(s.pool);
+    gst_object_unref(s.src);
+  }
+  sinks_.clear();
+}
+
+bool SyntheticFeeder::wait_until(GstClock* clock, GstClockTime time) {
+  // The pipeline clock is CLOCK_MONOTONIC (rig_source.cpp), as is steady_clock: a timed wait on
+  // the condition variable waits for the clock and can be cut short by stop().
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    if (stopping_) return false;
+    const GstClockTime now = gst_clock_get_time(clock);
+    if (now >= time) return true;
+    wake_.wait_for(lock, std::chrono::nanoseconds(time - now));
+  }
+}
+
+void SyntheticFeeder::run(GstElement* pipeline) {
+  // The pipeline does not reach PLAYING before the first buffer: a live pipeline's sinks
+  // complete their state change when data arrives. Its clock and base time are set as soon as
+  // set_state(PLAYING) has returned, which is when the rig starts the feeder; wait for the clock
+  // all the same, in case of a start that is still under way.
+  GstRef<GstClock> clock(gst_element_get_clock(pipeline));
+  while (!clock) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (wake_.wait_for(lock, std::chrono::milliseconds(10), [this] { return stopping_; })) return;
+    clock.reset(gst_element_get_clock(pipeline));
+  }
+  const GstClockTime base = gst_element_get_base_time(pipeline);
+  const GstClockTime t0 = gst_clock_get_time(clock.get()) - base;
+  const int first = next_index_;
+  const auto due = [&](int index) {
+    return t0 + gst_util_uint64_scale(static_cast<guint64>(index - first),
+                                      GST_SECOND * static_cast<guint64>(fps_.den),
+                                      static_cast<guint64>(fps_.num));
+  };
+  const GstClockTime interval = due(first + 1) - due(first);
+
+  for (int index = next_index_;;) {
+    scene_->render(index, frame_);
+    const GstClockTime pts = due(index);
+    const GstClockTime now = gst_clock_get_time(clock.get()) - base;
+    if (now > pts + interval) {
+      // Rendering fell behind: go on from the frame that is due now.
+      const int caught_up = first + static_cast<int>((now - t0) / interval) + 1;
+      skipped_.fetch_add(static_cast<std::uint64_t>(caught_up - index), std::memory_order_relaxed);
+      index = caught_up;
+      next_index_ = index;
+      continue;
+    }
+    if (!wait_until(clock.get(), base + pts)) return;
+    for (const auto& s : sinks_) {
+      if (!push(s, frame_, pts, index)) return;
+    }
+    next_index_ = ++index;
+  }
+}
+
+bool SyntheticFeeder::push(const Sink& sink, const SyntheticFrame& frame, GstClockTime pts,
+                           int index) {
+  GstBuffer* buffer = nullptr;
+  GstBufferPoolAcquireParams params{};
+  params.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT;
+  if (gst_buffer_pool_acquire_buffer(sink.pool, &buffer, &params) != GST_FLOW_OK) {
+    skipped_.fetch_add(1, std::memory_order_relaxed);  // every buffer still downstream
+    return true;
+  }
+  GstVideoFrame video;
+  if (!gst_video_frame_map(&video, &sink.info, buffer, GST_MAP_WRITE)) {
+    gst_buffer_unref(buffer);
+    return true;
+  }
+  const int stride = GST_VIDEO_FRAME_PLANE_STRIDE(&video, 0);
+  auto* dst = static_cast<std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&video, 0));
+  const int w = frame.left_gray.width(), h = frame.left_gray.height();
+  for (int y = 0; y < h; ++y) {
+    if (sink.rgb) {
+      const RgbImage& rgb = sink.right ? frame.right : frame.left;
+      std::memcpy(dst + y * stride, rgb.row(y), 3u * static_cast<unsigned>(w));
+    } else {
+      const Gray8& gray = sink.right ? frame.right_gray : frame.left_gray;
+      std::memcpy(dst + y * stride, gray.row(y), static_cast<unsigned>(w));
+    }
+  }
+  gst_video_frame_unmap(&video);
+  GST_BUFFER_PTS(buffer) = pts;
+  GST_BUFFER_DURATION(buffer) = gst_util_uint64_scale(GST_SECOND, static_cast<guint64>(fps_.den),
+                                                      static_cast<guint64>(fps_.num));
+  GST_BUFFER_OFFSET(buffer) = static_cast<guint64>(index);  // the scene's frame index
+  GST_BUFFER_OFFSET_END(buffer) = static_cast<guint64>(index) + 1;
+  const GstFlowReturn flow = gst_app_src_push_buffer(GST_APP_SRC(sink.src), buffer);
+  if (flow != GST_FLOW_OK && flow != GST_FLOW_FLUSHING) {
+    spdlog::debug("synthetic source: push returned {}", gst_flow_get_name(flow));
+  }
+  return flow == GST_FLOW_OK;
+}
+
+}  // namespace stereod

@@ -1,0 +1,33 @@
+// synthetic:// cameras: the two views of one SyntheticScene, rendered in lockstep by one feeder
+// thread per rig and pushed into the rig's pipeline through appsrcs (synthetic_feeder.hpp), so
+// they share the pipeline's clock and pass through the same appsinks, FrameSync and fault
+// handling as any other camera. Each frame carries the scene's frame index
+// (CameraFrame::source_index) and the rig exposes the scene, so whoever wants the ground truth
+// of a frame renders that index.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "camera_config.hpp"
+#include "source_uri.hpp"
+#include "synthetic/synthetic_scene.hpp"
+
+namespace stereod {
+
+// Which view of the scene camera `index` of a synthetic rig shows: the URI's location says so
+// (synthetic://left, synthetic://right), or, when it is empty, the camera's place in the rig
+// (the first is left, the second right).
+bool synthetic_right_view(const SourceUri& uri, std::size_t index);
+
+// The scene a synthetic camera asks for: size from the camera, frame_rate its rate rounded to a
+// whole number (the scene moves objects in pixels per second), everything else from the URI.
+SyntheticOptions synthetic_options(const CameraConfig& camera, const SourceUri& uri);
+
+// The scene of a synthetic rig (validate_rig has made sure its cameras agree), or nullptr for
+// any other rig. Throws std::invalid_argument naming the camera when the scene refuses the
+// options (e.g. max_disparity not below half the width). Building a scene takes tens of
+// milliseconds (its static background), so validate_rig leaves this check to the rig's start.
+std::shared_ptr<SyntheticScene> make_synthetic_scene(const RigConfig& rig);
+
+}  // namespace stereod
