@@ -9,7 +9,7 @@ void read_background_params(YamlReader& r, const YAML::Node& node, const std::st
       node, path,
       {"enabled", "color", "warmup", "learning_rate", "foreground_learning_rate", "threshold",
        "min_sigma", "hue_min_saturation", "shadow", "shadow_min_ratio", "shadow_max_ratio",
-       "shadow_hue_tolerance", "shadow_saturation_tolerance", "closing_radius", "hierarchy"});
+       "shadow_hue_tolerance", "shadow_saturation_tolerance", "closing_radius", "absorb_frames", "hierarchy"});
   r.read(node, path, "enabled", p.enabled);
   r.read(node, path, "color", p.color);
   r.read(node, path, "warmup", p.warmup, 0, 100000);
@@ -24,6 +24,7 @@ void read_background_params(YamlReader& r, const YAML::Node& node, const std::st
   r.read(node, path, "shadow_hue_tolerance", p.shadow_hue_tolerance, 0, 128);
   r.read(node, path, "shadow_saturation_tolerance", p.shadow_saturation_tolerance, 0, 255);
   r.read(node, path, "closing_radius", p.closing_radius, 0, 3);
+  r.read(node, path, "absorb_frames", p.absorb_frames, 0, 65535);
   r.read(node, path, "hierarchy", p.hierarchy);
   for (const auto& e : check_background_params(p)) {
     const std::string key = e.parameter().substr(e.parameter().find('.') + 1);

@@ -76,7 +76,10 @@ void DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
           }
         }
         ensure(lv.raw[i], n);
+        ensure(lv.closed[i], n);
         ensure(lv.mask[i], n);
+        ensure(lv.still[i], n);
+        ensure(lv.prev[i], n);
       }
     }
   }
@@ -166,8 +169,11 @@ void DevicePipeline::enqueue(const FrameBuffers& io, cudaStream_t stream, StageM
           c.var[ch] = lv.var[i][ch].get();
         }
         c.raw = lv.raw[i].get();
+        c.closed = lv.closed[i].get();
         c.mask = lv.mask[i].get();
-        c.parent_mask = s + 1 < levels ? level_[s + 1].mask[i].get() : nullptr;
+        c.still = lv.still[i].get();
+        c.prev = lv.prev[i].get();
+        c.parent_closed = s + 1 < levels ? level_[s + 1].closed[i].get() : nullptr;
         c.tested = io.tested + i * levels + s;
         c.output = (s == 0 && i == 0) ? io.foreground : nullptr;
       }

@@ -80,7 +80,9 @@ class DevicePipeline {
     DeviceBuffer<std::uint8_t> hsv[2][3];
     DeviceBuffer<std::uint16_t> mean[2][3];
     DeviceBuffer<std::uint32_t> var[2][3];
-    DeviceBuffer<std::uint8_t> raw[2], mask[2];
+    DeviceBuffer<std::uint8_t> raw[2], closed[2], mask[2];
+    DeviceBuffer<std::uint16_t> still[2];
+    DeviceBuffer<std::uint8_t> prev[2];
   };
 
   const std::uint8_t* gray_at(const FrameBuffers& io, int level, int image) const;

@@ -64,18 +64,20 @@ __global__ void classify_kernel(BackgroundLevelArgs a) {
         c.mean[ch][i] = static_cast<std::uint16_t>(c.planes[ch][i] << 8);
         c.var[ch][i] = a.initial_variance;
       }
+      c.still[i] = 0;
+      c.prev[i] = c.planes[kValue][i];
     }
-    if (n >= a.warmup) {
+    {
       std::uint8_t decision = 0;
       bool copy = false;
-      if (a.hierarchy && c.parent_mask) {
+      if (a.hierarchy && c.parent_closed) {
         const int pw = a.parent_width, ph = a.parent_height;
         const int cx = min(x / 2, pw - 1), cy = min(y / 2, ph - 1);
-        const std::uint8_t first = c.parent_mask[cy * pw + cx];
+        const std::uint8_t first = c.parent_closed[cy * pw + cx];
         copy = true;
         for (int v = max(0, cy - 1); v <= min(ph - 1, cy + 1) && copy; ++v) {
           for (int u = max(0, cx - 1); u <= min(pw - 1, cx + 1); ++u) {
-            if (c.parent_mask[v * pw + u] != first) {
+            if (c.parent_closed[v * pw + u] != first) {
               copy = false;
               break;
             }
@@ -101,7 +103,8 @@ __global__ void classify_kernel(BackgroundLevelArgs a) {
   }
   // One atomic per warp: the count of tested pixels, for the statistics.
   const unsigned ballot = __ballot_sync(0xFFFFFFFFu, tested);
-  if ((threadIdx.x & 31) == 0 && ballot) atomicAdd(c.tested, static_cast<unsigned long long>(__popc(ballot)));
+  if ((threadIdx.x & 31) == 0 && ballot)
+    atomicAdd(c.tested, static_cast<unsigned long long>(__popc(ballot)));
 }
 
 __global__ void close_learn_kernel(BackgroundLevelArgs a) {
@@ -117,7 +120,7 @@ __global__ void close_learn_kernel(BackgroundLevelArgs a) {
   const int tid = threadIdx.y * kBlockW + threadIdx.x;
   constexpr int kTw = kBlockW + 2 * kHalo, kTh = kBlockH + 2 * kHalo;
 
-  if (!warming && r > 0) {
+  if (r > 0) {
     for (int i = tid; i < kTw * kTh; i += kBlockW * kBlockH) {
       const int ty = i / kTw, tx = i - ty * kTw;
       const int gx = x0 - kHalo + tx, gy = y0 - kHalo + ty;
@@ -128,7 +131,8 @@ __global__ void close_learn_kernel(BackgroundLevelArgs a) {
     for (int i = tid; i < kTw * kTh; i += kBlockW * kBlockH) {
       const int ty = i / kTw, tx = i - ty * kTw;
       const int gx = x0 - kHalo + tx, gy = y0 - kHalo + ty;
-      if (tx < kHalo - r || tx >= kTw - kHalo + r || ty < kHalo - r || ty >= kTh - kHalo + r) continue;
+      if (tx < kHalo - r || tx >= kTw - kHalo + r || ty < kHalo - r || ty >= kTh - kHalo + r)
+        continue;
       std::uint8_t m = 0;
       for (int v = -r; v <= r; ++v) {
         if (gy + v < 0 || gy + v >= h) continue;
@@ -143,45 +147,42 @@ __global__ void close_learn_kernel(BackgroundLevelArgs a) {
   }
   if (x >= w || y >= h) return;
   const int i = y * w + x;
-  std::uint8_t mask = 1;
-  if (!warming) {
-    if (r > 0) {
-      const int tx = kHalo + threadIdx.x, ty = kHalo + threadIdx.y;
-      std::uint8_t m = 1;
-      for (int v = -r; v <= r; ++v) {
-        if (y + v < 0 || y + v >= h) continue;
-        for (int u = -r; u <= r; ++u) {
-          if (x + u < 0 || x + u >= w) continue;
-          m = min(m, dil[ty + v][tx + u]);
-        }
+  std::uint8_t closed;
+  if (r > 0) {
+    const int tx = kHalo + threadIdx.x, ty = kHalo + threadIdx.y;
+    std::uint8_t m = 1;
+    for (int v = -r; v <= r; ++v) {
+      if (y + v < 0 || y + v >= h) continue;
+      for (int u = -r; u <= r; ++u) {
+        if (x + u < 0 || x + u >= w) continue;
+        m = min(m, dil[ty + v][tx + u]);
       }
-      mask = m;
-    } else {
-      mask = c.raw[i];
     }
+    closed = m;
+  } else {
+    closed = c.raw[i];
   }
+  c.closed[i] = closed;
+  const std::uint8_t mask = warming ? 1 : closed;
   c.mask[i] = mask;
   if (c.output) c.output[i] = mask ? 255 : 0;
-
-  // Learn: a cumulative average while warming up (not on the very first frame, which initialised
-  // the model), then fast on background and slowly, mean only, on foreground.
-  if (warming && n == 0) return;
-  std::int32_t alpha;
-  bool with_variance = true;
-  if (warming) {
-    const long long cumulative = 65536 / (n + 1);
-    alpha = a.fixed.alpha_bg > cumulative ? a.fixed.alpha_bg : static_cast<std::int32_t>(cumulative);
-  } else {
-    alpha = mask ? a.fixed.alpha_fg : a.fixed.alpha_bg;
-    with_variance = !mask;
-  }
+  if (n == 0) return;  // the first frame only initialised the model
+  std::uint8_t px[3] = {0, 0, 0};
+  std::uint16_t* mean[3] = {nullptr, nullptr, nullptr};
+  std::uint32_t* var[3] = {nullptr, nullptr, nullptr};
   for (int ch = 0; ch < 3; ++ch) {
     if (a.channels == 1 && ch != kValue) continue;
-    channel_learn(c.planes[ch][i], c.mean[ch][i], c.var[ch][i], alpha, ch == kHue, with_variance);
+    px[ch] = c.planes[ch][i];
+    mean[ch] = &c.mean[ch][i];
+    var[ch] = &c.var[ch][i];
   }
+  learn_pixel(px, mean, var, c.still[i], c.prev[i], a.channels, closed != 0, n, a.warmup,
+              a.initial_variance, a.fixed);
 }
 
-__global__ void advance_kernel(long long* frames) { ++*frames; }
+__global__ void advance_kernel(long long* frames) {
+  ++*frames;
+}
 
 }  // namespace
 

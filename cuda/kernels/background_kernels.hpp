@@ -14,7 +14,7 @@ namespace stereod::cuda {
 // planar RGB (2x2 means, as the gray pyramid).
 struct HsvLevelArgs {
   const std::uint8_t* rgb_interleaved[2] = {nullptr, nullptr};  // level 0
-  const std::uint8_t* rgb_planar[2][3] = {};                     // levels above 0
+  const std::uint8_t* rgb_planar[2][3] = {};                    // levels above 0
   std::uint8_t* hsv[2][3] = {};
   std::uint8_t* down[2][3] = {};  // null at the coarsest level
   int width = 0, height = 0, down_width = 0, down_height = 0;
@@ -25,10 +25,14 @@ struct BackgroundCameraLevel {
   const std::uint8_t* planes[3] = {nullptr, nullptr, nullptr};  // H, S, V (V only for intensity)
   std::uint16_t* mean[3] = {nullptr, nullptr, nullptr};
   std::uint32_t* var[3] = {nullptr, nullptr, nullptr};
-  std::uint8_t* raw = nullptr;   // decision before closing
-  std::uint8_t* mask = nullptr;  // closed decision, 1 = foreground
-  const std::uint8_t* parent_mask = nullptr;  // coarser level's closed mask; null at the coarsest
-  unsigned long long* tested = nullptr;       // pixels given their own test
+  std::uint16_t* still = nullptr;  // frames in a row a foreground pixel stayed still
+  std::uint8_t* prev = nullptr;    // last frame's value channel
+  std::uint8_t* raw = nullptr;     // decision before closing
+  std::uint8_t* closed = nullptr;  // closed decision (drives the hierarchy and learning)
+  std::uint8_t* mask = nullptr;    // what matching uses: the closed decision, or 1 while warming up
+  const std::uint8_t* parent_closed =
+      nullptr;                           // coarser level's closed decision; null at the coarsest
+  unsigned long long* tested = nullptr;  // pixels given their own test
   std::uint8_t* output = nullptr;  // 0/255 copy of the mask (finest level, left camera), or null
 };
 
@@ -45,7 +49,7 @@ struct BackgroundLevelArgs {
 };
 // Initialises the model on the first frame, then classifies (hierarchically).
 void launch_background_classify(const BackgroundLevelArgs& a, cudaStream_t stream);
-// Closes the decision and learns from the frame (or only learns, while warming up).
+// Closes the decision and learns from the frame (not on the first, which only initialised).
 void launch_background_close_learn(const BackgroundLevelArgs& a, cudaStream_t stream);
 // Counts the frame: after every level is done.
 void launch_background_advance(long long* frames, cudaStream_t stream);

@@ -68,38 +68,46 @@ void BackgroundModel::reset() {
   frames_ = 0;
 }
 
+std::uint32_t initial_variance(const BackgroundParams& p) {
+  return static_cast<std::uint32_t>(p.min_sigma * p.min_sigma) << 8;
+}
+
 void BackgroundModel::initialise(const BackgroundPlanes& planes) {
   levels_.assign(planes.levels.size(), Level{});
   channels_ = planes.channels;
-  const std::uint32_t var0 = static_cast<std::uint32_t>(params_.min_sigma * params_.min_sigma) << 8;
+  const std::uint32_t var0 = initial_variance(params_);
   for (std::size_t s = 0; s < planes.levels.size(); ++s) {
+    Level& lv = levels_[s];
     for (int c = 0; c < 3; ++c) {
       if (channels_ == 1 && c != kValue) continue;
       const Gray8& img = planes.levels[s][c];
-      auto& mean = levels_[s].mean[c];
-      mean.resize(img.size());
+      lv.mean[c].resize(img.size());
       for (std::size_t i = 0; i < img.size(); ++i)
-        mean[i] = static_cast<std::uint16_t>(img.data()[i] << 8);
-      levels_[s].var[c].assign(img.size(), var0);
+        lv.mean[c][i] = static_cast<std::uint16_t>(img.data()[i] << 8);
+      lv.var[c].assign(img.size(), var0);
     }
+    const Gray8& v = planes.levels[s][kValue];
+    lv.still.assign(v.size(), 0);
+    lv.prev.assign(v.pixels().begin(), v.pixels().end());
   }
 }
 
-void BackgroundModel::learn(const BackgroundPlanes& planes, int s, const Gray8* mask,
-                            std::int32_t alpha_warm) {
+void BackgroundModel::learn(const BackgroundPlanes& planes, int s) {
   Level& lv = levels_[s];
-  for (int c = 0; c < 3; ++c) {
-    if (channels_ == 1 && c != kValue) continue;
-    const std::uint8_t* x = planes.levels[s][c].data();
-    std::uint16_t* mean = lv.mean[c].data();
-    std::uint32_t* var = lv.var[c].data();
-    const std::size_t n = lv.mean[c].size();
-    for (std::size_t i = 0; i < n; ++i) {
-      const bool foreground = mask && mask->data()[i];
-      const std::int32_t alpha =
-          mask ? (foreground ? fixed_.alpha_fg : fixed_.alpha_bg) : alpha_warm;
-      channel_learn(x[i], mean[i], var[i], alpha, c == kHue, !foreground);
+  const std::uint32_t var0 = initial_variance(params_);
+  const std::size_t n = lv.still.size();
+  std::uint8_t x[3] = {0, 0, 0};
+  std::uint16_t* mean[3] = {nullptr, nullptr, nullptr};
+  std::uint32_t* var[3] = {nullptr, nullptr, nullptr};
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int c = 0; c < 3; ++c) {
+      if (channels_ == 1 && c != kValue) continue;
+      x[c] = planes.levels[s][c].data()[i];
+      mean[c] = &lv.mean[c][i];
+      var[c] = &lv.var[c][i];
     }
+    learn_pixel(x, mean, var, lv.still[i], lv.prev[i], channels_, lv.closed.data()[i] != 0, frames_,
+                params_.warmup, var0, fixed_);
   }
 }
 
@@ -112,39 +120,24 @@ void BackgroundModel::process(const BackgroundPlanes& planes, std::vector<Gray8>
     stats->pixels.assign(static_cast<std::size_t>(levels), 0);
     stats->warming_up = false;
   }
-  auto all_foreground = [&] {
+  if (!params_.enabled) {
     for (int s = 0; s < levels; ++s) {
       const Gray8& ref = planes.levels[s][kValue];
       masks[s].ensure_size(ref.width(), ref.height());
       masks[s].fill(1);
       if (stats) stats->pixels[s] = static_cast<long long>(ref.size());
     }
-  };
-  if (!params_.enabled) {
-    all_foreground();
     return;
   }
   bool shape_changed = static_cast<int>(levels_.size()) != levels || channels_ != planes.channels;
   for (int s = 0; s < levels && !shape_changed; ++s) {
-    shape_changed = levels_[s].mean[kValue].size() != planes.levels[s][kValue].size();
+    shape_changed = levels_[s].still.size() != planes.levels[s][kValue].size();
   }
   if (shape_changed || frames_ == 0) {
     initialise(planes);
     frames_ = 0;
   }
-
-  if (frames_ < params_.warmup) {
-    // Learning only; a cumulative average at first (rate 1/(n+1)) so the mean settles quickly.
-    if (frames_ > 0) {
-      const std::int32_t warm =
-          std::max<std::int32_t>(fixed_.alpha_bg, static_cast<std::int32_t>(65536 / (frames_ + 1)));
-      for (int s = 0; s < levels; ++s) learn(planes, s, nullptr, warm);
-    }
-    all_foreground();
-    if (stats) stats->warming_up = true;
-    ++frames_;
-    return;
-  }
+  const bool warming = frames_ < params_.warmup;
 
   std::uint8_t x[3] = {0, 0, 0};
   std::uint16_t mean[3] = {0, 0, 0};
@@ -154,13 +147,12 @@ void BackgroundModel::process(const BackgroundPlanes& planes, std::vector<Gray8>
     const auto& img = planes.levels[s];
     const int w = img[kValue].width(), h = img[kValue].height();
     lv.raw.ensure_size(w, h);
-    const bool hierarchical = params_.hierarchy && s < levels - 1;
-    const Gray8* parent = hierarchical ? &masks[s + 1] : nullptr;
+    // Hierarchy: pixels under a uniform 3x3 block of the coarser closed decision copy it.
+    const Gray8* parent = params_.hierarchy && s < levels - 1 ? &levels_[s + 1].closed : nullptr;
     long long tested = 0;
     for (int y = 0; y < h; ++y) {
       for (int px_x = 0; px_x < w; ++px_x) {
         if (parent) {
-          // The 3x3 parent block around (x/2, y/2): uniform -> copy its decision.
           const int pw = parent->width(), ph = parent->height();
           const int cx = std::min(px_x / 2, pw - 1), cy = std::min(y / 2, ph - 1);
           const std::uint8_t first = (*parent)(cx, cy);
@@ -189,13 +181,20 @@ void BackgroundModel::process(const BackgroundPlanes& planes, std::vector<Gray8>
         ++tested;
       }
     }
-    close_mask(lv.raw, params_.closing_radius, masks[s], lv.scratch);
-    learn(planes, s, &masks[s], 0);
+    close_mask(lv.raw, params_.closing_radius, lv.closed, lv.scratch);
+    // The first frame only initialised the model; every later one teaches it.
+    if (frames_ > 0) learn(planes, s);
+    masks[s].ensure_size(w, h);
+    if (warming)
+      masks[s].fill(1);
+    else
+      masks[s] = lv.closed;
     if (stats) {
       stats->tested[s] = tested;
       stats->pixels[s] = static_cast<long long>(w) * h;
     }
   }
+  if (stats) stats->warming_up = warming;
   ++frames_;
 }
 

@@ -58,16 +58,22 @@ class BackgroundModel {
   }
   // The decision before closing, of the last frame (tests check the hierarchy with it).
   const Gray8& raw_decision(int level) const { return levels_[level].raw; }
+  // The closed decision of the last frame, also while warming up (when the output is all
+  // foreground); it drives the hierarchy and the learning.
+  const Gray8& decision(int level) const { return levels_[level].closed; }
+  const std::vector<std::uint16_t>& still_frames(int level) const { return levels_[level].still; }
 
  private:
   struct Level {
     std::vector<std::uint16_t> mean[3];
     std::vector<std::uint32_t> var[3];
-    Gray8 raw, scratch;
+    std::vector<std::uint16_t> still;  // frames in a row a foreground pixel has stayed still
+    std::vector<std::uint8_t> prev;    // last frame's intensity (value channel)
+    Gray8 raw, closed, scratch;
   };
 
   void initialise(const BackgroundPlanes& planes);
-  void learn(const BackgroundPlanes& planes, int level, const Gray8* mask, std::int32_t alpha_warm);
+  void learn(const BackgroundPlanes& planes, int level);
 
   BackgroundParams params_;
   BackgroundFixed fixed_;

@@ -82,6 +82,48 @@ STEREOD_HD void channel_learn(int value, std::uint16_t& mean_q8, std::uint32_t& 
   var_q8 = static_cast<std::uint32_t>(v < 0 ? 0 : v);
 }
 
+// One pixel's learning step, after its decision is known. Background: mean and variance learn at
+// alpha_bg (at least 1/(n+1) while warming up: a cumulative average at first). Foreground, also
+// while warming up: the mean alone learns at alpha_fg (samples of passing objects never inflate
+// the variance), and a pixel that stays still (value within still_tolerance of the previous
+// frame's) for absorb_frames frames is taken into the background outright.
+STEREOD_HD void learn_pixel(const std::uint8_t x[3], std::uint16_t* mean[3], std::uint32_t* var[3],
+                            std::uint16_t& still, std::uint8_t& prev_value, int channels,
+                            bool foreground, long long frame, int warmup,
+                            std::uint32_t initial_variance, const BackgroundFixed& f) {
+  const int change = x[kValue] > prev_value ? x[kValue] - prev_value : prev_value - x[kValue];
+  prev_value = x[kValue];
+  if (foreground) {
+    still = change <= f.still_tolerance
+                ? static_cast<std::uint16_t>(still < 65535 ? still + 1 : still)
+                : static_cast<std::uint16_t>(0);
+    if (f.absorb_frames > 0 && still >= f.absorb_frames) {
+      for (int c = 0; c < 3; ++c) {
+        if (channels == 1 && c != kValue) continue;
+        *mean[c] = static_cast<std::uint16_t>(x[c] << 8);
+        *var[c] = initial_variance;
+      }
+      still = 0;
+      return;
+    }
+    for (int c = 0; c < 3; ++c) {
+      if (channels == 1 && c != kValue) continue;
+      channel_learn(x[c], *mean[c], *var[c], f.alpha_fg, c == kHue, false);
+    }
+    return;
+  }
+  still = 0;
+  std::int32_t alpha = f.alpha_bg;
+  if (frame < warmup) {
+    const long long cumulative = 65536 / (frame + 1);
+    if (cumulative > alpha) alpha = static_cast<std::int32_t>(cumulative);
+  }
+  for (int c = 0; c < 3; ++c) {
+    if (channels == 1 && c != kValue) continue;
+    channel_learn(x[c], *mean[c], *var[c], alpha, c == kHue, true);
+  }
+}
+
 // The foreground test of one pixel against its model. `channels` is 1 (intensity in slot kValue)
 // or 3 (HSV). A pixel that changed but is darker with hue and saturation kept is a shadow and
 // stays background. Returns 1 for foreground.

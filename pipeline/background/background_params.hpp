@@ -12,7 +12,7 @@ namespace stereod {
 struct BackgroundParams {
   bool enabled = true;  // off: every pixel is foreground (moving cameras)
   bool color = true;    // HSV when the camera delivers color; intensity otherwise
-  int warmup = 30;      // frames that only learn; every pixel counts as foreground meanwhile
+  int warmup = 60;      // frames that only learn; every pixel counts as foreground meanwhile
   double learning_rate = 0.02;              // alpha on background pixels
   double foreground_learning_rate = 0.002;  // on foreground: a parked object fades in slowly
   double threshold = 3.0;                   // k: foreground beyond k sigma on some channel
@@ -25,7 +25,11 @@ struct BackgroundParams {
   int shadow_hue_tolerance = 12;   // 0..255 = 360 degrees
   int shadow_saturation_tolerance = 40;
   int closing_radius = 1;  // dilate then erode with a (2r+1)^2 square; 0 = off
-  bool hierarchy = true;   // test only pixels under mixed parent blocks (off: test all)
+  // A foreground pixel whose value stays within min_sigma of the previous frame for this many
+  // frames in a row is taken into the background (a parked object, or a ghost: background that an
+  // object uncovered after the model learned the object). 0 = never.
+  int absorb_frames = 30;
+  bool hierarchy = true;  // test only pixels under mixed parent blocks (off: test all)
 };
 
 // Every problem with the parameters; empty when they are usable. Keys are "background.<name>".
@@ -44,6 +48,8 @@ struct BackgroundFixed {
   std::int32_t shadow_hue_q8 = 0;
   std::int32_t shadow_sat_q8 = 0;
   bool shadow = false;
+  std::int32_t absorb_frames = 0;
+  std::int32_t still_tolerance = 0;  // gray levels
 };
 BackgroundFixed to_fixed(const BackgroundParams& p);
 

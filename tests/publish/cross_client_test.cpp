@@ -154,7 +154,9 @@ TEST(CrossClient, CppPythonAndStereodSubReceiveIdenticalBytes) {
     EXPECT_EQ(bytes[1], expected_mask(s)) << "C++ client, frame " << s;
     EXPECT_EQ(bytes[2].size(), 2u * kWidth * kHeight);
   }
-  int py_frames = 0, sub_frames = 0, common = 0;
+  // The receivers may join at different times (under load, Python starts last), so each one's
+  // frames are compared with the C++ client's copy of the same frame: that one sees them all.
+  int py_frames = 0, sub_frames = 0, py_depth = 0, sub_depth = 0;
   for (const auto& entry : fs::directory_iterator(dir / "py")) {
     const std::string name = entry.path().filename().string();
     if (name.size() < 19 || name.substr(name.size() - 14) != "_disparity.bin") continue;
@@ -163,11 +165,9 @@ TEST(CrossClient, CppPythonAndStereodSubReceiveIdenticalBytes) {
     ++py_frames;
     EXPECT_EQ(read_file(base + "_disparity.bin"), expected_disparity(s)) << "Python, frame " << s;
     EXPECT_EQ(read_file(base + "_mask.bin"), expected_mask(s)) << "Python, frame " << s;
-    const std::string sub_base = (dir / "sub" / name.substr(0, 14)).string();
-    if (cpp_got.count(s) && fs::exists(sub_base + "_depth.png")) {
-      ++common;
-      EXPECT_EQ(read_file(base + "_depth.bin"), cpp_got[s][2]) << "frame " << s;
-      EXPECT_EQ(bytes_of(read_png16(sub_base + "_depth.png")), cpp_got[s][2]) << "frame " << s;
+    if (cpp_got.count(s)) {
+      ++py_depth;
+      EXPECT_EQ(read_file(base + "_depth.bin"), cpp_got[s][2]) << "Python depth, frame " << s;
     }
   }
   for (const auto& entry : fs::directory_iterator(dir / "sub")) {
@@ -182,10 +182,16 @@ TEST(CrossClient, CppPythonAndStereodSubReceiveIdenticalBytes) {
         << "stereod-sub, frame " << s;
     EXPECT_TRUE(fs::exists(base + "_color.png"));
     EXPECT_TRUE(fs::exists(base + "_header.json"));
+    if (cpp_got.count(s)) {
+      ++sub_depth;
+      EXPECT_EQ(bytes_of(read_png16(base + "_depth.png")), cpp_got[s][2])
+          << "stereod-sub depth, frame " << s;
+    }
   }
   EXPECT_EQ(py_frames, kFrames) << py_log;
   EXPECT_EQ(sub_frames, kFrames) << sub_log;
-  EXPECT_GT(common, 0) << "no frame reached all three receivers";
+  EXPECT_GT(py_depth, 0) << "no Python frame to compare with the C++ client's";
+  EXPECT_GT(sub_depth, 0) << "no stereod-sub frame to compare with the C++ client's";
   // stereod-sub's report: one line per frame with the documented columns.
   EXPECT_NE(sub_log.find("front #"), std::string::npos) << sub_log;
   EXPECT_NE(sub_log.find("valid "), std::string::npos) << sub_log;

@@ -228,6 +228,7 @@ TEST(BackgroundModel, ObjectIsForegroundAndAParkedOneFadesIn) {
   p.warmup = 3;
   p.color = false;
   p.foreground_learning_rate = 0.01;
+  p.absorb_frames = 0;  // only the slow drift of the mean (absorption is tested below)
   BackgroundModel model(p);
   Gray8 scene = plane(64, 48, 60);
   std::vector<Gray8> masks;
@@ -251,6 +252,74 @@ TEST(BackgroundModel, ObjectIsForegroundAndAParkedOneFadesIn) {
   // The mean drifts at 1 % a frame from 140 levels away to within 3 sigma (24): ~175 frames.
   EXPECT_GT(frames, 120) << "but slowly";
   EXPECT_LT(frames, 260);
+}
+
+TEST(BackgroundModel, AStillForegroundPixelIsAbsorbedAfterAbsorbFrames) {
+  BackgroundParams p;
+  p.warmup = 3;
+  p.color = false;
+  p.absorb_frames = 20;
+  p.closing_radius = 0;
+  BackgroundModel model(p);
+  Gray8 scene = plane(48, 40, 60);
+  std::vector<Gray8> masks;
+  for (int i = 0; i < 3; ++i) model.process(gray_planes(scene, 2), masks);
+  for (int y = 10; y < 30; ++y) {
+    for (int x = 10; x < 30; ++x) scene(x, y) = 200;  // an object parks
+  }
+  // It arrives (still count 0), then stays still for 20 frames: foreground until then.
+  for (int i = 0; i <= 20; ++i) {
+    model.process(gray_planes(scene, 2), masks);
+    ASSERT_EQ(masks[0](20, 20), 1) << "frame " << i;
+  }
+  model.process(gray_planes(scene, 2), masks);
+  EXPECT_EQ(masks[0](20, 20), 0) << "absorbed after 20 still frames";
+  EXPECT_EQ(masks[0](2, 2), 0);
+}
+
+TEST(BackgroundModel, AMovingTexturedObjectIsNeverAbsorbed) {
+  BackgroundParams p;
+  p.warmup = 3;
+  p.color = false;
+  p.absorb_frames = 10;
+  BackgroundModel model(p);
+  const Gray8 base = plane(96, 48, 50);
+  std::vector<Gray8> masks;
+  for (int i = 0; i < 3; ++i) model.process(gray_planes(base, 2), masks);
+  for (int i = 0; i < 60; ++i) {
+    Gray8 frame = base;
+    // A striped object sliding right by one pixel a frame: its pixels change every frame.
+    for (int y = 12; y < 36; ++y) {
+      for (int x = 20; x < 70; ++x) frame(x, y) = ((x - i) / 2) % 2 ? 230 : 160;
+    }
+    model.process(gray_planes(frame, 2), masks);
+    ASSERT_EQ(masks[0](45, 24), 1) << "frame " << i;
+  }
+}
+
+TEST(BackgroundModel, GhostOfAWarmupObjectGoesAway) {
+  // An object seen while the model warms up, which then leaves: the uncovered background first
+  // looks like foreground (a ghost), and is absorbed once it has stayed still absorb_frames frames.
+  BackgroundParams p;
+  p.warmup = 5;
+  p.color = false;
+  p.absorb_frames = 15;
+  BackgroundModel model(p);
+  Gray8 with_object = plane(64, 48, 70);
+  for (int y = 10; y < 30; ++y) {
+    for (int x = 10; x < 30; ++x) with_object(x, y) = 210;
+  }
+  const Gray8 empty = plane(64, 48, 70);
+  std::vector<Gray8> masks;
+  for (int i = 0; i < 5; ++i) model.process(gray_planes(with_object, 2), masks);
+  int ghost_frames = 0;
+  for (int i = 0; i < 40; ++i) {
+    model.process(gray_planes(empty, 2), masks);
+    ghost_frames += masks[0](20, 20);
+  }
+  EXPECT_GT(ghost_frames, 0);
+  EXPECT_LE(ghost_frames, 17);
+  EXPECT_EQ(masks[0](20, 20), 0);
 }
 
 TEST(BackgroundModel, HierarchyCopiesUniformBlocksAndTestsMixedOnes) {
@@ -388,6 +457,7 @@ TEST(BackgroundParamsCheck, BadValuesAreNamed) {
       {[](BackgroundParams& p) { p.shadow_min_ratio = 0.9, p.shadow_max_ratio = 0.5; },
        "must not exceed shadow_max_ratio"},
       {[](BackgroundParams& p) { p.closing_radius = 5; }, "background.closing_radius = 5"},
+      {[](BackgroundParams& p) { p.absorb_frames = -1; }, "background.absorb_frames = -1"},
   };
   for (const auto& c : cases) {
     BackgroundParams p;
