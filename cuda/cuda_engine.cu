@@ -57,12 +57,14 @@ double elapsed_ms(const Event& a, const Event& b) {
 
 void copy_rows(std::uint8_t* dst, const std::uint8_t* src, int row_bytes, int rows,
                std::ptrdiff_t src_stride) {
-  for (int y = 0; y < rows; ++y) std::memcpy(dst + static_cast<std::size_t>(y) * row_bytes, src + y * src_stride, row_bytes);
+  for (int y = 0; y < rows; ++y)
+    std::memcpy(dst + static_cast<std::size_t>(y) * row_bytes, src + y * src_stride, row_bytes);
 }
 
 class CudaEngine final : public Engine {
  public:
-  explicit CudaEngine(const EngineOptions& o) : options_(o), shared_(std::make_shared<SharedState>()) {
+  explicit CudaEngine(const EngineOptions& o)
+      : options_(o), shared_(std::make_shared<SharedState>()) {
     validate_for_images(o.stereo, o.width, o.height, o.width, o.height);
     validate_background_params(o.background);
     if (o.inflight < 1 || o.inflight > 64) {
@@ -73,6 +75,18 @@ class CudaEngine final : public Engine {
     stereo_ = o.stereo;
     background_ = o.background;
     pipeline_ = std::make_unique<cuda::DevicePipeline>(o.width, o.height);
+    if (!o.left_map != !o.right_map) {
+      throw ParameterError("calibration", "rectification needs maps for both cameras or neither");
+    }
+    if (o.left_map && (o.left_map->width != o.width || o.left_map->height != o.height ||
+                       o.right_map->width != o.width || o.right_map->height != o.height)) {
+      throw ParameterError("calibration",
+                           "the rectification maps are for " + std::to_string(o.left_map->width) +
+                               "x" + std::to_string(o.left_map->height) +
+                               " images, the engine's are " + std::to_string(o.width) + "x" +
+                               std::to_string(o.height));
+    }
+    pipeline_->set_rectification(o.left_map.get(), o.right_map.get());
     control_ = std::make_unique<Stream>();
     const std::size_t px = static_cast<std::size_t>(o.width) * o.height;
     const bool mapped = o.zero_copy;
@@ -120,13 +134,11 @@ class CudaEngine final : public Engine {
   SubmitStatus submit(const FrameInput& f) override {
     if (f.left.width != options_.width || f.left.height != options_.height ||
         f.right.width != options_.width || f.right.height != options_.height) {
-      throw ParameterError("frame", "frame " + std::to_string(f.sequence) + " is " +
-                                        std::to_string(f.left.width) + "x" +
-                                        std::to_string(f.left.height) + " / " +
-                                        std::to_string(f.right.width) + "x" +
-                                        std::to_string(f.right.height) + ", the engine expects " +
-                                        std::to_string(options_.width) + "x" +
-                                        std::to_string(options_.height));
+      throw ParameterError(
+          "frame", "frame " + std::to_string(f.sequence) + " is " + std::to_string(f.left.width) +
+                       "x" + std::to_string(f.left.height) + " / " + std::to_string(f.right.width) +
+                       "x" + std::to_string(f.right.height) + ", the engine expects " +
+                       std::to_string(options_.width) + "x" + std::to_string(options_.height));
     }
     const auto t0 = Clock::now();
     std::lock_guard<std::mutex> lock(shared_->mutex);
@@ -145,8 +157,9 @@ class CudaEngine final : public Engine {
     if (applied_generation_ != generation_ || want_color != pipeline_->color()) {
       reconfigure(want_color);
     }
-    if (has_color && (f.left_color.width != options_.width || f.left_color.height != options_.height ||
-                      f.right_color.width != options_.width || f.right_color.height != options_.height)) {
+    if (has_color &&
+        (f.left_color.width != options_.width || f.left_color.height != options_.height ||
+         f.right_color.width != options_.width || f.right_color.height != options_.height)) {
       throw ParameterError("color", "color images do not have the frame's size");
     }
 
@@ -164,9 +177,11 @@ class CudaEngine final : public Engine {
     STEREOD_CUDA(cudaEventRecord(slot->started->get(), st));
     if (!options_.zero_copy) {
       for (int i = 0; i < 2; ++i) {
-        STEREOD_CUDA(cudaMemcpyAsync(slot->dev_gray[i].get(), slot->in_gray[i].get(), px, cudaMemcpyHostToDevice, st));
+        STEREOD_CUDA(cudaMemcpyAsync(slot->dev_gray[i].get(), slot->in_gray[i].get(), px,
+                                     cudaMemcpyHostToDevice, st));
         if (want_color) {
-          STEREOD_CUDA(cudaMemcpyAsync(slot->dev_rgb[i].get(), slot->in_rgb[i].get(), 3 * px, cudaMemcpyHostToDevice, st));
+          STEREOD_CUDA(cudaMemcpyAsync(slot->dev_rgb[i].get(), slot->in_rgb[i].get(), 3 * px,
+                                       cudaMemcpyHostToDevice, st));
         }
       }
     }
@@ -178,11 +193,14 @@ class CudaEngine final : public Engine {
     last_computed_ = slot->computed->get();
     if (!options_.zero_copy) {
       for (int i = 0; i < 2; ++i) {
-        STEREOD_CUDA(cudaMemcpyAsync(slot->out_disp[i].get(), slot->dev_disp[i].get(), 2 * px, cudaMemcpyDeviceToHost, st));
+        STEREOD_CUDA(cudaMemcpyAsync(slot->out_disp[i].get(), slot->dev_disp[i].get(), 2 * px,
+                                     cudaMemcpyDeviceToHost, st));
       }
-      STEREOD_CUDA(cudaMemcpyAsync(slot->out_fg.get(), slot->dev_fg.get(), px, cudaMemcpyDeviceToHost, st));
+      STEREOD_CUDA(
+          cudaMemcpyAsync(slot->out_fg.get(), slot->dev_fg.get(), px, cudaMemcpyDeviceToHost, st));
       STEREOD_CUDA(cudaMemcpyAsync(slot->out_tested.get(), slot->dev_tested.get(),
-                                   sizeof(unsigned long long) * 2 * pipeline_->levels(), cudaMemcpyDeviceToHost, st));
+                                   sizeof(unsigned long long) * 2 * pipeline_->levels(),
+                                   cudaMemcpyDeviceToHost, st));
     }
     STEREOD_CUDA(cudaEventRecord(slot->done->get(), st));
 
@@ -277,7 +295,8 @@ class CudaEngine final : public Engine {
     // Through the normal path once, so the configuration and graph are settled.
     while (submit(f) == SubmitStatus::kBusy) poll(std::chrono::milliseconds(10));
     while (in_flight() > 0) poll(std::chrono::seconds(10));
-    if (options_.zero_copy) throw std::logic_error("profiling needs the copying mode (zero_copy off)");
+    if (options_.zero_copy)
+      throw std::logic_error("profiling needs the copying mode (zero_copy off)");
     std::lock_guard<std::mutex> lock(shared_->mutex);
     drain();
     Slot& slot = *shared_->slots.front();
@@ -302,18 +321,21 @@ class CudaEngine final : public Engine {
     io.tested = slot.dev_tested.get();
     marks.mark("start", st);
     for (int i = 0; i < 2; ++i) {
-      STEREOD_CUDA(cudaMemcpyAsync(slot.dev_gray[i].get(), slot.in_gray[i].get(), px, cudaMemcpyHostToDevice, st));
+      STEREOD_CUDA(cudaMemcpyAsync(slot.dev_gray[i].get(), slot.in_gray[i].get(), px,
+                                   cudaMemcpyHostToDevice, st));
     }
     marks.mark("upload (2 x 8-bit gray)", st);
     pipeline_->enqueue(io, st, &marks);
     for (int i = 0; i < 2; ++i) {
-      STEREOD_CUDA(cudaMemcpyAsync(slot.out_disp[i].get(), slot.dev_disp[i].get(), 2 * px, cudaMemcpyDeviceToHost, st));
+      STEREOD_CUDA(cudaMemcpyAsync(slot.out_disp[i].get(), slot.dev_disp[i].get(), 2 * px,
+                                   cudaMemcpyDeviceToHost, st));
     }
     marks.mark("download (2 x 16-bit disparity)", st);
     STEREOD_CUDA(cudaStreamSynchronize(st));
     std::vector<std::pair<std::string, double>> out;
     for (std::size_t i = 1; i < marks.events.size(); ++i) {
-      out.emplace_back(marks.events[i].first, elapsed_ms(*marks.events[i - 1].second, *marks.events[i].second));
+      out.emplace_back(marks.events[i].first,
+                       elapsed_ms(*marks.events[i - 1].second, *marks.events[i].second));
     }
     return out;
   }

@@ -15,7 +15,8 @@ void ensure(DeviceBuffer<T>& b, std::size_t count) {
 template <typename T>
 std::vector<T> download(const DeviceBuffer<T>& b) {
   std::vector<T> out(b.size());
-  if (!out.empty()) STEREOD_CUDA(cudaMemcpy(out.data(), b.get(), b.bytes(), cudaMemcpyDeviceToHost));
+  if (!out.empty())
+    STEREOD_CUDA(cudaMemcpy(out.data(), b.get(), b.bytes(), cudaMemcpyDeviceToHost));
   return out;
 }
 
@@ -49,24 +50,39 @@ void DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
     const std::size_t n = static_cast<std::size_t>(lv.w) * lv.h;
     for (int i = 0; i < 2; ++i) {
       if (s > 0) ensure(lv.gray[i], n);
-      if (census) ensure(lv.census[i], n); else lv.census[i].release();
-      if (ad) ensure(lv.ad[i], n); else lv.ad[i].release();
+      if (census)
+        ensure(lv.census[i], n);
+      else
+        lv.census[i].release();
+      if (ad)
+        ensure(lv.ad[i], n);
+      else
+        lv.ad[i].release();
       ensure(lv.disp[i], n);
-      const MatchScratchSizes z =
-          match_scratch_sizes(lv.w, lv.h, level_disparities(stereo.max_disparity, s), stereo.subwindow);
+      const MatchScratchSizes z = match_scratch_sizes(
+          lv.w, lv.h, level_disparities(stereo.max_disparity, s), stereo.subwindow);
       if (z.chunks > 0) {
         ensure(lv.range_lo[i], z.pixels);
         ensure(lv.range_hi[i], z.pixels);
         ensure(lv.tile_lo[i], z.tiles);
         ensure(lv.tile_hi[i], z.tiles);
         ensure(lv.key[i], z.pixels);
-        if (s == 0) ensure(lv.cmcp[i], z.pixels * z.chunks); else lv.cmcp[i].release();
+        if (s == 0)
+          ensure(lv.cmcp[i], z.pixels * z.chunks);
+        else
+          lv.cmcp[i].release();
       }
       if (background.enabled) {
         for (int c = 0; c < 3; ++c) {
           const bool plane = color || c == kValue;
-          if (color && s > 0) ensure(lv.rgb[i][c], n); else lv.rgb[i][c].release();
-          if (color) ensure(lv.hsv[i][c], n); else lv.hsv[i][c].release();
+          if (color && s > 0)
+            ensure(lv.rgb[i][c], n);
+          else
+            lv.rgb[i][c].release();
+          if (color)
+            ensure(lv.hsv[i][c], n);
+          else
+            lv.hsv[i][c].release();
           if (plane) {
             ensure(lv.mean[i][c], n);
             ensure(lv.var[i][c], n);
@@ -94,12 +110,35 @@ void DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
   if (restart) reset_background(stream);
 }
 
+void DevicePipeline::set_rectification(const RectificationMap* left,
+                                       const RectificationMap* right) {
+  const RectificationMap* maps[2] = {left, right};
+  for (int i = 0; i < 2; ++i) {
+    if (!maps[i]) {
+      map_[i].release();
+      continue;
+    }
+    map_[i].allocate(maps[i]->xy.size());
+    STEREOD_CUDA(
+        cudaMemcpy(map_[i].get(), maps[i]->xy.data(), map_[i].bytes(), cudaMemcpyHostToDevice));
+    const std::size_t px = static_cast<std::size_t>(width_) * height_;
+    rect_gray_[i].allocate(px);
+    rect_rgb_[i].allocate(3 * px);
+  }
+}
+
 void DevicePipeline::reset_background(cudaStream_t stream) {
   STEREOD_CUDA(cudaMemsetAsync(frames_.get(), 0, sizeof(long long), stream));
 }
 
 const std::uint8_t* DevicePipeline::gray_at(const FrameBuffers& io, int level, int image) const {
-  return level == 0 ? io.gray[image] : level_[level].gray[image].get();
+  if (level > 0) return level_[level].gray[image].get();
+  return map_[image].get() ? rect_gray_[image].get() : io.gray[image];
+}
+
+const std::uint8_t* DevicePipeline::rgb_at(const FrameBuffers& io, int image) const {
+  if (!io.rgb[image]) return nullptr;
+  return map_[image].get() ? rect_rgb_[image].get() : io.rgb[image];
 }
 
 void DevicePipeline::enqueue(const FrameBuffers& io, cudaStream_t stream, StageMarks* marks) {
@@ -108,6 +147,22 @@ void DevicePipeline::enqueue(const FrameBuffers& io, cudaStream_t stream, StageM
   auto mark = [&](const std::string& stage) {
     if (marks) marks->mark(stage, stream);
   };
+
+  // Rectification first: everything after reads the rectified frame.
+  if (map_[0].get()) {
+    RectifyArgs r;
+    for (int i = 0; i < 2; ++i) {
+      r.gray[i] = io.gray[i];
+      r.rgb[i] = color_ ? io.rgb[i] : nullptr;
+      r.map[i] = map_[i].get();
+      r.out_gray[i] = rect_gray_[i].get();
+      r.out_rgb[i] = rect_rgb_[i].get();
+    }
+    r.width = width_;
+    r.height = height_;
+    launch_rectify(r, stream);
+    mark("rectification");
+  }
 
   // Pyramid, census and the AD term's input, finest first.
   for (int s = 0; s < levels; ++s) {
@@ -141,7 +196,7 @@ void DevicePipeline::enqueue(const FrameBuffers& io, cudaStream_t stream, StageM
         Level& lv = level_[s];
         HsvLevelArgs a;
         for (int i = 0; i < 2; ++i) {
-          a.rgb_interleaved[i] = s == 0 ? io.rgb[i] : nullptr;
+          a.rgb_interleaved[i] = s == 0 ? rgb_at(io, i) : nullptr;
           for (int c = 0; c < 3; ++c) {
             a.rgb_planar[i][c] = s == 0 ? nullptr : lv.rgb[i][c].get();
             a.hsv[i][c] = lv.hsv[i][c].get();
@@ -164,7 +219,8 @@ void DevicePipeline::enqueue(const FrameBuffers& io, cudaStream_t stream, StageM
       for (int i = 0; i < 2; ++i) {
         BackgroundCameraLevel& c = a.camera[i];
         for (int ch = 0; ch < 3; ++ch) {
-          c.planes[ch] = color_ ? lv.hsv[i][ch].get() : (ch == kValue ? gray_at(io, s, i) : nullptr);
+          c.planes[ch] =
+              color_ ? lv.hsv[i][ch].get() : (ch == kValue ? gray_at(io, s, i) : nullptr);
           c.mean[ch] = lv.mean[i][ch].get();
           c.var[ch] = lv.var[i][ch].get();
         }
@@ -185,7 +241,8 @@ void DevicePipeline::enqueue(const FrameBuffers& io, cudaStream_t stream, StageM
       }
       a.channels = color_ ? 3 : 1;
       a.fixed = fixed;
-      a.initial_variance = static_cast<std::uint32_t>(background_.min_sigma * background_.min_sigma) << 8;
+      a.initial_variance = static_cast<std::uint32_t>(background_.min_sigma * background_.min_sigma)
+                           << 8;
       a.hierarchy = background_.hierarchy;
       a.closing_radius = background_.closing_radius;
       a.warmup = background_.warmup;
@@ -195,7 +252,8 @@ void DevicePipeline::enqueue(const FrameBuffers& io, cudaStream_t stream, StageM
     }
     launch_background_advance(frames_.get(), stream);
   } else {
-    STEREOD_CUDA(cudaMemsetAsync(io.foreground, 255, static_cast<std::size_t>(width_) * height_, stream));
+    STEREOD_CUDA(
+        cudaMemsetAsync(io.foreground, 255, static_cast<std::size_t>(width_) * height_, stream));
   }
   mark("background model");
 
@@ -287,7 +345,7 @@ void DevicePipeline::enqueue(const FrameBuffers& io, cudaStream_t stream, StageM
     FillArgs f;
     for (int i = 0; i < 2; ++i) {
       f.disp[i] = io.disparity[i];
-      f.intensity[i] = io.gray[i];
+      f.intensity[i] = gray_at(io, 0, i);
       f.fg[i] = modeling ? level_[0].mask[i].get() : nullptr;
     }
     f.width = width_;
@@ -324,8 +382,12 @@ std::vector<std::int16_t> DevicePipeline::download_disparity(int level, int view
   return download(level_[level].disp[view]);
 }
 
-std::vector<std::uint16_t> DevicePipeline::download_q4(int view) const { return download(q4_[view]); }
+std::vector<std::uint16_t> DevicePipeline::download_q4(int view) const {
+  return download(q4_[view]);
+}
 
-void DevicePipeline::free_buffer_for_test() { level_[0].disp[0].release(); }
+void DevicePipeline::free_buffer_for_test() {
+  level_[0].disp[0].release();
+}
 
 }  // namespace stereod::cuda

@@ -13,6 +13,7 @@
 
 #include "background/background_params.hpp"
 #include "device_buffer.hpp"
+#include "rectify/remap.hpp"
 #include "stereo/cost.hpp"
 #include "stereo/params.hpp"
 
@@ -23,8 +24,8 @@ struct FrameBuffers {
   const std::uint8_t* gray[2] = {nullptr, nullptr};
   const std::uint8_t* rgb[2] = {nullptr, nullptr};  // interleaved; null without color
   std::uint16_t* disparity[2] = {nullptr, nullptr};
-  std::uint8_t* foreground = nullptr;                 // left, 0/255
-  unsigned long long* tested = nullptr;               // [camera * levels + level]
+  std::uint8_t* foreground = nullptr;    // left, 0/255
+  unsigned long long* tested = nullptr;  // [camera * levels + level]
 };
 
 // Marks the end of each stage with an event (profiling only; never inside a captured graph).
@@ -43,6 +44,9 @@ class DevicePipeline {
   // like the CPU model; otherwise the next frame starts a new warm-up.
   void configure(const StereoParams& stereo, const BackgroundParams& background, bool color,
                  cudaStream_t stream);
+  // Rectification maps (copied to the device once); both null: frames are already rectified.
+  void set_rectification(const RectificationMap* left, const RectificationMap* right);
+
   // Forgets what the background model learned (the next frame starts a warm-up).
   void reset_background(cudaStream_t stream);
 
@@ -86,6 +90,7 @@ class DevicePipeline {
   };
 
   const std::uint8_t* gray_at(const FrameBuffers& io, int level, int image) const;
+  const std::uint8_t* rgb_at(const FrameBuffers& io, int image) const;
 
   int width_, height_;
   StereoParams stereo_;
@@ -97,7 +102,9 @@ class DevicePipeline {
   std::vector<Level> level_;
   DeviceBuffer<std::uint16_t> q4_[2];
   DeviceBuffer<std::int32_t> speckle_parent_[2], speckle_count_[2];
-  DeviceBuffer<long long> frames_;  // the background model's frame counter
+  DeviceBuffer<long long> frames_;     // the background model's frame counter
+  DeviceBuffer<std::int32_t> map_[2];  // rectification maps (empty: none)
+  DeviceBuffer<std::uint8_t> rect_gray_[2], rect_rgb_[2];
 };
 
 }  // namespace stereod::cuda

@@ -65,7 +65,15 @@ class CpuEngine final : public Engine {
     }
     state_->params = o.stereo;
     state_->background = o.background;
-    processor_ = std::make_unique<CpuPairProcessor>(o.stereo, o.background, o.cpu_threads);
+    if (o.left_map && (o.left_map->width != o.width || o.left_map->height != o.height)) {
+      throw ParameterError("calibration",
+                           "the rectification maps are for " + std::to_string(o.left_map->width) +
+                               "x" + std::to_string(o.left_map->height) +
+                               " images, the engine's are " + std::to_string(o.width) + "x" +
+                               std::to_string(o.height));
+    }
+    processor_ = std::make_unique<CpuPairProcessor>(o.stereo, o.background, o.cpu_threads,
+                                                    o.left_map, o.right_map);
     worker_ = std::thread([this] { work(); });
   }
 

@@ -3,8 +3,18 @@
 namespace stereod {
 
 CpuPairProcessor::CpuPairProcessor(const StereoParams& stereo, const BackgroundParams& background,
-                                   unsigned threads)
-    : matcher_(stereo, threads), left_model_(background), right_model_(background) {}
+                                   unsigned threads,
+                                   std::shared_ptr<const RectificationMap> left_map,
+                                   std::shared_ptr<const RectificationMap> right_map)
+    : left_map_(std::move(left_map)),
+      right_map_(std::move(right_map)),
+      matcher_(stereo, threads),
+      left_model_(background),
+      right_model_(background) {
+  if (!left_map_ != !right_map_) {
+    throw ParameterError("calibration", "rectification needs maps for both cameras or neither");
+  }
+}
 
 void CpuPairProcessor::set_params(const StereoParams& stereo, const BackgroundParams& background) {
   validate_params(stereo);
@@ -32,7 +42,22 @@ void CpuPairProcessor::model_camera(ImageView<const std::uint8_t> gray, const Rg
   model.process(planes, masks, &stats);
 }
 
-void CpuPairProcessor::process(const PairFrame& f, PairOutput& out) {
+void CpuPairProcessor::process(const PairFrame& raw, PairOutput& out) {
+  PairFrame f = raw;
+  if (left_map_) {
+    // Rectify first: everything after sees rectified gray and color.
+    const RectificationMap* maps[2] = {left_map_.get(), right_map_.get()};
+    const ImageView<const std::uint8_t> gray[2] = {raw.left, raw.right};
+    const RgbView color[2] = {raw.left_color, raw.right_color};
+    for (int i = 0; i < 2; ++i) {
+      remap(gray[i], *maps[i], rect_gray_[i]);
+      if (!color[i].empty()) remap_rgb(color[i], *maps[i], rect_color_[i]);
+    }
+    f.left = rect_gray_[0].view();
+    f.right = rect_gray_[1].view();
+    f.left_color = raw.left_color.empty() ? RgbView{} : view_of(rect_color_[0]);
+    f.right_color = raw.right_color.empty() ? RgbView{} : view_of(rect_color_[1]);
+  }
   const StereoParams& sp = matcher_.params();
   validate_for_images(sp, f.left.width, f.left.height, f.right.width, f.right.height);
   const int levels = effective_levels(sp);

@@ -8,6 +8,7 @@
 
 #include "background/background_model.hpp"
 #include "frame.hpp"
+#include "rectify/remap.hpp"
 #include "stereo/matcher.hpp"
 
 namespace stereod {
@@ -28,8 +29,11 @@ struct PairOutput {
 
 class CpuPairProcessor {
  public:
+  // left_map / right_map: rectification applied to each frame first (both or neither; null:
+  // frames are already rectified).
   CpuPairProcessor(const StereoParams& stereo, const BackgroundParams& background,
-                   unsigned threads = 0);
+                   unsigned threads = 0, std::shared_ptr<const RectificationMap> left_map = nullptr,
+                   std::shared_ptr<const RectificationMap> right_map = nullptr);
   // Throws ParameterError and keeps the old parameters when either set is unusable.
   void set_params(const StereoParams& stereo, const BackgroundParams& background);
   // Throws ParameterError for frames the parameters cannot work with.
@@ -44,6 +48,9 @@ class CpuPairProcessor {
                     BackgroundModel& model, BackgroundPlanes& planes, std::vector<Gray8>& masks,
                     BackgroundStats& stats, int levels);
 
+  std::shared_ptr<const RectificationMap> left_map_, right_map_;
+  Gray8 rect_gray_[2];
+  RgbImage rect_color_[2];
   CpuStereoMatcher matcher_;
   BackgroundModel left_model_, right_model_;
   BackgroundPlanes left_planes_, right_planes_;

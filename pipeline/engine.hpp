@@ -16,6 +16,7 @@
 #include "background/background_params.hpp"
 #include "frame.hpp"
 #include "image.hpp"
+#include "rectify/remap.hpp"
 #include "stereo/params.hpp"
 
 namespace stereod {
@@ -27,8 +28,11 @@ struct EngineOptions {
   BackgroundParams background;
   int inflight = 2;          // slots: frames submitted and not yet released
   unsigned cpu_threads = 0;  // CPU engine: worker threads for one frame (0 = one per core)
-  int gpu_device = 0;        // CUDA engine: which device
-  bool zero_copy = false;    // CUDA engine: mapped pinned memory (integrated-memory boards)
+  // Rectification (pipeline/rectify/remap.hpp): maps for the left and right camera, applied to
+  // every frame (gray and color) before anything else; null: the frames are already rectified.
+  std::shared_ptr<const RectificationMap> left_map, right_map;
+  int gpu_device = 0;      // CUDA engine: which device
+  bool zero_copy = false;  // CUDA engine: mapped pinned memory (integrated-memory boards)
 };
 
 struct FrameInput {

@@ -2,6 +2,7 @@
 // per-pixel arithmetic is the same source: pixel_ops.hpp); gpu_tests compare them bit for bit.
 #include "cuda_check.hpp"
 #include "kernels/stereo_kernels.hpp"
+#include "rectify/remap.hpp"
 #include "stereo/pixel_ops.hpp"
 
 namespace stereod::cuda {
@@ -18,6 +19,21 @@ dim3 grid_for(int w, int h, int z) {
 
 // ---------------------------------------------------------------------------------------------
 // Preprocessing: census, mean removal, and the next pyramid level.
+
+__global__ void rectify_kernel(RectifyArgs a) {
+  const int cam = blockIdx.z;
+  const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
+  if (x >= a.width || y >= a.height) return;
+  const int i = y * a.width + x;
+  const std::int32_t sx = a.map[cam][2 * i], sy = a.map[cam][2 * i + 1];
+  a.out_gray[cam][i] = remap_bilinear_at(a.gray[cam], a.width, a.height, a.width, sx, sy);
+  if (a.rgb[cam]) {
+    for (int c = 0; c < 3; ++c) {
+      a.out_rgb[cam][3 * i + c] =
+          remap_bilinear_at(a.rgb[cam] + c, a.width, a.height, 3 * a.width, sx, sy, 3);
+    }
+  }
+}
 
 // The block's pixels and a halo of kPreHalo, at clamped coordinates: exactly what census_at and
 // mean_removed_at read (they clamp each coordinate), so the same functions run on the tile.
@@ -47,7 +63,8 @@ __global__ void preprocess_kernel(PreprocessArgs a) {
     const std::uint8_t* t = &tile[0][0];
     const int tx = kPreHalo + threadIdx.x, ty = kPreHalo + threadIdx.y;
     if (a.census[img]) {
-      a.census[img][i] = census_at(t, kPreTw, kPreTh, kPreTw, tx, ty, a.census_width, a.census_height);
+      a.census[img][i] =
+          census_at(t, kPreTw, kPreTh, kPreTw, tx, ty, a.census_width, a.census_height);
     }
     if (a.ad[img]) a.ad[img][i] = mean_removed_at(t, kPreTw, kPreTh, kPreTw, tx, ty, a.ad_radius);
   }
@@ -178,7 +195,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH) match_kernel(MatchArgs a) {
       if (tx >= 0 && tx < w) {
         const int a_val = ref[qy * w + qx], b_val = tgt[qy * w + tx];
         cost = ad_table[a_val > b_val ? a_val - b_val : b_val - a_val];
-        if (census) cost += census_table[popcount64(v.ref_census[qy * w + qx] ^ v.tgt_census[qy * w + tx])];
+        if (census)
+          cost += census_table[popcount64(v.ref_census[qy * w + qx] ^ v.tgt_census[qy * w + tx])];
       }
       pc[r][c] = cost;
     }
@@ -208,8 +226,9 @@ __global__ void __launch_bounds__(kBlockW* kBlockH) match_kernel(MatchArgs a) {
       std::uint32_t agg = kNone;
       if (needed && allowed) {
         const int r = halo + threadIdx.y, c = halo + threadIdx.x;
-        std::uint32_t nb[8] = {sw[r - s][c - s], sw[r - s][c], sw[r - s][c + s], sw[r][c - s],
-                               sw[r][c + s],     sw[r + s][c - s], sw[r + s][c], sw[r + s][c + s]};
+        std::uint32_t nb[8] = {sw[r - s][c - s], sw[r - s][c],    sw[r - s][c + s],
+                               sw[r][c - s],     sw[r][c + s],    sw[r + s][c - s],
+                               sw[r + s][c],     sw[r + s][c + s]};
         agg = sw[r][c] + sum_smallest_k_of_8(nb, a.best_k);
       }
       if (pending_cp) {
@@ -254,7 +273,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH) match_kernel(MatchArgs a) {
       if (best_d >= 1 && best_d + 1 < nd && cm != kNone && cp != kNone) {
         offset = subpixel_offset(cm, best, cp);
       }
-      q = static_cast<std::uint16_t>(clamp_int(kSubpixelScale * best_d + offset, 0, kSubpixelScale * (nd - 1)));
+      q = static_cast<std::uint16_t>(
+          clamp_int(kSubpixelScale * best_d + offset, 0, kSubpixelScale * (nd - 1)));
     }
     v.out_q4[i] = q;
   }
@@ -269,10 +289,10 @@ __global__ void __launch_bounds__(kBlockW* kBlockH) match_kernel(MatchArgs a) {
 
 namespace s3 {
 
-constexpr int kRows = 2;                  // output rows per thread
+constexpr int kRows = 2;                    // output rows per thread
 constexpr int kTileOutH = kBlockH * kRows;  // 16
-constexpr int kHalo = 4;                  // centres at +-3, each sub-window +-1
-constexpr int kTw = kBlockW + 2 * kHalo;  // 40
+constexpr int kHalo = 4;                    // centres at +-3, each sub-window +-1
+constexpr int kTw = kBlockW + 2 * kHalo;    // 40
 constexpr int kTh = kTileOutH + 2 * kHalo;  // 24
 constexpr int kCells = kTw * kTh;
 constexpr int kThreads = kBlockW * kBlockH;
@@ -357,8 +377,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 3) match3_kernel(MatchArgs a
       int mn = 1 << 30, mx = -1;
       for (int yy = max(0, cy - a.parent_radius); yy <= min(ph - 1, cy + a.parent_radius); ++yy) {
         for (int xx = max(0, cx - a.parent_radius); xx <= min(pw - 1, cx + a.parent_radius); ++xx) {
-          const int d = checked_value(v.parent_this, v.parent_other, pw, xx, yy, dir,
-                                      a.cross_check, a.tolerance);
+          const int d = checked_value(v.parent_this, v.parent_other, pw, xx, yy, dir, a.cross_check,
+                                      a.tolerance);
           if (d == kNoDisparity) continue;
           mn = min(mn, d);
           mx = max(mx, d);
@@ -398,7 +418,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 3) match3_kernel(MatchArgs a
         const int i = tid + (j0 + b) * kThreads;
         const int dd = i / kCells, cell = i - dd * kCells;
         const int r = cell / kTw, c = cell - r * kTw;
-        const int qx = clamp_int(x0 - kHalo + c, 0, w - 1), qy = clamp_int(y0 - kHalo + r, 0, h - 1);
+        const int qx = clamp_int(x0 - kHalo + c, 0, w - 1),
+                  qy = clamp_int(y0 - kHalo + r, 0, h - 1);
         const int tx = qx + dir * (d0 + dd);
         in[b] = j0 + b < kSteps && i < kPerRound * kCells && tx >= 0 && tx < w;
         tv[b] = in[b] ? v.tgt_ad[qy * w + tx] : 0;
@@ -457,8 +478,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 3) match3_kernel(MatchArgs a
         const bool allowed = tx >= 0 && tx < w && (!v.tgt_fg || v.tgt_fg[y * w + tx] != 0);
         std::uint32_t agg = kNone;
         if (needed && allowed) {
-          std::uint32_t nb[8] = {sw[dd][R - 3][C - 3], sw[dd][R - 3][C], sw[dd][R - 3][C + 3],
-                                 sw[dd][R][C - 3],     sw[dd][R][C + 3], sw[dd][R + 3][C - 3],
+          std::uint32_t nb[8] = {sw[dd][R - 3][C - 3], sw[dd][R - 3][C],    sw[dd][R - 3][C + 3],
+                                 sw[dd][R][C - 3],     sw[dd][R][C + 3],    sw[dd][R + 3][C - 3],
                                  sw[dd][R + 3][C],     sw[dd][R + 3][C + 3]};
           agg = sw[dd][R][C] + (kK4 ? sum_smallest_4_of_8(nb) : sum_smallest_k_of_8(nb, a.best_k));
         }
@@ -503,7 +524,6 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 3) match3_kernel(MatchArgs a
     }
   }
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // The chunked s = 3 path. (1) ranges_kernel: each pixel's search range and each tile's union.
@@ -584,15 +604,23 @@ __global__ void ranges_kernel(MatchArgs a, MatchScratch m) {
 
 // Two disparities per 32-bit word: u16 lanes never carry into each other (costs < 2^16).
 __device__ __forceinline__ std::uint32_t sum_smallest_4_of_8_x2(std::uint32_t v[8]) {
-#define STEREOD_VSWAP(i, j)                          \
-  do {                                               \
+#define STEREOD_VSWAP(i, j)                         \
+  do {                                              \
     const std::uint32_t lo_ = __vminu2(v[i], v[j]); \
     const std::uint32_t hi_ = __vmaxu2(v[i], v[j]); \
-    v[i] = lo_;                                      \
-    v[j] = hi_;                                      \
+    v[i] = lo_;                                     \
+    v[j] = hi_;                                     \
   } while (0)
-  STEREOD_VSWAP(0, 1); STEREOD_VSWAP(2, 3); STEREOD_VSWAP(0, 2); STEREOD_VSWAP(1, 3); STEREOD_VSWAP(1, 2);
-  STEREOD_VSWAP(4, 5); STEREOD_VSWAP(6, 7); STEREOD_VSWAP(4, 6); STEREOD_VSWAP(5, 7); STEREOD_VSWAP(5, 6);
+  STEREOD_VSWAP(0, 1);
+  STEREOD_VSWAP(2, 3);
+  STEREOD_VSWAP(0, 2);
+  STEREOD_VSWAP(1, 3);
+  STEREOD_VSWAP(1, 2);
+  STEREOD_VSWAP(4, 5);
+  STEREOD_VSWAP(6, 7);
+  STEREOD_VSWAP(4, 6);
+  STEREOD_VSWAP(5, 7);
+  STEREOD_VSWAP(5, 6);
 #undef STEREOD_VSWAP
   return __vminu2(v[0], v[7]) + __vminu2(v[1], v[6]) + __vminu2(v[2], v[5]) + __vminu2(v[3], v[4]);
 }
@@ -606,7 +634,8 @@ struct ChunkPixel {
 };
 
 template <bool kK4>
-__global__ void __launch_bounds__(kBlockW* kBlockH, 4) chunk_kernel(MatchArgs a, MatchScratch m, int chunks) {
+__global__ void __launch_bounds__(kBlockW* kBlockH, 4)
+    chunk_kernel(MatchArgs a, MatchScratch m, int chunks) {
   constexpr int kPairs = 2;  // disparity pairs per round: four disparities
   constexpr int kSteps = (kCells + kThreads - 1) / kThreads;
   __shared__ std::uint32_t pc[kPairs][kTh][kTw];
@@ -697,7 +726,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4) chunk_kernel(MatchArgs a,
       const int r = cell_row[j], c = cell_col[j];
       if (c < 1 || c >= kTw - 1) continue;
 #pragma unroll
-      for (int q = 0; q < kPairs; ++q) hs[q][r][c] = pc[q][r][c - 1] + pc[q][r][c] + pc[q][r][c + 1];
+      for (int q = 0; q < kPairs; ++q)
+        hs[q][r][c] = pc[q][r][c - 1] + pc[q][r][c] + pc[q][r][c + 1];
     }
     __syncthreads();
 #pragma unroll
@@ -706,7 +736,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4) chunk_kernel(MatchArgs a,
       const int r = cell_row[j], c = cell_col[j];
       if (r < 1 || r >= kTh - 1 || c < 1 || c >= kTw - 1) continue;
 #pragma unroll
-      for (int q = 0; q < kPairs; ++q) sw[q][r][c] = hs[q][r - 1][c] + hs[q][r][c] + hs[q][r + 1][c];
+      for (int q = 0; q < kPairs; ++q)
+        sw[q][r][c] = hs[q][r - 1][c] + hs[q][r][c] + hs[q][r + 1][c];
     }
     __syncthreads();
 #pragma unroll
@@ -717,8 +748,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4) chunk_kernel(MatchArgs a,
       const int R = kHalo + threadIdx.y + k * kBlockH, C = kHalo + threadIdx.x;
 #pragma unroll
       for (int q = 0; q < kPairs; ++q) {
-        std::uint32_t nb[8] = {sw[q][R - 3][C - 3], sw[q][R - 3][C], sw[q][R - 3][C + 3],
-                               sw[q][R][C - 3],     sw[q][R][C + 3], sw[q][R + 3][C - 3],
+        std::uint32_t nb[8] = {sw[q][R - 3][C - 3], sw[q][R - 3][C],    sw[q][R - 3][C + 3],
+                               sw[q][R][C - 3],     sw[q][R][C + 3],    sw[q][R + 3][C - 3],
                                sw[q][R + 3][C],     sw[q][R + 3][C + 3]};
         const std::uint32_t centre = sw[q][R][C];
         std::uint32_t agg2;
@@ -743,7 +774,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4) chunk_kernel(MatchArgs a,
           const bool candidate = in_range && d >= c0 && d <= c1;
           const int tx = x + dir * d;
           const bool allowed = tx >= 0 && tx < w && (!v.tgt_fg || v.tgt_fg[y * w + tx] != 0);
-          const std::uint32_t agg = (needed && allowed) ? (half ? agg2 >> 16 : agg2 & 0xFFFFu) : kNone;
+          const std::uint32_t agg =
+              (needed && allowed) ? (half ? agg2 >> 16 : agg2 & 0xFFFFu) : kNone;
           if (p.pending_cp) {
             p.cp = agg;
             p.pending_cp = false;
@@ -791,8 +823,10 @@ __global__ void finalize_kernel(MatchArgs a, MatchScratch m) {
     const std::uint32_t both = m.cmcp[view][static_cast<std::size_t>(d / kChunk) * w * h + i];
     const std::uint32_t cm = both >> 16, cp = both & 0xFFFFu;
     int offset = 0;
-    if (d >= 1 && d + 1 < nd && cm != kNone16 && cp != kNone16) offset = subpixel_offset(cm, key >> 16, cp);
-    q = static_cast<std::uint16_t>(clamp_int(kSubpixelScale * d + offset, 0, kSubpixelScale * (nd - 1)));
+    if (d >= 1 && d + 1 < nd && cm != kNone16 && cp != kNone16)
+      offset = subpixel_offset(cm, key >> 16, cp);
+    q = static_cast<std::uint16_t>(
+        clamp_int(kSubpixelScale * d + offset, 0, kSubpixelScale * (nd - 1)));
   }
   v.out_q4[i] = q;
 }
@@ -807,8 +841,8 @@ __global__ void final_check_kernel(FinalCheckArgs a) {
   const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
   if (x >= a.width || y >= a.height || !a.enabled) return;
   const int direction = view == 0 ? -1 : 1;
-  const std::int16_t d = checked_value(a.disp[view], a.disp[1 - view], a.width, x, y, direction,
-                                       true, a.tolerance);
+  const std::int16_t d =
+      checked_value(a.disp[view], a.disp[1 - view], a.width, x, y, direction, true, a.tolerance);
   if (d == kNoDisparity) a.q4[view][y * a.width + x] = kInvalidDisparity;
 }
 
@@ -999,6 +1033,11 @@ __global__ void speckle_remove_kernel(SpeckleArgs a) {
 
 }  // namespace
 
+void launch_rectify(const RectifyArgs& a, cudaStream_t stream) {
+  rectify_kernel<<<grid_for(a.width, a.height, 2), dim3(kBlockW, kBlockH), 0, stream>>>(a);
+  STEREOD_CUDA_LAUNCHED("rectify_kernel");
+}
+
 void launch_preprocess(const PreprocessArgs& a, cudaStream_t stream) {
   const int w = a.width > a.down_width ? a.width : a.down_width;
   const int h = a.height > a.down_height ? a.height : a.down_height;
@@ -1029,8 +1068,10 @@ void launch_match(const MatchArgs& a, const MatchScratch& m, cudaStream_t stream
       STEREOD_CUDA(cudaMemsetAsync(m.key[i], 0xFF, pixels * sizeof(std::uint32_t), stream));
     }
     const dim3 grid(tiles.x, tiles.y, static_cast<unsigned>(2 * chunks));
-    if (a.best_k == 4) s3::chunk_kernel<true><<<grid, block, 0, stream>>>(a, m, chunks);
-    else s3::chunk_kernel<false><<<grid, block, 0, stream>>>(a, m, chunks);
+    if (a.best_k == 4)
+      s3::chunk_kernel<true><<<grid, block, 0, stream>>>(a, m, chunks);
+    else
+      s3::chunk_kernel<false><<<grid, block, 0, stream>>>(a, m, chunks);
     STEREOD_CUDA_LAUNCHED("chunk_kernel");
     s3::finalize_kernel<<<grid_for(a.width, a.height, 2), block, 0, stream>>>(a, m);
     STEREOD_CUDA_LAUNCHED("finalize_kernel");
@@ -1039,8 +1080,10 @@ void launch_match(const MatchArgs& a, const MatchScratch& m, cudaStream_t stream
   if (a.subwindow == 3) {
     const dim3 grid(static_cast<unsigned>((a.width + kBlockW - 1) / kBlockW),
                     static_cast<unsigned>((a.height + s3::kTileOutH - 1) / s3::kTileOutH), 2);
-    if (a.best_k == 4) s3::match3_kernel<4, true, true><<<grid, block, 0, stream>>>(a);
-    else s3::match3_kernel<4, true, false><<<grid, block, 0, stream>>>(a);
+    if (a.best_k == 4)
+      s3::match3_kernel<4, true, true><<<grid, block, 0, stream>>>(a);
+    else
+      s3::match3_kernel<4, true, false><<<grid, block, 0, stream>>>(a);
     STEREOD_CUDA_LAUNCHED("match3_kernel");
     return;
   }
@@ -1074,7 +1117,8 @@ void launch_median(const MedianArgs& a, cudaStream_t stream) {
 
 void launch_fill(const FillArgs& a, cudaStream_t stream) {
   const int threads = 64;
-  fill_kernel<<<dim3(static_cast<unsigned>((a.height + threads - 1) / threads), 2), threads, 0, stream>>>(a);
+  fill_kernel<<<dim3(static_cast<unsigned>((a.height + threads - 1) / threads), 2), threads, 0,
+                stream>>>(a);
   STEREOD_CUDA_LAUNCHED("fill_kernel");
 }
 

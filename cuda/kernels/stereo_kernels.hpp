@@ -10,6 +10,18 @@
 
 namespace stereod::cuda {
 
+// Rectification of both cameras' frames (gray, and interleaved RGB when given) through their
+// fixed-point maps: remap_bilinear_at (pipeline/rectify/remap.hpp), the CPU's own arithmetic.
+struct RectifyArgs {
+  const std::uint8_t* gray[2] = {nullptr, nullptr};
+  const std::uint8_t* rgb[2] = {nullptr, nullptr};
+  const std::int32_t* map[2] = {nullptr, nullptr};  // sx, sy per pixel, 1/256 pixel
+  std::uint8_t* out_gray[2] = {nullptr, nullptr};
+  std::uint8_t* out_rgb[2] = {nullptr, nullptr};
+  int width = 0, height = 0;
+};
+void launch_rectify(const RectifyArgs& a, cudaStream_t stream);
+
 // Per level: census and mean-removed AD input of both images from their gray level, and the next
 // coarser gray level (when `down` is set).
 struct PreprocessArgs {
@@ -31,7 +43,8 @@ struct MatchViewArgs {
   const std::uint64_t* tgt_census = nullptr;
   const std::uint8_t* ref_fg = nullptr;  // null: every pixel foreground
   const std::uint8_t* tgt_fg = nullptr;
-  const std::int16_t* parent_this = nullptr;   // coarser level's raw map of this view (null: coarsest)
+  const std::int16_t* parent_this =
+      nullptr;  // coarser level's raw map of this view (null: coarsest)
   const std::int16_t* parent_other = nullptr;  // and of the other view, for the cross-check
   std::int16_t* out_disp = nullptr;
   std::uint16_t* out_q4 = nullptr;  // finest level: 16*d + subpixel offset

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "frame.hpp"
 #include "image.hpp"
 #include "stereo/pixel_ops.hpp"
 
@@ -58,14 +59,17 @@ std::int32_t quantize_map_coord(double pixels, int size);
 // The identity map (for cameras that are already rectified, and for tests).
 RectificationMap identity_map(int width, int height);
 
-// One tap: the source pixel, or 0 outside the image.
-STEREOD_HD int remap_tap(const std::uint8_t* src, int width, int height, int stride, int x, int y) {
-  return (x >= 0 && x < width && y >= 0 && y < height) ? src[y * stride + x] : 0;
+// One tap: the source pixel, or 0 outside the image. `step`: bytes from one pixel to the next
+// (1 for gray; 3 for one channel of interleaved RGB, with src pointing at that channel).
+STEREOD_HD int remap_tap(const std::uint8_t* src, int width, int height, int stride, int x, int y,
+                         int step = 1) {
+  return (x >= 0 && x < width && y >= 0 && y < height) ? src[y * stride + x * step] : 0;
 }
 
 // The destination value for source position (sx, sy) in 1/256 pixel (see the definition above).
 STEREOD_HD std::uint8_t remap_bilinear_at(const std::uint8_t* src, int width, int height,
-                                          int stride, std::int32_t sx, std::int32_t sy) {
+                                          int stride, std::int32_t sx, std::int32_t sy,
+                                          int step = 1) {
   // Shift non-negative values only: the bias moves the clamped range [-2, size + 1] above 0.
   const int bias = kRemapClampPixels * kRemapOne;
   const int bx = sx + bias;
@@ -74,10 +78,10 @@ STEREOD_HD std::uint8_t remap_bilinear_at(const std::uint8_t* src, int width, in
   const int y0 = (by >> kRemapFracBits) - kRemapClampPixels;
   const int fx = bx & (kRemapOne - 1);
   const int fy = by & (kRemapOne - 1);
-  const int top = remap_tap(src, width, height, stride, x0, y0) * (kRemapOne - fx) +
-                  remap_tap(src, width, height, stride, x0 + 1, y0) * fx;
-  const int bottom = remap_tap(src, width, height, stride, x0, y0 + 1) * (kRemapOne - fx) +
-                     remap_tap(src, width, height, stride, x0 + 1, y0 + 1) * fx;
+  const int top = remap_tap(src, width, height, stride, x0, y0, step) * (kRemapOne - fx) +
+                  remap_tap(src, width, height, stride, x0 + 1, y0, step) * fx;
+  const int bottom = remap_tap(src, width, height, stride, x0, y0 + 1, step) * (kRemapOne - fx) +
+                     remap_tap(src, width, height, stride, x0 + 1, y0 + 1, step) * fx;
   const int sum = top * (kRemapOne - fy) + bottom * fy;  // <= 255 * 65536
   return static_cast<std::uint8_t>((sum + (1 << (2 * kRemapFracBits - 1))) >> (2 * kRemapFracBits));
 }
@@ -87,5 +91,7 @@ STEREOD_HD std::uint8_t remap_bilinear_at(const std::uint8_t* src, int width, in
 void remap(ImageView<const std::uint8_t> src, const RectificationMap& map, Gray8& dst);
 void remap(ImageView<const std::uint8_t> src, const RectificationMap& map,
            ImageView<std::uint8_t> dst);
+// Interleaved RGB, each channel through the same map.
+void remap_rgb(const RgbView& src, const RectificationMap& map, RgbImage& dst);
 
 }  // namespace stereod

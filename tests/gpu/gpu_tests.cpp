@@ -10,8 +10,8 @@
 #include <random>
 #include <sstream>
 
-#include "cpu_pair_processor.hpp"
 #include "background/background_ops.hpp"
+#include "cpu_pair_processor.hpp"
 #include "cuda_check.hpp"
 #include "cuda_device.hpp"
 #include "cuda_engine.hpp"
@@ -36,9 +36,9 @@ bool gpu_present() {
   return present;
 }
 
-#define REQUIRE_GPU()                              \
-  if (!gpu_present()) {                            \
-    GTEST_SKIP() << "no usable CUDA device";       \
+#define REQUIRE_GPU()                        \
+  if (!gpu_present()) {                      \
+    GTEST_SKIP() << "no usable CUDA device"; \
   }
 
 std::string data_dir() {
@@ -125,9 +125,12 @@ void expect_same_frame(const std::string& what, CpuPairProcessor& cpu, Engine& g
   const RunResult got = run_gpu(gpu, in);
   const int w = in.left.width, h = in.left.height;
   ASSERT_EQ(got.left.width(), w) << what;
-  EXPECT_EQ(first_difference(ref.stereo.left.data(), got.left.data(), w, h), "") << what << " (left)";
-  EXPECT_EQ(first_difference(ref.stereo.right.data(), got.right.data(), w, h), "") << what << " (right)";
-  EXPECT_EQ(first_difference(ref.foreground.data(), got.foreground.data(), w, h), "") << what << " (mask)";
+  EXPECT_EQ(first_difference(ref.stereo.left.data(), got.left.data(), w, h), "")
+      << what << " (left)";
+  EXPECT_EQ(first_difference(ref.stereo.right.data(), got.right.data(), w, h), "")
+      << what << " (right)";
+  EXPECT_EQ(first_difference(ref.foreground.data(), got.foreground.data(), w, h), "")
+      << what << " (mask)";
   EXPECT_EQ(ref.background_active, got.background_active) << what;
   if (ref.background_active) {
     EXPECT_DOUBLE_EQ(ref.tested_fraction, got.tested_fraction) << what;
@@ -153,7 +156,8 @@ SyntheticPair random_pair(int w, int h, int max_disparity, std::uint32_t seed, b
   }
   std::mt19937 rng(seed);
   std::vector<PlaneLayer> layers(1);
-  layers[0].disparity = static_cast<int>(rng() % static_cast<unsigned>(std::max(1, max_disparity / 3)));
+  layers[0].disparity =
+      static_cast<int>(rng() % static_cast<unsigned>(std::max(1, max_disparity / 3)));
   layers[0].seed = rng();
   const int objects = 1 + static_cast<int>(rng() % 4);
   for (int i = 0; i < objects; ++i) {
@@ -180,7 +184,8 @@ TEST(Gpu, DeviceSummary) {
 // One frame, compared stage by stage, so a mismatch names the first stage that differs.
 TEST(Gpu, StagesMatchCpu) {
   REQUIRE_GPU();
-  for (MatchingCost cost : {MatchingCost::kAdCensus, MatchingCost::kCensus, MatchingCost::kAbsDiff}) {
+  for (MatchingCost cost :
+       {MatchingCost::kAdCensus, MatchingCost::kCensus, MatchingCost::kAbsDiff}) {
     StereoParams sp;
     sp.max_disparity = 64;
     sp.cost = cost;
@@ -203,7 +208,8 @@ TEST(Gpu, StagesMatchCpu) {
               << c << " gray level " << s << " image " << i;
         }
         if (!st.census[i][s].empty()) {
-          ASSERT_EQ(first_difference(cpu.level_census(s, i).data(), st.census[i][s].data(), w, h), "")
+          ASSERT_EQ(first_difference(cpu.level_census(s, i).data(), st.census[i][s].data(), w, h),
+                    "")
               << c << " census level " << s << " image " << i;
         }
       }
@@ -211,11 +217,15 @@ TEST(Gpu, StagesMatchCpu) {
     for (int s = out.levels_used - 1; s >= 0; --s) {
       for (int i = 0; i < 2; ++i) {
         const int w = level_side(333, s), h = level_side(257, s);
-        ASSERT_EQ(first_difference(cpu.level_disparity(s, i).data(), st.disparity[i][s].data(), w, h), "")
+        ASSERT_EQ(
+            first_difference(cpu.level_disparity(s, i).data(), st.disparity[i][s].data(), w, h), "")
             << c << " winners at level " << s << " view " << i;
       }
     }
-    EXPECT_EQ(first_difference(out.left.data(), run_gpu(*gpu, frame_of(pair.left, pair.right)).left.data(), 333, 257), "")
+    EXPECT_EQ(
+        first_difference(out.left.data(),
+                         run_gpu(*gpu, frame_of(pair.left, pair.right)).left.data(), 333, 257),
+        "")
         << c << " output";
   }
 }
@@ -231,7 +241,8 @@ TEST(Gpu, MiddleburyScenesBitExact) {
     sp.max_disparity = files.max_disparity;
     sp.fill = true;
     CpuPairProcessor cpu(sp, background_off());
-    auto gpu = make_engine("cuda", options_for(scene.left.width(), scene.left.height(), sp, background_off()));
+    auto gpu = make_engine(
+        "cuda", options_for(scene.left.width(), scene.left.height(), sp, background_off()));
     expect_same_frame(files.name, cpu, *gpu, frame_of(scene.left, scene.right));
   }
 }
@@ -259,13 +270,14 @@ TEST(Gpu, RandomImagesOverSizesRangesAndLevels) {
     for (int d : c.ranges) {
       for (int levels = 1; levels <= 5; ++levels) {
         for (bool noise : {false, true}) {
-          if (noise && c.w * c.h > 640 * 480) continue;  // CPU time; noise is covered at the smaller sizes
+          if (noise && c.w * c.h > 640 * 480)
+            continue;  // CPU time; noise is covered at the smaller sizes
           StereoParams sp;
           sp.max_disparity = d;
           sp.levels = levels;
           const auto pair = random_pair(c.w, c.h, d, ++seed, noise);
-          const std::string what = std::to_string(c.w) + "x" + std::to_string(c.h) + " D=" +
-                                   std::to_string(d) + " L=" + std::to_string(levels) +
+          const std::string what = std::to_string(c.w) + "x" + std::to_string(c.h) +
+                                   " D=" + std::to_string(d) + " L=" + std::to_string(levels) +
                                    (noise ? " noise" : " planes");
           std::unique_ptr<Engine> gpu;
           std::string cpu_error, gpu_error;
@@ -292,7 +304,8 @@ TEST(Gpu, RandomImagesOverSizesRangesAndLevels) {
       }
     }
   }
-  std::printf("[ GPU      ] %d configurations bit-exact, %d rejected by both engines\n", compared, rejected);
+  std::printf("[ GPU      ] %d configurations bit-exact, %d rejected by both engines\n", compared,
+              rejected);
 }
 
 // Background modeling on a synthetic video: frame by frame for 100 frames, model state included.
@@ -330,8 +343,10 @@ TEST_P(GpuBackground, SyntheticSequenceFrameByFrame) {
           for (int ch = 0; ch < 3; ++ch) {
             if (!bp.color && ch != kValue) continue;
             const CudaModelState st = cuda_engine_model_state(*gpu, cam, s, ch);
-            ASSERT_EQ(model.mean(s, ch), st.mean) << "mean, frame " << i << " camera " << cam << " level " << s << " channel " << ch;
-            ASSERT_EQ(model.variance(s, ch), st.variance) << "variance, frame " << i << " camera " << cam << " level " << s;
+            ASSERT_EQ(model.mean(s, ch), st.mean)
+                << "mean, frame " << i << " camera " << cam << " level " << s << " channel " << ch;
+            ASSERT_EQ(model.variance(s, ch), st.variance)
+                << "variance, frame " << i << " camera " << cam << " level " << s;
           }
         }
       }
@@ -339,10 +354,9 @@ TEST_P(GpuBackground, SyntheticSequenceFrameByFrame) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, GpuBackground, ::testing::Values(0, 1, 2),
-                         [](const auto& tp) {
-                           return std::string(tp.param == 0 ? "color" : tp.param == 1 ? "intensity" : "off");
-                         });
+INSTANTIATE_TEST_SUITE_P(Modes, GpuBackground, ::testing::Values(0, 1, 2), [](const auto& tp) {
+  return std::string(tp.param == 0 ? "color" : tp.param == 1 ? "intensity" : "off");
+});
 
 TEST(Gpu, SeveralPairsAtOnce) {
   REQUIRE_GPU();
@@ -359,7 +373,8 @@ TEST(Gpu, SeveralPairsAtOnce) {
     gpus.push_back(make_engine("cuda", options_for(s.w, s.h, sp, background_off())));
     cpus.push_back(std::make_unique<CpuPairProcessor>(sp, background_off()));
     inputs.emplace_back();
-    for (int f = 0; f < 3; ++f) inputs.back().push_back(random_pair(s.w, s.h, s.d, 700 + f + s.w, false));
+    for (int f = 0; f < 3; ++f)
+      inputs.back().push_back(random_pair(s.w, s.h, s.d, 700 + f + s.w, false));
   }
   // Submit a frame to every pair before collecting any, so the pairs run at once.
   for (int frame = 0; frame < 3; ++frame) {
@@ -374,7 +389,9 @@ TEST(Gpu, SeveralPairsAtOnce) {
       PairOutput ref;
       cpus[k]->process(PairFrame{p.left.view(), p.right.view(), {}, {}}, ref);
       const RunResult got = collect(*r);
-      EXPECT_EQ(first_difference(ref.stereo.left.data(), got.left.data(), p.left.width(), p.left.height()), "")
+      EXPECT_EQ(first_difference(ref.stereo.left.data(), got.left.data(), p.left.width(),
+                                 p.left.height()),
+                "")
           << "pair " << k << " frame " << frame;
     }
   }
@@ -422,7 +439,8 @@ TEST(Gpu, ThousandFramesThroughTheSlotRing) {
     }
   }
   EXPECT_GT(busy, 0) << "the ring never filled: submit never had to report busy";
-  EXPECT_EQ(cuda_device_memory_used(), memory_after_first) << "device memory changed after the first frame";
+  EXPECT_EQ(cuda_device_memory_used(), memory_after_first)
+      << "device memory changed after the first frame";
   EXPECT_EQ(gpu->in_flight(), 0);
 }
 
@@ -470,6 +488,45 @@ TEST(Gpu, NonDefaultParametersBitExact) {
   }
 }
 
+TEST(Gpu, RectificationEqualsCpu) {
+  REQUIRE_GPU();
+  SyntheticOptions so;
+  so.width = 320;
+  so.height = 240;
+  so.max_disparity = 48;
+  SyntheticScene scene(so);
+  auto map = [](double angle, double dx) {
+    auto m = std::make_shared<RectificationMap>();
+    m->resize(320, 240);
+    const double c = std::cos(angle), s = std::sin(angle);
+    for (int y = 0; y < 240; ++y) {
+      for (int x = 0; x < 320; ++x) {
+        m->at(x, y)[0] = quantize_map_coord(160 + c * (x - 160) - s * (y - 120) + dx, 320);
+        m->at(x, y)[1] = quantize_map_coord(120 + s * (x - 160) + c * (y - 120), 240);
+      }
+    }
+    return std::shared_ptr<const RectificationMap>(m);
+  };
+  StereoParams sp;
+  sp.max_disparity = 48;
+  BackgroundParams bp;
+  bp.warmup = 5;
+  EngineOptions o = options_for(320, 240, sp, bp);
+  o.left_map = map(0.015, 1.25);
+  o.right_map = map(-0.01, -0.5);
+  CpuPairProcessor cpu(sp, bp, 0, o.left_map, o.right_map);
+  auto gpu = make_engine("cuda", o);
+  SyntheticFrame f;
+  for (int i = 0; i < 12; ++i) {
+    scene.render(i, f);
+    FrameInput in = frame_of(f.left_gray, f.right_gray, static_cast<std::uint64_t>(i));
+    in.left_color = view_of(f.left);
+    in.right_color = view_of(f.right);
+    expect_same_frame("rectified frame " + std::to_string(i), cpu, *gpu, in);
+    if (HasFailure()) return;
+  }
+}
+
 TEST(Gpu, ZeroCopyModeEqualsCpu) {
   REQUIRE_GPU();
   StereoParams sp;
@@ -500,28 +557,27 @@ TEST(GpuDeathTest, FreedBufferIsReported) {
   REQUIRE_GPU();
   ::testing::FLAGS_gtest_death_test_style = "threadsafe";
   auto child = [] {
-        StereoParams sp;
-        sp.max_disparity = 32;
-        const auto p = random_pair(128, 96, 32, 9, false);
-        auto gpu = make_engine("cuda", options_for(128, 96, sp, background_off()));
-        bool first_ok = false, reported = false;
-        {
-          gpu->submit(frame_of(p.left, p.right, 0));
-          auto r = gpu->poll(60s);
-          first_ok = r && r->ok;
-        }
-        cuda_engine_free_buffer_for_test(*gpu);
-        try {
-          gpu->submit(frame_of(p.left, p.right, 1));
-          auto r = gpu->poll(60s);
-          reported = r && !r->ok && !r->error.empty();
-          if (reported) std::fprintf(stderr, "reported: %s\n", r->error.c_str());
-        } catch (const std::exception& e) {
-          reported = true;  // reported by a throw
-          std::fprintf(stderr, "reported: %s\n", e.what());
-        }
-        std::_Exit(first_ok && reported ? 0 : 1);
-      
+    StereoParams sp;
+    sp.max_disparity = 32;
+    const auto p = random_pair(128, 96, 32, 9, false);
+    auto gpu = make_engine("cuda", options_for(128, 96, sp, background_off()));
+    bool first_ok = false, reported = false;
+    {
+      gpu->submit(frame_of(p.left, p.right, 0));
+      auto r = gpu->poll(60s);
+      first_ok = r && r->ok;
+    }
+    cuda_engine_free_buffer_for_test(*gpu);
+    try {
+      gpu->submit(frame_of(p.left, p.right, 1));
+      auto r = gpu->poll(60s);
+      reported = r && !r->ok && !r->error.empty();
+      if (reported) std::fprintf(stderr, "reported: %s\n", r->error.c_str());
+    } catch (const std::exception& e) {
+      reported = true;  // reported by a throw
+      std::fprintf(stderr, "reported: %s\n", e.what());
+    }
+    std::_Exit(first_ok && reported ? 0 : 1);
   };
   EXPECT_EXIT(child(), ::testing::ExitedWithCode(0), "reported: .*");
 }

@@ -2,6 +2,7 @@
 // changes, errors.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <thread>
 
 #include "engine.hpp"
@@ -154,4 +155,50 @@ TEST(CpuEngine, DestroyedWhileFramesAreInFlight) {
   }
   survivor.reset();  // releasing after the engine is gone is safe
   SUCCEED();
+}
+
+// A map that shifts and rotates slightly: enough that rectified and raw images differ everywhere.
+std::shared_ptr<RectificationMap> tilted_map(int w, int h, double angle, double dx) {
+  auto m = std::make_shared<RectificationMap>();
+  m->resize(w, h);
+  const double c = std::cos(angle), s = std::sin(angle);
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const double u = w / 2.0 + c * (x - w / 2.0) - s * (y - h / 2.0) + dx;
+      const double v = h / 2.0 + s * (x - w / 2.0) + c * (y - h / 2.0);
+      m->at(x, y)[0] = quantize_map_coord(u, w);
+      m->at(x, y)[1] = quantize_map_coord(v, h);
+    }
+  }
+  return m;
+}
+
+TEST(CpuEngine, RectifiesEachFrameBeforeMatching) {
+  const auto s = make_benchmark_pair(96, 64, 32);
+  EngineOptions o = small_options(2);
+  o.left_map = tilted_map(96, 64, 0.02, 1.5);
+  o.right_map = tilted_map(96, 64, -0.01, -0.75);
+  auto engine = make_engine("cpu", o);
+  ASSERT_EQ(engine->submit(frame_of(s, 0)), SubmitStatus::kAccepted);
+  auto r = engine->poll(10s);
+  ASSERT_TRUE(r && r->ok) << (r ? r->error : "no result");
+  Gray8 left, right;
+  remap(s.left.view(), *o.left_map, left);
+  remap(s.right.view(), *o.right_map, right);
+  CpuStereoMatcher reference(o.stereo, 1);
+  StereoInput in;
+  in.left = left.view();
+  in.right = right.view();
+  StereoOutput expected;
+  reference.compute(in, expected);
+  Disparity16 got(r->disparity.width, r->disparity.height);
+  copy_into(r->disparity, got);
+  EXPECT_EQ(got, expected.left);
+  // Maps for one camera only, or of another size, are refused.
+  EngineOptions bad = small_options();
+  bad.left_map = o.left_map;
+  EXPECT_THROW(make_engine("cpu", bad), ParameterError);
+  bad.right_map = tilted_map(80, 64, 0, 0);
+  bad.left_map = tilted_map(80, 64, 0, 0);
+  EXPECT_THROW(make_engine("cpu", bad), ParameterError);
 }
