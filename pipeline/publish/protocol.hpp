@@ -21,7 +21,7 @@ namespace stereod::publish {
 // Major: a client rejects a header whose major differs from its own. Minor: additions only (new
 // fields, new payloads, new stages); a client accepts any minor and ignores what it does not know.
 constexpr int kProtocolMajor = 1;
-constexpr int kProtocolMinor = 0;
+constexpr int kProtocolMinor = 1;  // 1.1 added source_index
 
 constexpr std::string_view kFrameTopicPrefix = "disparity.";
 constexpr std::string_view kStatsTopic = "stats";
@@ -78,6 +78,9 @@ struct FrameInfo {
   std::uint64_t config_generation = 0;
   std::string engine;  // "cpu" | "cuda"
   int levels = 0;      // pyramid levels the matcher used
+  // Since 1.1: the source's own frame number (synthetic:// cameras: the scene's frame index, so a
+  // subscriber can render the ground truth); -1 when the source has none (the field is omitted).
+  std::int64_t source_index = -1;
 };
 
 struct PayloadLayout {

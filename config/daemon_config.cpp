@@ -1,0 +1,607 @@
+#include "daemon_config.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "background_yaml.hpp"
+#include "stereo_yaml.hpp"
+
+namespace stereod {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kLogLevels = {"trace", "debug", "info", "warn",
+                                             "error", "critical", "off"};
+
+// The node at a dotted key below `base` ("stereo.levels"), or the deepest one that exists.
+YAML::Node node_at(const YAML::Node& base, const std::string& dotted) {
+  YAML::Node n = base;
+  std::stringstream parts(dotted);
+  std::string part;
+  while (std::getline(parts, part, '.')) {
+    if (!n.IsMap() || !n[part].IsDefined()) return n;
+    n = n[part];
+  }
+  return n;
+}
+
+std::string indexed(const std::string& list, std::size_t i) {
+  return list + "[" + std::to_string(i) + "]";
+}
+
+std::string resolve_path(const std::string& base_dir, const std::string& path) {
+  if (path.empty() || fs::path(path).is_absolute()) return path;
+  return (fs::path(base_dir) / path).lexically_normal().string();
+}
+
+// Milliseconds keys of rigs' sync and restart sections.
+void read_ms(YamlReader& r, const YAML::Node& n, const std::string& path, const char* key,
+             std::chrono::milliseconds& out, long long lo, long long hi) {
+  int v = static_cast<int>(out.count());
+  r.read(n, path, key, v, lo, hi);
+  out = std::chrono::milliseconds(v);
+}
+
+class Loader {
+ public:
+  Loader(const std::string& label, std::string base_dir)
+      : r_(label), base_dir_(std::move(base_dir)) {}
+
+  DaemonConfig load(const std::string& text) {
+    DaemonConfig c;
+    c.file = r_.file();
+    YAML::Node root;
+    try {
+      root = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+      r_.issues().push_back({r_.file(), e.mark.line + 1, e.mark.column + 1, "",
+                             "not valid YAML: " + e.msg});
+      r_.throw_if_failed();
+    }
+    if (!r_.expect_map(root, "", false)) r_.throw_if_failed();
+    r_.check_keys(root, "",
+                  {"logging", "engine", "gpu", "cameras", "rigs", "pairs", "publish", "stereo",
+                   "background"});
+    read_logging(root["logging"], c);
+    read_engine(root, c);
+    read_gpu(root["gpu"], c.gpu);
+    // Top-level stereo: and background: are every pair's defaults.
+    read_stereo_params(r_, root["stereo"], "stereo", default_stereo_);
+    read_background_params(r_, root["background"], "background", default_background_);
+    const auto cameras = read_cameras(root["cameras"]);
+    read_rigs(root["rigs"], cameras, c);
+    read_pairs(root["pairs"], c);
+    read_publish(root["publish"], c.publish);
+    r_.throw_if_failed();
+    return c;
+  }
+
+ private:
+  struct CameraEntry {
+    CameraConfig camera;
+    YAML::Node node;
+    std::string path;
+  };
+
+  void read_logging(const YAML::Node& n, DaemonConfig& c) {
+    if (!r_.expect_map(n, "logging")) return;
+    r_.check_keys(n, "logging", {"level"});
+    std::string level = c.log_level;
+    r_.read(n, "logging", "level", level);
+    if (!is_log_level(level)) {
+      std::string msg = "unknown level \"" + level + "\" (expected trace, debug, info, warn, error, critical or off)";
+      const std::string guess = closest_match(level, kLogLevels);
+      if (!guess.empty()) msg += "; did you mean \"" + guess + "\"?";
+      r_.add(n["level"], "logging.level", msg);
+    } else {
+      c.log_level = level;
+    }
+  }
+
+  void read_engine(const YAML::Node& root, DaemonConfig& c) {
+    r_.read_choice(root, "", "engine", c.engine,
+                   {{"auto", std::string("auto")}, {"cuda", std::string("cuda")},
+                    {"cpu", std::string("cpu")}});
+  }
+
+  void read_gpu(const YAML::Node& n, GpuConfig& g) {
+    if (!r_.expect_map(n, "gpu")) return;
+    r_.check_keys(n, "gpu", {"device", "inflight", "zero_copy"});
+    r_.read(n, "gpu", "device", g.device, 0, 63);
+    r_.read(n, "gpu", "inflight", g.inflight, 1, 64);
+    r_.read(n, "gpu", "zero_copy", g.zero_copy);
+  }
+
+  std::vector<CameraEntry> read_cameras(const YAML::Node& n) {
+    std::vector<CameraEntry> out;
+    if (!n.IsDefined() || n.IsNull()) {
+      r_.add(n, "cameras", "missing: at least two cameras are needed for a pair");
+      return out;
+    }
+    if (!n.IsSequence()) {
+      r_.add(n, "cameras", "expected a list of cameras");
+      return out;
+    }
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      const YAML::Node cn = n[i];
+      const std::string path = indexed("cameras", i);
+      if (!r_.expect_map(cn, path, false)) continue;
+      r_.check_keys(cn, path, {"name", "source", "width", "height", "fps", "format", "color", "loop"});
+      CameraConfig cam;
+      r_.read(cn, path, "name", cam.name);
+      r_.read(cn, path, "source", cam.uri);
+      r_.read(cn, path, "width", cam.width, 16, 16384);
+      r_.read(cn, path, "height", cam.height, 16, 16384);
+      r_.read(cn, path, "format", cam.source_format);
+      r_.read(cn, path, "color", cam.color);
+      r_.read(cn, path, "loop", cam.loop);
+      if (cn["fps"].IsDefined()) {
+        std::string fps;
+        r_.read(cn, path, "fps", fps);
+        try {
+          if (!fps.empty()) cam.fps = parse_frame_rate(fps);
+        } catch (const std::exception& e) {
+          r_.add(cn["fps"], path + ".fps", e.what());
+        }
+      }
+      if (cam.name.empty()) r_.add(cn, path + ".name", "missing: every camera needs a name");
+      if (cam.uri.empty()) r_.add(cn, path + ".source", "missing: the camera's source URI");
+      if (!cam.name.empty() && !names.insert(cam.name).second) {
+        r_.add(cn["name"], path + ".name", "camera '" + cam.name + "' is named twice");
+      }
+      out.push_back({cam, cn, path});
+    }
+    return out;
+  }
+
+  void read_rigs(const YAML::Node& n, const std::vector<CameraEntry>& cameras, DaemonConfig& c) {
+    std::map<std::string, const CameraEntry*> by_name;
+    for (const auto& e : cameras) by_name[e.camera.name] = &e;
+    std::map<std::string, std::string> rig_of;  // camera -> rig
+    if (!n.IsDefined() || n.IsNull()) {
+      // No rigs: every camera in one rig (one pipeline, one clock).
+      RigConfig rig;
+      rig.name = "main";
+      for (const auto& e : cameras) rig.cameras.push_back(e.camera);
+      rig_nodes_.push_back({n, "rigs"});
+      c.rigs.push_back(rig);
+      check_rig(c.rigs.back(), cameras, n, "rigs");
+      return;
+    }
+    if (!n.IsSequence()) {
+      r_.add(n, "rigs", "expected a list of rigs");
+      return;
+    }
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      const YAML::Node rn = n[i];
+      const std::string path = indexed("rigs", i);
+      if (!r_.expect_map(rn, path, false)) continue;
+      r_.check_keys(rn, path, {"name", "cameras", "sync", "restart"});
+      RigConfig rig;
+      r_.read(rn, path, "name", rig.name);
+      if (rig.name.empty()) r_.add(rn, path + ".name", "missing: every rig needs a name");
+      if (!rig.name.empty() && !names.insert(rig.name).second) {
+        r_.add(rn["name"], path + ".name", "rig '" + rig.name + "' is named twice");
+      }
+      const YAML::Node list = rn["cameras"];
+      if (!list.IsSequence() || list.size() == 0) {
+        r_.add(list.IsDefined() ? list : rn, path + ".cameras", "expected a list of camera names");
+      } else {
+        for (std::size_t k = 0; k < list.size(); ++k) {
+          const std::string cpath = indexed(path + ".cameras", k);
+          if (!list[k].IsScalar()) {
+            r_.add(list[k], cpath, "expected a camera name");
+            continue;
+          }
+          const std::string name = list[k].Scalar();
+          const auto it = by_name.find(name);
+          if (it == by_name.end()) {
+            std::vector<std::string> known;
+            for (const auto& e : cameras) known.push_back(e.camera.name);
+            std::string msg = "no camera named '" + name + "'";
+            const std::string guess = closest_match(name, known);
+            if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
+            r_.add(list[k], cpath, msg);
+            continue;
+          }
+          if (!rig_of.emplace(name, rig.name).second) {
+            r_.add(list[k], cpath, "camera '" + name + "' is already in rig '" + rig_of[name] + "'");
+            continue;
+          }
+          rig.cameras.push_back(it->second->camera);
+        }
+      }
+      const YAML::Node sync = rn["sync"];
+      if (r_.expect_map(sync, path + ".sync")) {
+        r_.check_keys(sync, path + ".sync", {"tolerance_ms", "max_pending"});
+        if (sync["tolerance_ms"].IsDefined()) {
+          double ms = 0;
+          r_.read(sync, path + ".sync", "tolerance_ms", ms, 0.0, 10000.0);
+          rig.sync_tolerance_ns = static_cast<std::int64_t>(ms * 1e6);
+        }
+        r_.read(sync, path + ".sync", "max_pending", rig.sync_max_pending, 1, 64);
+      }
+      const YAML::Node restart = rn["restart"];
+      if (r_.expect_map(restart, path + ".restart")) {
+        const std::string rp = path + ".restart";
+        r_.check_keys(restart, rp, {"initial_ms", "max_ms", "healthy_after_ms", "stall_timeout_ms"});
+        read_ms(r_, restart, rp, "initial_ms", rig.restart.initial, 10, 600000);
+        read_ms(r_, restart, rp, "max_ms", rig.restart.max, 10, 3600000);
+        read_ms(r_, restart, rp, "healthy_after_ms", rig.restart.healthy_after, 0, 3600000);
+        read_ms(r_, restart, rp, "stall_timeout_ms", rig.restart.stall_timeout, 0, 600000);
+      }
+      rig_nodes_.push_back({rn, path});
+      c.rigs.push_back(rig);
+      check_rig(c.rigs.back(), cameras, rn, path);
+    }
+    for (const auto& e : cameras) {
+      if (!e.camera.name.empty() && !rig_of.count(e.camera.name)) {
+        r_.add(e.node, e.path, "camera '" + e.camera.name + "' is in no rig");
+      }
+    }
+  }
+
+  // Ingest's own checks (URI, sizes, rates, sources that cannot share a pipeline), reported at the
+  // camera's key when the issue names one, else at the rig.
+  void check_rig(const RigConfig& rig, const std::vector<CameraEntry>& cameras,
+                 const YAML::Node& rig_node, const std::string& rig_path) {
+    if (rig.cameras.empty()) return;
+    for (const auto& issue : validate_rig(rig)) {
+      const CameraEntry* entry = nullptr;
+      for (const auto& e : cameras) {
+        if (e.camera.name == issue.camera && !issue.camera.empty()) entry = &e;
+      }
+      std::string key = issue.key == "uri" ? "source" : issue.key == "source_format" ? "format" : issue.key;
+      if (entry) {
+        const YAML::Node at = key.empty() ? entry->node : node_at(entry->node, key);
+        r_.add(at, key.empty() ? entry->path : entry->path + "." + key, issue.message);
+      } else {
+        const YAML::Node at = key.empty() ? rig_node : node_at(rig_node, key);
+        r_.add(at, key.empty() ? rig_path : rig_path + "." + key, issue.message);
+      }
+    }
+  }
+
+  void read_pairs(const YAML::Node& n, DaemonConfig& c) {
+    if (!n.IsDefined() || n.IsNull()) {
+      r_.add(n, "pairs", "missing: at least one pair of cameras to match");
+      return;
+    }
+    if (!n.IsSequence() || n.size() == 0) {
+      r_.add(n, "pairs", "expected a list of pairs");
+      return;
+    }
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      const YAML::Node pn = n[i];
+      const std::string path = indexed("pairs", i);
+      if (!r_.expect_map(pn, path, false)) continue;
+      r_.check_keys(pn, path, {"name", "left", "right", "calibration", "stereo", "background"});
+      PairConfig p;
+      p.stereo = default_stereo_;
+      p.background = default_background_;
+      r_.read(pn, path, "name", p.name);
+      r_.read(pn, path, "left", p.left);
+      r_.read(pn, path, "right", p.right);
+      if (p.name.empty()) r_.add(pn, path + ".name", "missing: every pair needs a name");
+      if (!p.name.empty() && !names.insert(p.name).second) {
+        r_.add(pn["name"], path + ".name", "pair '" + p.name + "' is named twice");
+      }
+      const std::size_t before = r_.issues().size();
+      read_stereo_params(r_, pn["stereo"], path + ".stereo", p.stereo);
+      read_background_params(r_, pn["background"], path + ".background", p.background);
+      read_calibration(pn["calibration"], path + ".calibration", p.calibration);
+      const bool params_ok = r_.issues().size() == before;
+      const CameraConfig* left = camera_for(c, pn, path, "left", p.left);
+      const CameraConfig* right = camera_for(c, pn, path, "right", p.right);
+      if (left && right) {
+        if (p.left == p.right) r_.add(pn["right"], path + ".right", "left and right are the same camera");
+        const std::string rig_left = rig_of(c, p.left), rig_right = rig_of(c, p.right);
+        if (rig_left != rig_right) {
+          r_.add(pn["right"], path + ".right",
+                 "camera '" + p.right + "' is in rig '" + rig_right + "', camera '" + p.left +
+                     "' in rig '" + rig_left + "': a pair's cameras must share a rig (one clock)");
+        }
+        p.rig = rig_left;
+        const std::string sizes = check_pair_sizes(*left, *right);
+        if (!sizes.empty()) r_.add(pn, path, sizes);
+        if (params_ok && sizes.empty()) {
+          try {
+            validate_for_images(p.stereo, left->width, left->height, right->width, right->height);
+          } catch (const ParameterError& e) {
+            const std::string key = e.parameter();
+            const std::string msg = e.what();
+            const auto colon = msg.find(": ");
+            r_.add(node_at(pn, key), path + "." + key,
+                   (colon == std::string::npos ? msg : msg.substr(colon + 2)) + " (camera '" +
+                       p.left + "' is " + std::to_string(left->width) + "x" +
+                       std::to_string(left->height) + ")");
+          }
+          check_calibration(pn["calibration"], path + ".calibration", p, left->width, left->height);
+        }
+      }
+      c.pairs.push_back(p);
+    }
+  }
+
+  const CameraConfig* camera_for(const DaemonConfig& c, const YAML::Node& pn, const std::string& path,
+                                 const char* key, const std::string& name) {
+    if (name.empty()) {
+      r_.add(pn, path + "." + key, std::string("missing: the ") + key + " camera's name");
+      return nullptr;
+    }
+    const CameraConfig* cam = c.camera(name);
+    if (!cam) {
+      std::vector<std::string> known;
+      for (const auto& rig : c.rigs) {
+        for (const auto& k : rig.cameras) known.push_back(k.name);
+      }
+      std::string msg = "no camera named '" + name + "'";
+      const std::string guess = closest_match(name, known);
+      if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
+      r_.add(pn[key], path + "." + key, msg);
+    }
+    return cam;
+  }
+
+  static std::string rig_of(const DaemonConfig& c, const std::string& camera) {
+    for (const auto& rig : c.rigs) {
+      for (const auto& k : rig.cameras) {
+        if (k.name == camera) return rig.name;
+      }
+    }
+    return "";
+  }
+
+  // calibration: FILE | none | {opencv: FILE, alpha: A} | {ros: {left: FILE, right: FILE}}
+  void read_calibration(const YAML::Node& n, const std::string& path, CalibrationConfig& cal) {
+    if (!n.IsDefined() || n.IsNull()) return;
+    if (n.IsScalar()) {
+      if (n.Scalar() == "none") return;
+      cal.kind = CalibrationConfig::Kind::kOpenCv;
+      cal.file = resolve_path(base_dir_, n.Scalar());
+      return;
+    }
+    if (!r_.expect_map(n, path, false)) return;
+    r_.check_keys(n, path, {"opencv", "alpha", "ros"});
+    if (n["opencv"].IsDefined() == n["ros"].IsDefined()) {
+      r_.add(n, path, "expected exactly one of opencv: FILE or ros: {left: FILE, right: FILE}");
+      return;
+    }
+    if (n["opencv"].IsDefined()) {
+      cal.kind = CalibrationConfig::Kind::kOpenCv;
+      r_.read(n, path, "opencv", cal.file);
+      cal.file = resolve_path(base_dir_, cal.file);
+      r_.read(n, path, "alpha", cal.alpha, 0.0, 1.0);
+      return;
+    }
+    const YAML::Node ros = n["ros"];
+    if (!r_.expect_map(ros, path + ".ros", false)) return;
+    r_.check_keys(ros, path + ".ros", {"left", "right"});
+    cal.kind = CalibrationConfig::Kind::kRos;
+    r_.read(ros, path + ".ros", "left", cal.left);
+    r_.read(ros, path + ".ros", "right", cal.right);
+    if (cal.left.empty() || cal.right.empty()) {
+      r_.add(ros, path + ".ros", "expected both left: and right: camera_info files");
+    }
+    cal.left = resolve_path(base_dir_, cal.left);
+    cal.right = resolve_path(base_dir_, cal.right);
+  }
+
+  // The calibration must load and be for the cameras' size (start-up errors, found by --check).
+  void check_calibration(const YAML::Node& n, const std::string& path, const PairConfig& p,
+                         int width, int height) {
+    if (p.calibration.kind == CalibrationConfig::Kind::kNone) return;
+    try {
+      const StereoCalibration cal = load_calibration(p.calibration);
+      check_calibration_size(cal, p.name, width, height);
+    } catch (const std::exception& e) {
+      r_.add(n, path, e.what());
+    }
+  }
+
+  void read_publish(const YAML::Node& n, publish::PublisherOptions& o) {
+    if (!r_.expect_map(n, "publish")) return;
+    r_.check_keys(n, "publish",
+                  {"endpoint", "bind_all", "hwm", "queue", "stats_interval_ms", "outputs", "curve"});
+    const std::size_t before = r_.issues().size();
+    r_.read(n, "publish", "endpoint", o.endpoint);
+    r_.read(n, "publish", "bind_all", o.bind_all);
+    r_.read(n, "publish", "hwm", o.hwm, 1, 100000);
+    r_.read(n, "publish", "queue", o.queue, 1, 100000);
+    r_.read(n, "publish", "stats_interval_ms", o.stats_interval_ms, 0, 3600000);
+    const YAML::Node out = n["outputs"];
+    if (r_.expect_map(out, "publish.outputs")) {
+      r_.check_keys(out, "publish.outputs", {"mask", "depth"});
+      r_.read(out, "publish.outputs", "mask", o.outputs.mask);
+      r_.read(out, "publish.outputs", "depth", o.outputs.depth);
+    }
+    const YAML::Node curve = n["curve"];
+    if (r_.expect_map(curve, "publish.curve")) {
+      r_.check_keys(curve, "publish.curve", {"server_key", "clients"});
+      r_.read(curve, "publish.curve", "server_key", o.curve_server_key);
+      r_.read(curve, "publish.curve", "clients", o.curve_clients);
+      o.curve_server_key = resolve_path(base_dir_, o.curve_server_key);
+      o.curve_clients = resolve_path(base_dir_, o.curve_clients);
+    }
+    if (r_.issues().size() != before) return;
+    try {
+      publish::validate_publisher_options(o);
+    } catch (const ParameterError& e) {
+      const std::string key = e.parameter().substr(e.parameter().find('.') + 1);
+      const std::string msg = e.what();
+      const auto colon = msg.find(": ");
+      r_.add(node_at(n, key), e.parameter(), colon == std::string::npos ? msg : msg.substr(colon + 2));
+    }
+  }
+
+  YamlReader r_;
+  std::string base_dir_;
+  StereoParams default_stereo_;
+  BackgroundParams default_background_;
+  std::vector<std::pair<YAML::Node, std::string>> rig_nodes_;
+};
+
+bool same_camera(const CameraConfig& a, const CameraConfig& b) {
+  return a.name == b.name && a.uri == b.uri && a.width == b.width && a.height == b.height &&
+         a.fps.num == b.fps.num && a.fps.den == b.fps.den && a.source_format == b.source_format &&
+         a.color == b.color && a.loop == b.loop;
+}
+
+bool same_rig(const RigConfig& a, const RigConfig& b) {
+  if (a.cameras.size() != b.cameras.size()) return false;
+  for (std::size_t i = 0; i < a.cameras.size(); ++i) {
+    if (!same_camera(a.cameras[i], b.cameras[i])) return false;
+  }
+  return a.sync_tolerance_ns == b.sync_tolerance_ns && a.sync_max_pending == b.sync_max_pending &&
+         a.restart.initial == b.restart.initial && a.restart.max == b.restart.max &&
+         a.restart.healthy_after == b.restart.healthy_after &&
+         a.restart.stall_timeout == b.restart.stall_timeout;
+}
+
+bool same_stereo(const StereoParams& a, const StereoParams& b) {
+  return a.max_disparity == b.max_disparity && a.levels == b.levels &&
+         a.min_coarse_disparities == b.min_coarse_disparities && a.cost == b.cost &&
+         a.census_width == b.census_width && a.census_height == b.census_height &&
+         a.ad_truncation == b.ad_truncation && a.lambda_ad == b.lambda_ad &&
+         a.lambda_census == b.lambda_census && a.ad_mean_radius == b.ad_mean_radius &&
+         a.subwindow == b.subwindow && a.best_k == b.best_k && a.parent_radius == b.parent_radius &&
+         a.cross_check == b.cross_check && a.cross_check_tolerance == b.cross_check_tolerance &&
+         a.uniqueness == b.uniqueness && a.subpixel == b.subpixel &&
+         a.speckle_size == b.speckle_size && a.speckle_range == b.speckle_range &&
+         a.median == b.median && a.fill == b.fill && a.fill_mode == b.fill_mode &&
+         a.fill_interpolate_max == b.fill_interpolate_max;
+}
+
+bool same_background(const BackgroundParams& a, const BackgroundParams& b) {
+  return a.enabled == b.enabled && a.color == b.color && a.warmup == b.warmup &&
+         a.learning_rate == b.learning_rate &&
+         a.foreground_learning_rate == b.foreground_learning_rate && a.threshold == b.threshold &&
+         a.min_sigma == b.min_sigma && a.hue_min_saturation == b.hue_min_saturation &&
+         a.shadow == b.shadow && a.shadow_min_ratio == b.shadow_min_ratio &&
+         a.shadow_max_ratio == b.shadow_max_ratio &&
+         a.shadow_hue_tolerance == b.shadow_hue_tolerance &&
+         a.shadow_saturation_tolerance == b.shadow_saturation_tolerance &&
+         a.closing_radius == b.closing_radius && a.absorb_frames == b.absorb_frames &&
+         a.hierarchy == b.hierarchy;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+}  // namespace
+
+StereoCalibration load_calibration(const CalibrationConfig& cal) {
+  if (cal.kind == CalibrationConfig::Kind::kRos) return load_ros_calibration(cal.left, cal.right);
+  CalibrationOptions options;
+  options.alpha = cal.alpha;
+  return load_opencv_calibration(cal.file, options);
+}
+
+bool is_log_level(const std::string& name) {
+  return std::find(kLogLevels.begin(), kLogLevels.end(), name) != kLogLevels.end();
+}
+
+const RigConfig* DaemonConfig::rig(const std::string& name) const {
+  for (const auto& r : rigs) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+const CameraConfig* DaemonConfig::camera(const std::string& name) const {
+  for (const auto& r : rigs) {
+    for (const auto& c : r.cameras) {
+      if (c.name == name) return &c;
+    }
+  }
+  return nullptr;
+}
+
+DaemonConfig parse_daemon_config(const std::string& text, const std::string& label,
+                                 const std::string& base_dir) {
+  Loader loader(label, base_dir);
+  return loader.load(text);
+}
+
+DaemonConfig load_daemon_config(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError({{file, 0, 0, "", "cannot open the file"}});
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string dir = fs::path(file).parent_path().string();
+  return parse_daemon_config(text.str(), file, dir.empty() ? "." : dir);
+}
+
+bool ConfigDiff::empty() const {
+  return rigs_rebuilt.empty() && rigs_removed.empty() && pairs_rebuilt.empty() &&
+         pairs_removed.empty() && pairs_retuned.empty() && !engines_rebuilt &&
+         !publisher_rebuilt && !publisher_outputs && !log_level;
+}
+
+std::string ConfigDiff::summary() const {
+  std::vector<std::string> parts;
+  if (!rigs_rebuilt.empty()) parts.push_back("rigs rebuilt: " + join(rigs_rebuilt));
+  if (!rigs_removed.empty()) parts.push_back("rigs removed: " + join(rigs_removed));
+  if (!pairs_rebuilt.empty()) parts.push_back("pairs rebuilt: " + join(pairs_rebuilt));
+  if (!pairs_removed.empty()) parts.push_back("pairs removed: " + join(pairs_removed));
+  if (!pairs_retuned.empty()) parts.push_back("pairs retuned: " + join(pairs_retuned));
+  if (engines_rebuilt) parts.push_back("engines rebuilt");
+  if (publisher_rebuilt) parts.push_back("publisher restarted");
+  if (publisher_outputs) parts.push_back("outputs changed");
+  if (log_level) parts.push_back("log level changed");
+  return parts.empty() ? "no changes" : join(parts);
+}
+
+ConfigDiff diff_configs(const DaemonConfig& from, const DaemonConfig& to) {
+  ConfigDiff d;
+  for (const auto& rig : to.rigs) {
+    const RigConfig* old = from.rig(rig.name);
+    if (!old || !same_rig(*old, rig)) d.rigs_rebuilt.push_back(rig.name);
+  }
+  for (const auto& rig : from.rigs) {
+    if (!to.rig(rig.name)) d.rigs_removed.push_back(rig.name);
+  }
+  d.engines_rebuilt = from.engine != to.engine || !(from.gpu == to.gpu);
+  auto rebuilt_rig = [&](const std::string& name) {
+    return std::find(d.rigs_rebuilt.begin(), d.rigs_rebuilt.end(), name) != d.rigs_rebuilt.end();
+  };
+  for (const auto& p : to.pairs) {
+    const PairConfig* old = nullptr;
+    for (const auto& q : from.pairs) {
+      if (q.name == p.name) old = &q;
+    }
+    if (!old || old->rig != p.rig || old->left != p.left || old->right != p.right ||
+        !(old->calibration == p.calibration) || rebuilt_rig(p.rig)) {
+      d.pairs_rebuilt.push_back(p.name);
+    } else if (!same_stereo(old->stereo, p.stereo) || !same_background(old->background, p.background)) {
+      d.pairs_retuned.push_back(p.name);
+    }
+  }
+  for (const auto& q : from.pairs) {
+    bool kept = false;
+    for (const auto& p : to.pairs) kept = kept || p.name == q.name;
+    if (!kept) d.pairs_removed.push_back(q.name);
+  }
+  const auto& a = from.publish;
+  const auto& b = to.publish;
+  d.publisher_rebuilt = a.endpoint != b.endpoint || a.bind_all != b.bind_all || a.hwm != b.hwm ||
+                        a.queue != b.queue || a.stats_interval_ms != b.stats_interval_ms ||
+                        a.curve_server_key != b.curve_server_key ||
+                        a.curve_clients != b.curve_clients;
+  d.publisher_outputs = a.outputs.mask != b.outputs.mask || a.outputs.depth != b.outputs.depth;
+  d.log_level = from.log_level != to.log_level;
+  return d;
+}
+
+}  // namespace stereod

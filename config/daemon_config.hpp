@@ -1,0 +1,98 @@
+// The daemon's configuration (DESIGN.md "Configuration", docs/CONFIG.md): cameras, rigs, pairs
+// with their stereo and background parameters, publishing, GPU, logging. Loaded from one YAML
+// file; every problem is a ConfigIssue with file, line, column and key, and nothing about a bad
+// file ever crashes the loader. A loaded DaemonConfig is immutable: a reload builds a new one and
+// swaps it in whole.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "background/background_params.hpp"
+#include "ingest/camera_config.hpp"
+#include "publish/publisher_options.hpp"
+#include "rectify/calibration.hpp"
+#include "stereo/params.hpp"
+#include "yaml_reader.hpp"
+
+namespace stereod {
+
+struct CalibrationConfig {
+  enum class Kind { kNone, kOpenCv, kRos };
+  Kind kind = Kind::kNone;  // kNone: the cameras deliver rectified images
+  std::string file;         // kOpenCv
+  std::string left, right;  // kRos: camera_info files
+  double alpha = 0.0;       // kOpenCv without R1/R2/P1/P2: cv::stereoRectify's free scaling
+
+  bool operator==(const CalibrationConfig& o) const {
+    return kind == o.kind && file == o.file && left == o.left && right == o.right &&
+           alpha == o.alpha;
+  }
+};
+
+struct PairConfig {
+  std::string name;
+  std::string rig;   // the rig both cameras belong to
+  std::string left;  // camera names
+  std::string right;
+  CalibrationConfig calibration;
+  StereoParams stereo;
+  BackgroundParams background;
+};
+
+struct GpuConfig {
+  int device = 0;
+  int inflight = 2;
+  bool zero_copy = false;
+
+  bool operator==(const GpuConfig& o) const {
+    return device == o.device && inflight == o.inflight && zero_copy == o.zero_copy;
+  }
+};
+
+struct DaemonConfig {
+  std::string file;  // where it was loaded from
+  std::vector<RigConfig> rigs;  // each with its cameras
+  std::vector<PairConfig> pairs;
+  publish::PublisherOptions publish;
+  GpuConfig gpu;
+  std::string engine = "auto";     // auto | cuda | cpu
+  std::string log_level = "info";  // trace | debug | info | warn | error | critical | off
+
+  const RigConfig* rig(const std::string& name) const;
+  const CameraConfig* camera(const std::string& name) const;  // in any rig
+};
+
+// Parses and validates everything, including that calibration files load and fit their cameras.
+// Throws ConfigError listing every issue found (file:line:column: key: message).
+DaemonConfig load_daemon_config(const std::string& file);
+// The same from text (`label` stands for the file name in messages); relative paths in it
+// (calibration files, CURVE keys) are taken relative to `base_dir`.
+DaemonConfig parse_daemon_config(const std::string& text, const std::string& label,
+                                 const std::string& base_dir = ".");
+
+// Loads the pair's calibration file(s) (start-up work: OpenCV computes the maps). Throws
+// CalibrationError naming the file and the key.
+StereoCalibration load_calibration(const CalibrationConfig& calibration);
+
+// Log levels as written in the file.
+bool is_log_level(const std::string& name);
+
+// What a reload has to do to go from `from` to `to` (docs/CONFIG.md says which key needs what).
+struct ConfigDiff {
+  std::vector<std::string> rigs_rebuilt;    // cameras, sync or restart settings changed (or new)
+  std::vector<std::string> rigs_removed;
+  std::vector<std::string> pairs_rebuilt;   // cameras or calibration changed (or new), or its rig
+  std::vector<std::string> pairs_removed;
+  std::vector<std::string> pairs_retuned;   // only stereo / background parameters changed
+  bool engines_rebuilt = false;             // engine kind or gpu settings changed: every pair
+  bool publisher_rebuilt = false;           // endpoint, hwm, queue, stats interval, CURVE
+  bool publisher_outputs = false;           // mask / depth outputs (live)
+  bool log_level = false;                   // (live)
+
+  bool empty() const;
+  std::string summary() const;  // "pairs retuned: front; log level" ...
+};
+ConfigDiff diff_configs(const DaemonConfig& from, const DaemonConfig& to);
+
+}  // namespace stereod
