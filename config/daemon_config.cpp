@@ -256,7 +256,7 @@ class Loader {
     for (const auto& issue : validate_rig(rig)) {
       const CameraEntry* entry = nullptr;
       for (const auto& e : cameras) {
-        if (e.camera.name == issue.camera && !issue.camera.empty()) entry = &e;
+        if (!entry && e.camera.name == issue.camera && !issue.camera.empty()) entry = &e;
       }
       std::string key = issue.key == "uri" ? "source" : issue.key == "source_format" ? "format" : issue.key;
       if (entry) {
