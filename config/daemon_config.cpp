@@ -15,7 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kLogLevels = {"trace", "debug", "info", "warn",
+const std::vector<std::string> kLogLevels = {"trace", "debug",    "info", "warn",
                                              "error", "critical", "off"};
 
 // The node at a dotted key below `base` ("stereo.levels"), or the deepest one that exists.
@@ -59,8 +59,8 @@ class Loader {
     try {
       root = YAML::Load(text);
     } catch (const YAML::Exception& e) {
-      r_.issues().push_back({r_.file(), e.mark.line + 1, e.mark.column + 1, "",
-                             "not valid YAML: " + e.msg});
+      r_.issues().push_back(
+          {r_.file(), e.mark.line + 1, e.mark.column + 1, "", "not valid YAML: " + e.msg});
       r_.throw_if_failed();
     }
     if (!r_.expect_map(root, "", false)) r_.throw_if_failed();
@@ -94,7 +94,8 @@ class Loader {
     std::string level = c.log_level;
     r_.read(n, "logging", "level", level);
     if (!is_log_level(level)) {
-      std::string msg = "unknown level \"" + level + "\" (expected trace, debug, info, warn, error, critical or off)";
+      std::string msg = "unknown level \"" + level +
+                        "\" (expected trace, debug, info, warn, error, critical or off)";
       const std::string guess = closest_match(level, kLogLevels);
       if (!guess.empty()) msg += "; did you mean \"" + guess + "\"?";
       r_.add(n["level"], "logging.level", msg);
@@ -105,7 +106,8 @@ class Loader {
 
   void read_engine(const YAML::Node& root, DaemonConfig& c) {
     r_.read_choice(root, "", "engine", c.engine,
-                   {{"auto", std::string("auto")}, {"cuda", std::string("cuda")},
+                   {{"auto", std::string("auto")},
+                    {"cuda", std::string("cuda")},
                     {"cpu", std::string("cpu")}});
   }
 
@@ -132,7 +134,8 @@ class Loader {
       const YAML::Node cn = n[i];
       const std::string path = indexed("cameras", i);
       if (!r_.expect_map(cn, path, false)) continue;
-      r_.check_keys(cn, path, {"name", "source", "width", "height", "fps", "format", "color", "loop"});
+      r_.check_keys(cn, path,
+                    {"name", "source", "width", "height", "fps", "format", "color", "loop"});
       CameraConfig cam;
       r_.read(cn, path, "name", cam.name);
       r_.read(cn, path, "source", cam.uri);
@@ -212,7 +215,8 @@ class Loader {
             continue;
           }
           if (!rig_of.emplace(name, rig.name).second) {
-            r_.add(list[k], cpath, "camera '" + name + "' is already in rig '" + rig_of[name] + "'");
+            r_.add(list[k], cpath,
+                   "camera '" + name + "' is already in rig '" + rig_of[name] + "'");
             continue;
           }
           rig.cameras.push_back(it->second->camera);
@@ -231,7 +235,8 @@ class Loader {
       const YAML::Node restart = rn["restart"];
       if (r_.expect_map(restart, path + ".restart")) {
         const std::string rp = path + ".restart";
-        r_.check_keys(restart, rp, {"initial_ms", "max_ms", "healthy_after_ms", "stall_timeout_ms"});
+        r_.check_keys(restart, rp,
+                      {"initial_ms", "max_ms", "healthy_after_ms", "stall_timeout_ms"});
         read_ms(r_, restart, rp, "initial_ms", rig.restart.initial, 10, 600000);
         read_ms(r_, restart, rp, "max_ms", rig.restart.max, 10, 3600000);
         read_ms(r_, restart, rp, "healthy_after_ms", rig.restart.healthy_after, 0, 3600000);
@@ -258,7 +263,9 @@ class Loader {
       for (const auto& e : cameras) {
         if (!entry && e.camera.name == issue.camera && !issue.camera.empty()) entry = &e;
       }
-      std::string key = issue.key == "uri" ? "source" : issue.key == "source_format" ? "format" : issue.key;
+      std::string key = issue.key == "uri"             ? "source"
+                        : issue.key == "source_format" ? "format"
+                                                       : issue.key;
       if (entry) {
         const YAML::Node at = key.empty() ? entry->node : node_at(entry->node, key);
         r_.add(at, key.empty() ? entry->path : entry->path + "." + key, issue.message);
@@ -302,7 +309,8 @@ class Loader {
       const CameraConfig* left = camera_for(c, pn, path, "left", p.left);
       const CameraConfig* right = camera_for(c, pn, path, "right", p.right);
       if (left && right) {
-        if (p.left == p.right) r_.add(pn["right"], path + ".right", "left and right are the same camera");
+        if (p.left == p.right)
+          r_.add(pn["right"], path + ".right", "left and right are the same camera");
         const std::string rig_left = rig_of(c, p.left), rig_right = rig_of(c, p.right);
         if (rig_left != rig_right) {
           r_.add(pn["right"], path + ".right",
@@ -331,8 +339,9 @@ class Loader {
     }
   }
 
-  const CameraConfig* camera_for(const DaemonConfig& c, const YAML::Node& pn, const std::string& path,
-                                 const char* key, const std::string& name) {
+  const CameraConfig* camera_for(const DaemonConfig& c, const YAML::Node& pn,
+                                 const std::string& path, const char* key,
+                                 const std::string& name) {
     if (name.empty()) {
       r_.add(pn, path + "." + key, std::string("missing: the ") + key + " camera's name");
       return nullptr;
@@ -409,8 +418,9 @@ class Loader {
 
   void read_publish(const YAML::Node& n, publish::PublisherOptions& o) {
     if (!r_.expect_map(n, "publish")) return;
-    r_.check_keys(n, "publish",
-                  {"endpoint", "bind_all", "hwm", "queue", "stats_interval_ms", "outputs", "curve"});
+    r_.check_keys(
+        n, "publish",
+        {"endpoint", "bind_all", "hwm", "queue", "stats_interval_ms", "outputs", "curve"});
     const std::size_t before = r_.issues().size();
     r_.read(n, "publish", "endpoint", o.endpoint);
     r_.read(n, "publish", "bind_all", o.bind_all);
@@ -438,7 +448,8 @@ class Loader {
       const std::string key = e.parameter().substr(e.parameter().find('.') + 1);
       const std::string msg = e.what();
       const auto colon = msg.find(": ");
-      r_.add(node_at(n, key), e.parameter(), colon == std::string::npos ? msg : msg.substr(colon + 2));
+      r_.add(node_at(n, key), e.parameter(),
+             colon == std::string::npos ? msg : msg.substr(colon + 2));
     }
   }
 
@@ -545,8 +556,8 @@ DaemonConfig load_daemon_config(const std::string& file) {
 
 bool ConfigDiff::empty() const {
   return rigs_rebuilt.empty() && rigs_removed.empty() && pairs_rebuilt.empty() &&
-         pairs_removed.empty() && pairs_retuned.empty() && !engines_rebuilt &&
-         !publisher_rebuilt && !publisher_outputs && !log_level;
+         pairs_removed.empty() && pairs_retuned.empty() && !engines_rebuilt && !publisher_rebuilt &&
+         !publisher_outputs && !log_level;
 }
 
 std::string ConfigDiff::summary() const {
@@ -584,7 +595,8 @@ ConfigDiff diff_configs(const DaemonConfig& from, const DaemonConfig& to) {
     if (!old || old->rig != p.rig || old->left != p.left || old->right != p.right ||
         !(old->calibration == p.calibration) || rebuilt_rig(p.rig)) {
       d.pairs_rebuilt.push_back(p.name);
-    } else if (!same_stereo(old->stereo, p.stereo) || !same_background(old->background, p.background)) {
+    } else if (!same_stereo(old->stereo, p.stereo) ||
+               !same_background(old->background, p.background)) {
       d.pairs_retuned.push_back(p.name);
     }
   }

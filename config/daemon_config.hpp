@@ -51,7 +51,7 @@ struct GpuConfig {
 };
 
 struct DaemonConfig {
-  std::string file;  // where it was loaded from
+  std::string file;             // where it was loaded from
   std::vector<RigConfig> rigs;  // each with its cameras
   std::vector<PairConfig> pairs;
   publish::PublisherOptions publish;
@@ -80,15 +80,15 @@ bool is_log_level(const std::string& name);
 
 // What a reload has to do to go from `from` to `to` (docs/CONFIG.md says which key needs what).
 struct ConfigDiff {
-  std::vector<std::string> rigs_rebuilt;    // cameras, sync or restart settings changed (or new)
+  std::vector<std::string> rigs_rebuilt;  // cameras, sync or restart settings changed (or new)
   std::vector<std::string> rigs_removed;
-  std::vector<std::string> pairs_rebuilt;   // cameras or calibration changed (or new), or its rig
+  std::vector<std::string> pairs_rebuilt;  // cameras or calibration changed (or new), or its rig
   std::vector<std::string> pairs_removed;
-  std::vector<std::string> pairs_retuned;   // only stereo / background parameters changed
-  bool engines_rebuilt = false;             // engine kind or gpu settings changed: every pair
-  bool publisher_rebuilt = false;           // endpoint, hwm, queue, stats interval, CURVE
-  bool publisher_outputs = false;           // mask / depth outputs (live)
-  bool log_level = false;                   // (live)
+  std::vector<std::string> pairs_retuned;  // only stereo / background parameters changed
+  bool engines_rebuilt = false;            // engine kind or gpu settings changed: every pair
+  bool publisher_rebuilt = false;          // endpoint, hwm, queue, stats interval, CURVE
+  bool publisher_outputs = false;          // mask / depth outputs (live)
+  bool log_level = false;                  // (live)
 
   bool empty() const;
   std::string summary() const;  // "pairs retuned: front; log level" ...

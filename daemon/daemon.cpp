@@ -15,7 +15,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-std::int64_t now_ns() { return publish::realtime_ns(); }
+std::int64_t now_ns() {
+  return publish::realtime_ns();
+}
 
 int index_of(const RigConfig& rig, const std::string& camera) {
   for (std::size_t i = 0; i < rig.cameras.size(); ++i) {
@@ -31,7 +33,9 @@ constexpr std::int64_t kStuckNs = 5'000'000'000;
 
 Daemon::Daemon(Options options) : options_(std::move(options)) {}
 
-Daemon::~Daemon() { shutdown(); }
+Daemon::~Daemon() {
+  shutdown();
+}
 
 void Daemon::request_reload(const std::string& why) {
   {
@@ -51,7 +55,8 @@ int Daemon::run() {
   } catch (const ConfigError& e) {
     setup_logging("info");
     for (const auto& issue : e.issues()) spdlog::error("{}", issue.to_string());
-    notifier_.status("configuration error: " + (e.issues().empty() ? std::string("?") : e.issues().front().to_string()));
+    notifier_.status("configuration error: " +
+                     (e.issues().empty() ? std::string("?") : e.issues().front().to_string()));
     return 2;
   }
   setup_logging(options_.log_level.empty() ? config_.log_level : options_.log_level);
@@ -168,7 +173,8 @@ void Daemon::on_rig_event(Rig& rig, const RigEvent& e) {
       break;
     case RigEvent::Kind::kFailed: {
       rig.failing = true;
-      spdlog::error("rig '{}': {} (restarting in {} ms)", rig.config.name, e.message, e.retry_in.count());
+      spdlog::error("rig '{}': {} (restarting in {} ms)", rig.config.name, e.message,
+                    e.retry_in.count());
       std::lock_guard<std::mutex> lock(rig.pairs_mutex);
       for (const auto& p : rig.pairs) stats_->record_error(p->config.name, e.message);
       break;
@@ -204,7 +210,8 @@ void Daemon::on_frame_set(Rig& rig, FrameSet&& set) {
     }
     PendingFrame pending;
     pending.sequence = set.sequence;
-    pending.cameras = {{left->camera, left->capture_time_ns}, {right->camera, right->capture_time_ns}};
+    pending.cameras = {{left->camera, left->capture_time_ns},
+                       {right->camera, right->capture_time_ns}};
     pending.complete_ns = set.complete_time_ns;
     pending.source_index = left->source_index;
     pending.submitted_ns = now_ns();
@@ -259,7 +266,8 @@ bool Daemon::collect(Pair& p) {
           info.latency.push_back({"sync", static_cast<double>(f.complete_ns - earliest) / 1e6});
         }
         if (f.complete_ns > 0) {
-          info.latency.push_back({"queue", static_cast<double>(f.submitted_ns - f.complete_ns) / 1e6});
+          info.latency.push_back(
+              {"queue", static_cast<double>(f.submitted_ns - f.complete_ns) / 1e6});
         }
         p.pending.pop_front();
       }
@@ -283,7 +291,8 @@ void Daemon::count_sync_drops() {
     if (dropped > rig->sync_dropped_seen) {
       std::lock_guard<std::mutex> lock(rig->pairs_mutex);
       for (const auto& p : rig->pairs) {
-        stats_->record_drop(p->config.name, stats::DropReason::kSync, dropped - rig->sync_dropped_seen);
+        stats_->record_drop(p->config.name, stats::DropReason::kSync,
+                            dropped - rig->sync_dropped_seen);
       }
     }
     rig->sync_dropped_seen = dropped;
@@ -338,8 +347,8 @@ std::string Daemon::status_line() const {
   std::ostringstream out;
   std::size_t pairs = 0;
   for (const auto& rig : rigs_) pairs += rig->pairs.size();
-  out << pairs << (pairs == 1 ? " pair" : " pairs") << ", " << (engine_name_.empty() ? "?" : engine_name_)
-      << " engine";
+  out << pairs << (pairs == 1 ? " pair" : " pairs") << ", "
+      << (engine_name_.empty() ? "?" : engine_name_) << " engine";
   if (const auto snap = stats_ ? stats_->last_snapshot() : std::nullopt) {
     double fps = 0;
     std::uint64_t busy = 0, sync = 0, send = 0;
@@ -355,7 +364,8 @@ std::string Daemon::status_line() const {
   }
   for (const auto& rig : rigs_) {
     const RigStats s = rig->source->stats();
-    if (s.state != RigState::kRunning) out << "; rig '" << rig->config.name << "' " << to_string(s.state);
+    if (s.state != RigState::kRunning)
+      out << "; rig '" << rig->config.name << "' " << to_string(s.state);
     if (rig->failing && !s.last_error.empty()) out << " (" << s.last_error << ")";
   }
   if (!last_reload_error_.empty()) out << "; reload failed: " << last_reload_error_;

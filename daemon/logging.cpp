@@ -19,12 +19,23 @@ class JournalSink final : public spdlog::sinks::base_sink<std::mutex> {
     int priority = 6;
     switch (msg.level) {
       case spdlog::level::trace:
-      case spdlog::level::debug: priority = 7; break;
-      case spdlog::level::info: priority = 6; break;
-      case spdlog::level::warn: priority = 4; break;
-      case spdlog::level::err: priority = 3; break;
-      case spdlog::level::critical: priority = 2; break;
-      default: break;
+      case spdlog::level::debug:
+        priority = 7;
+        break;
+      case spdlog::level::info:
+        priority = 6;
+        break;
+      case spdlog::level::warn:
+        priority = 4;
+        break;
+      case spdlog::level::err:
+        priority = 3;
+        break;
+      case spdlog::level::critical:
+        priority = 2;
+        break;
+      default:
+        break;
     }
     std::fprintf(stderr, "<%d>%.*s\n", priority, static_cast<int>(msg.payload.size()),
                  msg.payload.data());
@@ -43,7 +54,9 @@ spdlog::level::level_enum parse_level(const std::string& level) {
 
 }  // namespace
 
-bool under_journal() { return std::getenv("JOURNAL_STREAM") != nullptr; }
+bool under_journal() {
+  return std::getenv("JOURNAL_STREAM") != nullptr;
+}
 
 void setup_logging(const std::string& level) {
   std::shared_ptr<spdlog::logger> logger;
@@ -59,6 +72,8 @@ void setup_logging(const std::string& level) {
   spdlog::set_default_logger(logger);
 }
 
-void set_log_level(const std::string& level) { spdlog::default_logger()->set_level(parse_level(level)); }
+void set_log_level(const std::string& level) {
+  spdlog::default_logger()->set_level(parse_level(level));
+}
 
 }  // namespace stereod::daemon

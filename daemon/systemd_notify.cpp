@@ -43,7 +43,9 @@ void SystemdNotifier::send(const std::string& message) {
   }
 }
 
-void SystemdNotifier::ready(const std::string& status) { send("READY=1\nSTATUS=" + status); }
+void SystemdNotifier::ready(const std::string& status) {
+  send("READY=1\nSTATUS=" + status);
+}
 
 void SystemdNotifier::reloading() {
   timespec ts{};
@@ -52,8 +54,14 @@ void SystemdNotifier::reloading() {
   send("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec));
 }
 
-void SystemdNotifier::stopping() { send("STOPPING=1"); }
-void SystemdNotifier::status(const std::string& line) { send("STATUS=" + line); }
-void SystemdNotifier::watchdog() { send("WATCHDOG=1"); }
+void SystemdNotifier::stopping() {
+  send("STOPPING=1");
+}
+void SystemdNotifier::status(const std::string& line) {
+  send("STATUS=" + line);
+}
+void SystemdNotifier::watchdog() {
+  send("WATCHDOG=1");
+}
 
 }  // namespace stereod::daemon
