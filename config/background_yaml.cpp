@@ -5,11 +5,11 @@ namespace stereod {
 void read_background_params(YamlReader& r, const YAML::Node& node, const std::string& path,
                             BackgroundParams& p) {
   if (!r.expect_map(node, path)) return;
-  r.check_keys(
-      node, path,
-      {"enabled", "color", "warmup", "learning_rate", "foreground_learning_rate", "threshold",
-       "min_sigma", "hue_min_saturation", "shadow", "shadow_min_ratio", "shadow_max_ratio",
-       "shadow_hue_tolerance", "shadow_saturation_tolerance", "closing_radius", "absorb_frames", "hierarchy"});
+  r.check_keys(node, path,
+               {"enabled", "color", "warmup", "learning_rate", "foreground_learning_rate",
+                "threshold", "min_sigma", "hue_min_saturation", "shadow", "shadow_min_ratio",
+                "shadow_max_ratio", "shadow_hue_tolerance", "shadow_saturation_tolerance",
+                "closing_radius", "absorb_frames", "hierarchy"});
   r.read(node, path, "enabled", p.enabled);
   r.read(node, path, "color", p.color);
   r.read(node, path, "warmup", p.warmup, 0, 100000);

@@ -18,13 +18,27 @@ namespace fs = std::filesystem;
 const std::vector<std::string> kLogLevels = {"trace", "debug",    "info", "warn",
                                              "error", "critical", "off"};
 
+// yaml-cpp gives an "invalid" node for a key a const map lacks, and asking such a node its type
+// throws: every look at a child's type goes through IsDefined() first (the fuzz test found two
+// places that did not).
+bool is_map(const YAML::Node& n) {
+  return n.IsDefined() && n.IsMap();
+}
+bool is_sequence(const YAML::Node& n) {
+  return n.IsDefined() && n.IsSequence();
+}
+bool is_scalar(const YAML::Node& n) {
+  return n.IsDefined() && n.IsScalar();
+}
+
 // The node at a dotted key below `base` ("stereo.levels"), or the deepest one that exists.
 YAML::Node node_at(const YAML::Node& base, const std::string& dotted) {
+  if (!base.IsDefined()) return base;
   YAML::Node n = base;
   std::stringstream parts(dotted);
   std::string part;
   while (std::getline(parts, part, '.')) {
-    if (!n.IsMap() || !n[part].IsDefined()) return n;
+    if (!is_map(n) || !n[part].IsDefined()) return n;
     n = n[part];
   }
   return n;
@@ -194,12 +208,12 @@ class Loader {
         r_.add(rn["name"], path + ".name", "rig '" + rig.name + "' is named twice");
       }
       const YAML::Node list = rn["cameras"];
-      if (!list.IsSequence() || list.size() == 0) {
+      if (!is_sequence(list) || list.size() == 0) {
         r_.add(list.IsDefined() ? list : rn, path + ".cameras", "expected a list of camera names");
       } else {
         for (std::size_t k = 0; k < list.size(); ++k) {
           const std::string cpath = indexed(path + ".cameras", k);
-          if (!list[k].IsScalar()) {
+          if (!is_scalar(list[k])) {
             r_.add(list[k], cpath, "expected a camera name");
             continue;
           }
@@ -440,6 +454,15 @@ class Loader {
       r_.read(curve, "publish.curve", "clients", o.curve_clients);
       o.curve_server_key = resolve_path(base_dir_, o.curve_server_key);
       o.curve_clients = resolve_path(base_dir_, o.curve_clients);
+      // The publisher reads them at start-up; --check should already know they are missing.
+      std::error_code ec;
+      if (!o.curve_server_key.empty() && !fs::is_regular_file(o.curve_server_key, ec)) {
+        r_.add(curve["server_key"], "publish.curve.server_key",
+               "no such file: " + o.curve_server_key + " (stereod-keygen makes one)");
+      }
+      if (!o.curve_clients.empty() && !fs::is_directory(o.curve_clients, ec)) {
+        r_.add(curve["clients"], "publish.curve.clients", "no such folder: " + o.curve_clients);
+      }
     }
     if (r_.issues().size() != before) return;
     try {

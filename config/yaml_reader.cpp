@@ -99,7 +99,7 @@ bool YamlReader::expect_map(const YAML::Node& node, const std::string& path, boo
 
 void YamlReader::check_keys(const YAML::Node& map, const std::string& path,
                             const std::vector<std::string>& known) {
-  if (!map.IsMap()) return;
+  if (!map.IsDefined() || !map.IsMap()) return;
   for (const auto& kv : map) {
     if (!kv.first.IsScalar()) {
       add(kv.first, path, "keys must be plain names");

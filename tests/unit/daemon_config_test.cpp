@@ -1,0 +1,142 @@
+// The daemon's configuration: the shipped files load, each kind of mistake is reported at its
+// place, and diff_configs says what a reload has to do.
+#include <gtest/gtest.h>
+
+#include "daemon_config.hpp"
+
+using namespace stereod;
+
+namespace {
+
+const std::string kBase =
+    "cameras:\n"
+    "  - {name: a, source: 'test://', width: 64, height: 48}\n"
+    "  - {name: b, source: 'test://', width: 64, height: 48}\n"
+    "pairs:\n"
+    "  - {name: p, left: a, right: b, stereo: {max_disparity: 16}}\n";
+
+std::vector<ConfigIssue> issues(const std::string& text) {
+  try {
+    parse_daemon_config(text, "t.yaml", STEREOD_CONFIG_DIR "/examples");
+  } catch (const ConfigError& e) {
+    return e.issues();
+  }
+  return {};
+}
+
+bool mentions(const std::vector<ConfigIssue>& v, const std::string& key, const std::string& text) {
+  for (const auto& i : v) {
+    if (i.key == key && i.message.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST(DaemonConfig, ShippedFilesLoad) {
+  const DaemonConfig d = load_daemon_config(STEREOD_CONFIG_DIR "/stereod.yaml");
+  ASSERT_EQ(d.pairs.size(), 1u);
+  EXPECT_EQ(d.pairs[0].rig, "demo");
+  EXPECT_EQ(d.rigs[0].cameras.size(), 2u);
+  EXPECT_NO_THROW(load_daemon_config(STEREOD_CONFIG_DIR "/examples/usb-pair.yaml"));
+  EXPECT_NO_THROW(load_daemon_config(STEREOD_CONFIG_DIR "/examples/replay-images.yaml"));
+  // The Jetson example's calibration loads; its CURVE key is made on the board, so here its
+  // absence is the only issue.
+  try {
+    load_daemon_config(STEREOD_CONFIG_DIR "/examples/jetson-csi-pair.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    ASSERT_EQ(e.issues().size(), 1u) << e.what();
+    EXPECT_EQ(e.issues()[0].key, "publish.curve.server_key");
+  }
+}
+
+TEST(DaemonConfig, DefaultsAndOverrides) {
+  const DaemonConfig d = parse_daemon_config(
+      kBase + "stereo: {levels: 2, median: false}\nbackground: {warmup: 7}\n", "t.yaml");
+  ASSERT_EQ(d.pairs.size(), 1u);
+  EXPECT_EQ(d.pairs[0].stereo.levels, 2);  // file-wide default
+  EXPECT_FALSE(d.pairs[0].stereo.median);
+  EXPECT_EQ(d.pairs[0].stereo.max_disparity, 16);  // the pair's own
+  EXPECT_EQ(d.pairs[0].background.warmup, 7);
+  EXPECT_EQ(d.rigs.size(), 1u);  // no rigs: one rig of every camera
+  EXPECT_EQ(d.rigs[0].name, "main");
+  EXPECT_EQ(d.engine, "auto");
+  EXPECT_EQ(d.log_level, "info");
+}
+
+TEST(DaemonConfig, MistakesAreReportedAtTheirKey) {
+  auto v = issues(kBase + "engine: gpu\nlogging: {level: verbose}\ngpu: {inflight: 0}\n");
+  EXPECT_TRUE(mentions(v, "engine", "unknown value \"gpu\""));
+  EXPECT_TRUE(mentions(v, "logging.level", "unknown level"));
+  EXPECT_TRUE(mentions(v, "gpu.inflight", "out of range"));
+  v = issues(
+      "cameras:\n  - {name: a, source: 'test://', width: 64, height: 48}\n"
+      "  - {name: b, source: 'test://', width: 80, height: 48}\n"
+      "pairs: [{name: p, left: a, right: b}]\n");
+  ASSERT_FALSE(v.empty());
+  EXPECT_NE(v[0].message.find("64x48"), std::string::npos) << v[0].message;
+  // max_disparity must fit the cameras: the message says how wide they are.
+  v = issues(
+      "cameras:\n  - {name: a, source: 'test://', width: 64, height: 48}\n"
+      "  - {name: b, source: 'test://', width: 64, height: 48}\n"
+      "pairs: [{name: p, left: a, right: b, stereo: {max_disparity: 64}}]\n");
+  EXPECT_TRUE(mentions(v, "pairs[0].stereo.max_disparity", "camera 'a' is 64x48"));
+  EXPECT_EQ(v[0].line, 4);
+  // Cameras of two rigs cannot pair; a camera in no rig is an error.
+  v = issues(
+      "cameras:\n  - {name: a, source: 'test://', width: 64, height: 48}\n"
+      "  - {name: b, source: 'test://', width: 64, height: 48}\n"
+      "  - {name: c, source: 'test://', width: 64, height: 48}\n"
+      "rigs: [{name: r1, cameras: [a]}, {name: r2, cameras: [b]}]\n"
+      "pairs: [{name: p, left: a, right: b}]\n");
+  EXPECT_TRUE(mentions(v, "pairs[0].right", "must share a rig"));
+  EXPECT_TRUE(mentions(v, "cameras[2]", "is in no rig"));
+  // Calibration for another size.
+  v = issues(
+      "cameras:\n  - {name: a, source: 'test://', width: 640, height: 480}\n"
+      "  - {name: b, source: 'test://', width: 640, height: 480}\n"
+      "pairs: [{name: p, left: a, right: b, calibration: calibration/csi-pair-1280x720.yaml}]\n");
+  EXPECT_TRUE(mentions(v, "pairs[0].calibration", "1280x720"));
+}
+
+// Regression: a rig without a cameras: key made yaml-cpp throw InvalidNode out of the loader (found
+// by the fuzz test).
+TEST(DaemonConfig, RigWithoutCamerasIsAnIssueNotACrash) {
+  const auto v = issues(kBase + "rigs: [{name: r}]\n");
+  EXPECT_TRUE(mentions(v, "rigs[0].cameras", "expected a list of camera names"));
+  EXPECT_FALSE(issues("cameras: {}\npairs: 3\n").empty());
+  EXPECT_FALSE(issues("rigs: {x: [1]}\n").empty());
+}
+
+TEST(DaemonConfig, DiffSaysWhatAReloadMustDo) {
+  const DaemonConfig a = parse_daemon_config(kBase, "t.yaml");
+  EXPECT_TRUE(diff_configs(a, a).empty());
+  DaemonConfig b = parse_daemon_config(kBase + "stereo: {median: false}\n", "t.yaml");
+  auto d = diff_configs(a, b);
+  EXPECT_EQ(d.pairs_retuned, std::vector<std::string>{"p"});
+  EXPECT_TRUE(d.pairs_rebuilt.empty());
+  EXPECT_TRUE(d.rigs_rebuilt.empty());
+  b = parse_daemon_config(kBase + "logging: {level: debug}\npublish: {outputs: {mask: true}}\n",
+                          "t.yaml");
+  d = diff_configs(a, b);
+  EXPECT_TRUE(d.log_level);
+  EXPECT_TRUE(d.publisher_outputs);
+  EXPECT_FALSE(d.publisher_rebuilt);
+  b = parse_daemon_config(kBase + "publish: {hwm: 8}\ngpu: {inflight: 3}\n", "t.yaml");
+  d = diff_configs(a, b);
+  EXPECT_TRUE(d.publisher_rebuilt);
+  EXPECT_TRUE(d.engines_rebuilt);
+  // Another camera size: the rig's pipeline and its pair are rebuilt.
+  b = parse_daemon_config(
+      "cameras:\n"
+      "  - {name: a, source: 'test://', width: 64, height: 40}\n"
+      "  - {name: b, source: 'test://', width: 64, height: 40}\n"
+      "pairs:\n"
+      "  - {name: p, left: a, right: b, stereo: {max_disparity: 16}}\n",
+      "t.yaml");
+  d = diff_configs(a, b);
+  EXPECT_EQ(d.rigs_rebuilt, std::vector<std::string>{"main"});
+  EXPECT_EQ(d.pairs_rebuilt, std::vector<std::string>{"p"});
+  EXPECT_NE(d.summary().find("rigs rebuilt: main"), std::string::npos);
+}
