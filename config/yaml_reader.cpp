@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 #include <sstream>
 
 namespace stereod {
@@ -70,7 +72,13 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 }
 
 void YamlReader::throw_if_failed() const {
-  if (!issues_.empty()) throw ConfigError(issues_);
+  if (issues_.empty()) return;
+  // In file order, whatever order the checks ran in (cross-references are checked late).
+  std::vector<ConfigIssue> sorted = issues_;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const ConfigIssue& a, const ConfigIssue& b) {
+    return a.line != b.line ? a.line < b.line : a.column < b.column;
+  });
+  throw ConfigError(sorted);
 }
 
 void YamlReader::add(const YAML::Node& at, const std::string& key, const std::string& message) {
@@ -100,12 +108,22 @@ bool YamlReader::expect_map(const YAML::Node& node, const std::string& path, boo
 void YamlReader::check_keys(const YAML::Node& map, const std::string& path,
                             const std::vector<std::string>& known) {
   if (!map.IsDefined() || !map.IsMap()) return;
+  std::set<std::string> seen;
+  std::map<std::string, int> first_line;
   for (const auto& kv : map) {
     if (!kv.first.IsScalar()) {
       add(kv.first, path, "keys must be plain names");
       continue;
     }
     const std::string key = kv.first.Scalar();
+    // yaml-cpp keeps both entries of a repeated key and lookups see only the first: the second,
+    // usually the one just edited, would be ignored without a word.
+    if (!seen.insert(key).second) {
+      add(kv.first, join(path, key),
+          "key given twice (the first is at line " + std::to_string(first_line[key]) + ")");
+      continue;
+    }
+    first_line[key] = kv.first.Mark().line + 1;
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     std::string msg = "unknown key";
     const std::string guess = closest_match(key, known);

@@ -60,7 +60,7 @@ int Daemon::run() {
     return 2;
   }
   setup_logging(options_.log_level.empty() ? config_.log_level : options_.log_level);
-  spdlog::info("stereod starting with {} ({} rigs, {} pairs)", config_.file, config_.rigs.size(),
+  spdlog::info("stereod starting with {} (rigs: {}, pairs: {})", config_.file, config_.rigs.size(),
                config_.pairs.size());
   if (!start()) {
     shutdown();

@@ -21,8 +21,8 @@ int check(const std::string& file) {
     const DaemonConfig c = load_daemon_config(file);
     std::size_t cameras = 0;
     for (const auto& r : c.rigs) cameras += r.cameras.size();
-    std::printf("%s: OK (%zu cameras, %zu rigs, %zu pairs)\n", file.c_str(), cameras, c.rigs.size(),
-                c.pairs.size());
+    std::printf("%s: OK (cameras: %zu, rigs: %zu, pairs: %zu)\n", file.c_str(), cameras,
+                c.rigs.size(), c.pairs.size());
     return 0;
   } catch (const ConfigError& e) {
     for (const auto& issue : e.issues()) std::fprintf(stderr, "%s\n", issue.to_string().c_str());

@@ -73,16 +73,17 @@ TEST(StereoYaml, ErrorsNameLineColumnAndKey) {
   const auto issues =
       issues_of("stereo:\n  levels: 9\n  cost: sadd\n  subwindw: 3\n  median: maybe\n");
   ASSERT_EQ(issues.size(), 4u);
-  EXPECT_EQ(issues[0].key, "stereo.subwindw");
-  EXPECT_EQ(issues[0].line, 4);
-  EXPECT_EQ(issues[0].column, 3);
-  EXPECT_NE(issues[0].message.find("did you mean \"subwindow\""), std::string::npos);
-  EXPECT_EQ(issues[1].key, "stereo.levels");
-  EXPECT_EQ(issues[1].line, 2);
-  EXPECT_EQ(issues[1].column, 11);
-  EXPECT_NE(issues[1].message.find("out of range (expected 1 to 6)"), std::string::npos);
-  EXPECT_EQ(issues[2].key, "stereo.cost");
-  EXPECT_NE(issues[2].message.find("did you mean \"ad\""), std::string::npos);
+  // Issues come in file order, so a user can fix them top to bottom.
+  EXPECT_EQ(issues[0].key, "stereo.levels");
+  EXPECT_EQ(issues[0].line, 2);
+  EXPECT_EQ(issues[0].column, 11);
+  EXPECT_NE(issues[0].message.find("out of range (expected 1 to 6)"), std::string::npos);
+  EXPECT_EQ(issues[1].key, "stereo.cost");
+  EXPECT_NE(issues[1].message.find("did you mean \"ad\""), std::string::npos);
+  EXPECT_EQ(issues[2].key, "stereo.subwindw");
+  EXPECT_EQ(issues[2].line, 4);
+  EXPECT_EQ(issues[2].column, 3);
+  EXPECT_NE(issues[2].message.find("did you mean \"subwindow\""), std::string::npos);
   EXPECT_EQ(issues[3].key, "stereo.median");
   EXPECT_NE(issues[3].message.find("expected true or false"), std::string::npos);
   EXPECT_NE(issues[3].to_string().find(":5:11: stereo.median: "), std::string::npos)

@@ -100,6 +100,29 @@ TEST(DaemonConfig, MistakesAreReportedAtTheirKey) {
   EXPECT_TRUE(mentions(v, "pairs[0].calibration", "1280x720"));
 }
 
+// Regression: issues came out in the order the checks ran (a misspelt camera of a pair, checked
+// late, after a stereo key below it), not in the file's order.
+TEST(DaemonConfig, IssuesAreInFileOrder) {
+  const auto v = issues(
+      "cameras:\n  - {name: a, source: 'test://', width: 64, height: 48}\n"
+      "  - {name: b, source: 'test://', width: 64, height: 48}\n"
+      "pairs:\n  - name: p\n    left: a\n    right: bb\n    stereo:\n      subwindow: 4\n");
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].key, "pairs[0].right");
+  EXPECT_EQ(v[1].key, "pairs[0].stereo.subwindow");
+  EXPECT_LT(v[0].line, v[1].line);
+}
+
+// Regression: a key written twice was accepted and its second value silently ignored.
+TEST(DaemonConfig, RepeatedKeyIsAnIssue) {
+  const auto v = issues(kBase + "stereo:\n  levels: 3\n  median: true\n  levels: 2\n");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].key, "stereo.levels");
+  EXPECT_EQ(v[0].line, 9);
+  EXPECT_NE(v[0].message.find("given twice (the first is at line 7)"), std::string::npos)
+      << v[0].message;
+}
+
 // Regression: a rig without a cameras: key made yaml-cpp throw InvalidNode out of the loader (found
 // by the fuzz test).
 TEST(DaemonConfig, RigWithoutCamerasIsAnIssueNotACrash) {
