@@ -46,7 +46,7 @@ class CpuPairProcessor {
  private:
   void model_camera(ImageView<const std::uint8_t> gray, const RgbView& color,
                     BackgroundModel& model, BackgroundPlanes& planes, std::vector<Gray8>& masks,
-                    BackgroundStats& stats, int levels);
+                    BackgroundStats& stats, int levels, RgbImage& color_scratch);
 
   std::shared_ptr<const RectificationMap> left_map_, right_map_;
   Gray8 rect_gray_[2];
@@ -54,7 +54,8 @@ class CpuPairProcessor {
   CpuStereoMatcher matcher_;
   BackgroundModel left_model_, right_model_;
   BackgroundPlanes left_planes_, right_planes_;
-  RgbImage color_scratch_;
+  RgbImage color_scratch_[2];
+  bool parallel_models_ = true;  // the two cameras' models run on two threads
 };
 
 }  // namespace stereod
