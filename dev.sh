@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # stereod developer entry point, complete on a fresh Debian 12 or Ubuntu 22.04+ machine:
-#   ./dev.sh demo   install what is missing, build, run the main job on the embedded default
+#   ./dev.sh demo   install what is missing, build, run the daemon on the default configuration
+#                   and receive its frames (colorized disparity PNGs in $BUILD_DIR/demo)
 #   ./dev.sh test   install what is missing, build, run the whole test suite
 # Both are idempotent: packages already present are not touched, the build is incremental.
 # Environment: BUILD_DIR (default build), JOBS (default: cores), STEREOD_CMAKE_ARGS (extra
@@ -67,9 +68,25 @@ case ${1:-} in
   demo)
     install_packages
     build
-    # The main job on the embedded default: accuracy on the Middlebury v2 scenes bundled with the
-    # tests (set DATA to a folder with more, e.g. ../shared/data), with OpenCV's StereoSGBM beside it.
-    "$BUILD_DIR/tools/stereod-bench" accuracy --data "${DATA:-tests/data}"
+    # The main job on the embedded default: the daemon on config/stereod.yaml (a synthetic camera
+    # rig; the CUDA engine when a GPU is usable, else the CPU engine) publishing to a private
+    # socket, and stereod-sub receiving FRAMES frames and saving them (colorized disparity PNGs).
+    out="$BUILD_DIR/demo"
+    rundir=$(mktemp -d)
+    rm -rf "$out"
+    RUNTIME_DIRECTORY="$rundir" "$BUILD_DIR/daemon/stereod" --config config/stereod.yaml &
+    pid=$!
+    trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$rundir"' EXIT
+    "$BUILD_DIR/tools/stereod-sub" --endpoint "ipc://$rundir/stereod.sock" \
+      --count "${FRAMES:-90}" --timeout 30 --save "$out"
+    "$BUILD_DIR/tools/stereod-sub" --endpoint "ipc://$rundir/stereod.sock" --stats --count 1 \
+      --timeout 5
+    kill -TERM "$pid"
+    wait "$pid"
+    trap 'rm -rf "$rundir"' EXIT
+    last=$(ls "$out"/*_color.png | tail -n 1)
+    echo "dev.sh: the daemon published; the last frame's colorized disparity is $last" \
+         "(16-bit disparity, mask and header beside it)"
     ;;
   test)
     install_packages

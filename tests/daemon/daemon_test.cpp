@@ -198,9 +198,19 @@ client::Frame next_frame(client::Subscriber& sub, std::chrono::milliseconds limi
 
 }  // namespace
 
+// The shipped default configuration (config/stereod.yaml), publishing to the test's socket.
+std::string default_config(const std::string& endpoint) {
+  std::string text = read_text(STEREOD_CONFIG_DIR "/stereod.yaml");
+  const std::string key = "\npublish:\n";
+  const auto at = text.find(key);
+  if (at == std::string::npos) throw std::runtime_error("config/stereod.yaml has no publish:");
+  text.insert(at + key.size(), "  endpoint: '" + endpoint + "'\n");
+  return text;
+}
+
 TEST(Daemon, DefaultRigFramesMatchTheGroundTruth) {
   Fixture f("truth");
-  write_text(f.config, synthetic_config(f.endpoint));
+  write_text(f.config, default_config(f.endpoint));
   NotifySocket notify(f.notify_path);
   DaemonProcess d(f.config, f.log, f.notify_path);
   ASSERT_GE(notify.wait_for("READY=1", 0, 20s), 0) << read_text(f.log);
@@ -212,24 +222,31 @@ TEST(Daemon, DefaultRigFramesMatchTheGroundTruth) {
   SyntheticFrame truth;
   long long estimated = 0, bad = 0, pixels = 0;
   std::uint64_t last = 0;
-  int consecutive = 0;
+  int consecutive = 0, received = 0;
   bool first = true;
   while (consecutive < 100) {
+    // The CPU engine needs most of the 100 ms frame budget while the background model warms up
+    // (every pixel is matched then), so on a loaded two-core machine a frame set may be dropped as
+    // "engine busy" early on. That is the daemon doing its job; what it must deliver is a run of
+    // 100 consecutive frames, so a gap restarts the count, within a bound.
+    ASSERT_LT(received, 300) << "no run of 100 consecutive frames in 300\n" << read_text(f.log);
     const client::Frame fr = next_frame(sub, 20s);
+    ++received;
     const auto& h = fr.header();
     ASSERT_TRUE(h.ok()) << h.info.error;
-    ASSERT_EQ(h.info.pair, "front");
+    ASSERT_EQ(h.info.pair, "demo");
     if (!first && h.info.sequence != last + 1) {
-      ADD_FAILURE() << "sequence gap: " << last << " -> " << h.info.sequence << "\n"
-                    << read_text(f.log);
-      return;
+      std::printf("sequence gap %llu -> %llu after %d consecutive frames; counting again\n",
+                  static_cast<unsigned long long>(last),
+                  static_cast<unsigned long long>(h.info.sequence), consecutive);
+      consecutive = 0;
     }
     first = false;
     last = h.info.sequence;
     ++consecutive;
     // Header fields.
     EXPECT_EQ(h.info.engine, "cpu");
-    EXPECT_EQ(h.info.max_disparity, 32);
+    EXPECT_EQ(h.info.max_disparity, 48);
     EXPECT_EQ(h.info.config_generation, 1u);
     ASSERT_EQ(h.info.cameras.size(), 2u);
     EXPECT_EQ(h.info.cameras[0].name, "left");
@@ -238,8 +255,8 @@ TEST(Daemon, DefaultRigFramesMatchTheGroundTruth) {
     EXPECT_GE(h.info.ready_ns, h.info.capture_ns);
     EXPECT_GE(h.info.source_index, 0);
     const auto disp = fr.disparity();
-    ASSERT_EQ(disp.width, 192);
-    ASSERT_EQ(disp.height, 144);
+    ASSERT_EQ(disp.width, 320);
+    ASSERT_EQ(disp.height, 240);
     scene->render(static_cast<int>(h.info.source_index), truth);
     for (int y = 0; y < disp.height; ++y) {
       for (int x = 0; x < disp.width; ++x) {
@@ -254,8 +271,9 @@ TEST(Daemon, DefaultRigFramesMatchTheGroundTruth) {
   }
   const double rate = double(bad) / double(estimated);
   std::printf(
-      "100 consecutive frames: bad 1.0 = %.2f %% of %lld estimated pixels (%.1f %% of all)\n",
-      100 * rate, estimated, 100.0 * double(estimated) / double(pixels));
+      "%d frames (the last 100 consecutive): bad 1.0 = %.2f %% of %lld estimated pixels "
+      "(%.1f %% of all)\n",
+      received, 100 * rate, estimated, 100.0 * double(estimated) / double(pixels));
   EXPECT_LT(rate, 0.10);
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(5s), 0);
