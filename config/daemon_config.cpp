@@ -438,8 +438,8 @@ class Loader {
     const std::size_t before = r_.issues().size();
     r_.read(n, "publish", "endpoint", o.endpoint);
     r_.read(n, "publish", "bind_all", o.bind_all);
-    r_.read(n, "publish", "hwm", o.hwm, 1, 100000);
-    r_.read(n, "publish", "queue", o.queue, 1, 100000);
+    r_.read(n, "publish", "hwm", o.hwm, 1, 1000);
+    r_.read(n, "publish", "queue", o.queue, 1, 1024);
     r_.read(n, "publish", "stats_interval_ms", o.stats_interval_ms, 0, 3600000);
     const YAML::Node out = n["outputs"];
     if (r_.expect_map(out, "publish.outputs")) {

@@ -76,7 +76,7 @@ bool Daemon::start() {
   stats_ = std::make_shared<stats::StatsAggregator>();
   try {
     for (const auto& w : publish::publisher_warnings(config_.publish)) spdlog::warn("{}", w);
-    publisher_ = std::make_unique<publish::Publisher>(config_.publish, stats_);
+    publisher_ = std::make_unique<publish::Publisher>(publisher_options(), stats_);
   } catch (const std::exception& e) {
     spdlog::critical("cannot publish: {}", e.what());
     notifier_.status(std::string("cannot publish: ") + e.what());
@@ -187,6 +187,9 @@ void Daemon::on_rig_event(Rig& rig, const RigEvent& e) {
 
 // On a GStreamer streaming thread: hand the set to every pair of the rig, never blocking.
 void Daemon::on_frame_set(Rig& rig, FrameSet&& set) {
+  // After SIGTERM the frames in flight are finished, new ones are not taken: nothing collects
+  // results any more, so they would only fill the slots and be miscounted as "engine busy".
+  if (stop_requested_) return;
   std::vector<std::shared_ptr<Pair>> pairs;
   {
     std::lock_guard<std::mutex> lock(rig.pairs_mutex);
@@ -343,6 +346,12 @@ bool Daemon::healthy() const {
   return true;
 }
 
+publish::PublisherOptions Daemon::publisher_options() const {
+  publish::PublisherOptions o = config_.publish;
+  o.pairs = static_cast<int>(config_.pairs.size());  // buffers scale with the pairs sharing it
+  return o;
+}
+
 std::string Daemon::status_line() const {
   std::ostringstream out;
   std::size_t pairs = 0;
@@ -410,10 +419,11 @@ void Daemon::apply(DaemonConfig next) {
   if (d.publisher_rebuilt) {
     // A new socket: subscribers reconnect (ZeroMQ does it by itself).
     publisher_->stop();
-    publisher_ = std::make_unique<publish::Publisher>(config_.publish, stats_);
+    publisher_ = std::make_unique<publish::Publisher>(publisher_options(), stats_);
     spdlog::info("publishing on {}", publisher_->endpoint());
-  } else if (d.publisher_outputs) {
-    publisher_->set_outputs(config_.publish.outputs);
+  } else {
+    if (d.publisher_outputs) publisher_->set_outputs(config_.publish.outputs);
+    publisher_->set_pairs(static_cast<int>(config_.pairs.size()));
   }
 
   auto contains = [](const std::vector<std::string>& v, const std::string& s) {
@@ -499,6 +509,17 @@ void Daemon::shutdown() {
   for (auto& rig : rigs_) all.insert(all.end(), rig->pairs.begin(), rig->pairs.end());
   if (publisher_) drain(all, milliseconds(1200));
   if (publisher_) publisher_->stop();
+  // What the run amounted to, per pair, for the journal.
+  if (stats_) {
+    for (const auto& ps : stats_->snapshot().pairs) {
+      const auto drops = [&](stats::DropReason r) {
+        return ps.drops_total[static_cast<std::size_t>(r)];
+      };
+      spdlog::info("pair '{}': {} frames published; drops: sync {}, busy {}, send {}", ps.pair,
+                   ps.frames_total, drops(stats::DropReason::kSync),
+                   drops(stats::DropReason::kEngineBusy), drops(stats::DropReason::kSend));
+    }
+  }
   rigs_.clear();
   retiring_.clear();
   publisher_.reset();

@@ -94,6 +94,7 @@ class Daemon {
   void reload();
   void apply(DaemonConfig next);
 
+  publish::PublisherOptions publisher_options() const;
   std::string status_line() const;
   bool healthy() const;
   std::string engine_kind() const;

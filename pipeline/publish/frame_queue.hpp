@@ -26,7 +26,7 @@ class DropOldestQueue {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (closed_) return item;
-      if (items_.size() >= capacity_) {
+      if (items_.size() >= capacity_) {  // (after a shrink it stays over the limit until drained)
         dropped = std::move(items_.front());
         items_.pop_front();
       }
@@ -65,10 +65,20 @@ class DropOldestQueue {
     std::lock_guard<std::mutex> lock(mutex_);
     return items_.size();
   }
-  std::size_t capacity() const { return capacity_; }
+  std::size_t capacity() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return capacity_;
+  }
+
+  // A new limit for later pushes. Items already waiting stay: after a shrink each push drops one
+  // and adds one until the consumer has brought the queue under the limit.
+  void set_capacity(std::size_t capacity) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    capacity_ = capacity;
+  }
 
  private:
-  const std::size_t capacity_;
+  std::size_t capacity_;
   mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<T> items_;

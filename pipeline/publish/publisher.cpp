@@ -58,11 +58,15 @@ PayloadLayout packed_layout(std::string_view name, std::string_view encoding,
 
 Publisher::Publisher(const PublisherOptions& options, std::shared_ptr<stats::StatsAggregator> stats)
     : stats_interval_ms_(options.stats_interval_ms),
+      hwm_(options.hwm),
+      queue_per_pair_(std::max(options.queue, 1)),
+      pairs_wanted_(std::max(options.pairs, 1)),
       stats_(stats ? std::move(stats) : std::make_shared<stats::StatsAggregator>()),
       send_mask_(options.outputs.mask),
       send_depth_(options.outputs.depth),
       context_(1),
-      queue_(static_cast<std::size_t>(std::max(options.queue, 1))) {
+      queue_(static_cast<std::size_t>(queue_per_pair_) *
+             static_cast<std::size_t>(std::max(options.pairs, 1))) {
   validate_publisher_options(options);
   configure_socket(options);
   thread_ = std::thread([this] { run(); });
@@ -76,7 +80,8 @@ void Publisher::configure_socket(const PublisherOptions& o) {
   const std::string endpoint = resolve_endpoint(o);
   socket_ = zmq::socket_t(context_, zmq::socket_type::pub);
   if (!o.curve_server_key.empty()) configure_curve(o);
-  socket_.set(zmq::sockopt::sndhwm, o.hwm);
+  pairs_applied_ = std::max(o.pairs, 1);
+  socket_.set(zmq::sockopt::sndhwm, socket_hwm(o.hwm, pairs_applied_));
   socket_.set(zmq::sockopt::linger, 0);  // closing never waits for a subscriber
   if (endpoint.find('[') != std::string::npos) socket_.set(zmq::sockopt::ipv6, true);
   try {
@@ -91,6 +96,24 @@ void Publisher::configure_socket(const PublisherOptions& o) {
     const std::string path = endpoint_.substr(kIpc.size());
     if (::stat(path.c_str(), &st) == 0) socket_file_ = {path, st.st_dev, st.st_ino};
   }
+}
+
+int Publisher::socket_hwm(int hwm, int pairs) {
+  const long long total = static_cast<long long>(std::max(hwm, 1)) * std::max(pairs, 1);
+  return static_cast<int>(std::min<long long>(total, 1'000'000));
+}
+
+void Publisher::set_pairs(int pairs) {
+  pairs = std::max(pairs, 1);
+  pairs_wanted_ = pairs;
+  queue_.set_capacity(static_cast<std::size_t>(queue_per_pair_) * static_cast<std::size_t>(pairs));
+}
+
+void Publisher::apply_pairs() {
+  const int wanted = pairs_wanted_.load();
+  if (wanted == pairs_applied_) return;
+  socket_.set(zmq::sockopt::sndhwm, socket_hwm(hwm_, wanted));
+  pairs_applied_ = wanted;
 }
 
 void Publisher::configure_curve(const PublisherOptions& o) {
@@ -197,6 +220,7 @@ void Publisher::run() {
     const auto deadline =
         stats_interval_ms_ > 0 ? next_stats : Clock::now() + std::chrono::hours(1);
     std::optional<Queued> item = queue_.pop_until(deadline);
+    apply_pairs();
     if (item) {
       send_frame(*item);
     } else if (queue_.closed()) {

@@ -55,6 +55,12 @@ class Publisher {
   // these; the endpoint, hwm, queue and CURVE need a new Publisher).
   void set_outputs(const PublisherOutputs& outputs);
 
+  // How many pairs share the socket now (a reload added or removed some): the queue holds
+  // queue x pairs frames from now on, and the per-subscriber limit becomes hwm x pairs, applied
+  // by the publisher thread before its next send (libzmq 4.2 and newer apply it to connected
+  // subscribers too, older ones to new connections).
+  void set_pairs(int pairs);
+
   // Sends the frames already queued, then closes the socket (and removes an ipc:// socket file it
   // created). Every keep-alive has been released when it returns. Idempotent.
   void stop();
@@ -87,7 +93,14 @@ class Publisher {
   zmq::message_t payload_message(ImageView<const T> view, std::shared_ptr<const void> keep_alive,
                                  bool copied_before);
 
+  static int socket_hwm(int hwm, int pairs);
+  void apply_pairs();
+
   const int stats_interval_ms_;
+  const int hwm_;
+  const int queue_per_pair_;
+  std::atomic<int> pairs_wanted_;
+  int pairs_applied_ = 0;  // publisher thread only (and the constructor)
   std::shared_ptr<stats::StatsAggregator> stats_;
   std::atomic<bool> send_mask_;
   std::atomic<bool> send_depth_;

@@ -23,9 +23,15 @@ struct PublisherOptions {
   // tcp:// on every interface (tcp://*:PORT, tcp://0.0.0.0:PORT, tcp://[::]:PORT) is refused
   // unless this is set: a depth stream must not leave the board by accident.
   bool bind_all = false;
-  // Frames ZeroMQ buffers per subscriber before it drops that subscriber's newest frames.
+  // Frames per pair that ZeroMQ buffers for each subscriber before it drops that subscriber's
+  // newest frames. The socket is shared by every pair, and rigs running at one rate finish their
+  // frames together, so the socket's limit is hwm x pairs: a subscriber that keeps up on average
+  // must not lose frames to the burst of one frame from each pair.
   int hwm = 4;
-  // Frames waiting for the publisher thread; when full, the oldest waiting frame is dropped.
+  // How many pairs share the socket (set by the daemon, not a configuration key).
+  int pairs = 1;
+  // Frames per pair waiting for the publisher thread (the queue holds queue x pairs); when full,
+  // the oldest waiting frame is dropped.
   int queue = 16;
   // How often the stats topic is sent (0 = never).
   int stats_interval_ms = 1000;
