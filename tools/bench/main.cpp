@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
   sp->add_flag("--profile", speed.profile, "CUDA engine: also time each stage of a frame");
   sp->add_flag("--background", speed.background,
                "Background modeling on, over a synthetic video with moving objects");
+  sp->add_option("--objects", speed.objects, "With --background: moving objects in the video")
+      ->check(CLI::Range(0, 64));
 
   CommonOptions seq_common;
   SequenceOptions seq;

@@ -13,7 +13,14 @@ echo "== 1920x1080, D=256: target >= 2000 frames/s"
 $BENCH speed --engine cuda --size 1920x1080 --max-disparity 256 --frames 2000 --warmup 100 --profile
 echo "== 8 pairs of 1280x720, D=128 at once: target >= 10000 pair-frames/s in total"
 $BENCH speed --engine cuda --size 1280x720 --max-disparity 128 --frames 500 --warmup 20 --pairs 8
-echo "== 1024x768, D=256, background modeling on, ~15 % foreground"
-$BENCH speed --engine cuda --size 1024x768 --max-disparity 256 --frames 1000 --warmup 100 --background
+echo "== 1024x768, D=256, background modeling on: time against the share of foreground"
+echo "   (--objects 3, the default, is about 15 %; 0 objects: nothing left to match after warm-up)"
+for n in 0 1 2 3 6; do
+  echo "-- --objects $n"
+  $BENCH speed --engine cuda --size 1024x768 --max-disparity 256 --frames 1000 --warmup 100 \
+    --background --objects "$n"
+done
+echo "== 1920x1080, D=256, background modeling on, --objects 3"
+$BENCH speed --engine cuda --size 1920x1080 --max-disparity 256 --frames 1000 --warmup 100 --background
 echo "== accuracy of the CUDA engine (must equal the CPU engine's table)"
 $BENCH accuracy --engine cuda --data "$DATA" --no-sgbm
