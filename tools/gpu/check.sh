@@ -11,3 +11,9 @@ cmake --build "$BUILD_DIR" -j "$(nproc)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 STEREOD_DATA=${DATA:-../shared/data} "$BUILD_DIR/tests/gpu_tests" --gtest_brief=1
 BENCH="$BUILD_DIR/tools/stereod-bench" tools/gpu/speed-table.sh
+# The daemon on N synthetic rigs: capture-to-subscriber latency, drops, CPU and memory.
+for c in "1 1280x720 128 300" "8 640x480 64 900" "8 1280x720 128 900" "16 640x480 64 1200"; do
+  # shellcheck disable=SC2086
+  STEREOD="$BUILD_DIR/daemon/stereod" STEREOD_SUB="$BUILD_DIR/tools/stereod-sub" \
+    tools/gpu/daemon-latency.sh $c
+done
