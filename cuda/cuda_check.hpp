@@ -23,13 +23,13 @@ class CudaError : public std::runtime_error {
 
 // On failure the runtime's "last error" is cleared before throwing: a non-sticky error (an
 // allocation that did not fit) must not resurface at the next, unrelated launch check.
-#define STEREOD_CUDA(call)                                                          \
-  do {                                                                              \
-    const cudaError_t stereod_err_ = (call);                                        \
-    if (stereod_err_ != cudaSuccess) {                                              \
-      cudaGetLastError();                                                           \
-      throw ::stereod::CudaError(#call, stereod_err_, __FILE__, __LINE__);          \
-    }                                                                               \
+#define STEREOD_CUDA(call)                                                 \
+  do {                                                                     \
+    const cudaError_t stereod_err_ = (call);                               \
+    if (stereod_err_ != cudaSuccess) {                                     \
+      cudaGetLastError();                                                  \
+      throw ::stereod::CudaError(#call, stereod_err_, __FILE__, __LINE__); \
+    }                                                                      \
   } while (0)
 
 // After a kernel launch: launch errors (bad configuration) surface here.

@@ -27,7 +27,7 @@ CudaModelState cuda_engine_model_state(Engine& engine, int camera, int level, in
 void cuda_engine_free_buffer_for_test(Engine& engine);
 
 struct CudaStages {
-  std::vector<std::vector<std::uint8_t>> gray[2];      // per level (level 0 empty: the input)
+  std::vector<std::vector<std::uint8_t>> gray[2];     // per level (level 0 empty: the input)
   std::vector<std::vector<std::uint64_t>> census[2];  // per level
   std::vector<std::vector<std::int16_t>> disparity[2];
   std::vector<std::uint16_t> q4[2];

@@ -17,7 +17,8 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t count) { allocate(count); }
   ~DeviceBuffer() { release(); }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
       release();
@@ -60,7 +61,9 @@ class PinnedBuffer {
   PinnedBuffer(std::size_t count, bool mapped) { allocate(count, mapped); }
   ~PinnedBuffer() { release(); }
   PinnedBuffer(PinnedBuffer&& o) noexcept
-      : ptr_(std::exchange(o.ptr_, nullptr)), device_(std::exchange(o.device_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+      : ptr_(std::exchange(o.ptr_, nullptr)),
+        device_(std::exchange(o.device_, nullptr)),
+        count_(std::exchange(o.count_, 0)) {}
   PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
     if (this != &o) {
       release();
@@ -77,7 +80,8 @@ class PinnedBuffer {
     release();
     if (count == 0) return;
     void* p = nullptr;
-    STEREOD_CUDA(cudaHostAlloc(&p, count * sizeof(T), mapped ? cudaHostAllocMapped : cudaHostAllocDefault));
+    STEREOD_CUDA(
+        cudaHostAlloc(&p, count * sizeof(T), mapped ? cudaHostAllocMapped : cudaHostAllocDefault));
     ptr_ = static_cast<T*>(p);
     count_ = count;
     if (mapped) {
@@ -107,7 +111,9 @@ class PinnedBuffer {
 class Stream {
  public:
   Stream() { STEREOD_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-  ~Stream() { if (s_) cudaStreamDestroy(s_); }
+  ~Stream() {
+    if (s_) cudaStreamDestroy(s_);
+  }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
   cudaStream_t get() const { return s_; }
@@ -121,7 +127,9 @@ class Event {
   explicit Event(bool timing = false) {
     STEREOD_CUDA(cudaEventCreateWithFlags(&e_, timing ? cudaEventDefault : cudaEventDisableTiming));
   }
-  ~Event() { if (e_) cudaEventDestroy(e_); }
+  ~Event() {
+    if (e_) cudaEventDestroy(e_);
+  }
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
   cudaEvent_t get() const { return e_; }

@@ -81,7 +81,8 @@ std::uint32_t naive_subwindow_sum(const MatchSide& side, const CostTables& costs
   std::uint32_t sum = 0;
   for (int v = -h; v <= h; ++v) {
     for (int u = -h; u <= h; ++u) {
-      sum += pc(clamp_int(cx + u, 0, side.ref.width - 1), clamp_int(cy + v, 0, side.ref.height - 1), d);
+      sum += pc(clamp_int(cx + u, 0, side.ref.width - 1), clamp_int(cy + v, 0, side.ref.height - 1),
+                d);
     }
   }
   return sum;

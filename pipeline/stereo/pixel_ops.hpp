@@ -114,15 +114,23 @@ STEREOD_HD std::uint32_t sum_smallest_k_of_8(std::uint32_t v[8], int k) {
 // The same sum for k = 4 (the default) with fewer comparisons: sort each half (5 compare-exchanges
 // each), then the 4 smallest of two sorted quadruples are min(a[i], b[3-i]) (a bitonic split).
 STEREOD_HD std::uint32_t sum_smallest_4_of_8(std::uint32_t v[8]) {
-#define STEREOD_CSWAP(a, b)                                \
-  do {                                                     \
+#define STEREOD_CSWAP(a, b)                              \
+  do {                                                   \
     const std::uint32_t lo_ = v[a] < v[b] ? v[a] : v[b]; \
     const std::uint32_t hi_ = v[a] < v[b] ? v[b] : v[a]; \
-    v[a] = lo_;                                            \
-    v[b] = hi_;                                            \
+    v[a] = lo_;                                          \
+    v[b] = hi_;                                          \
   } while (0)
-  STEREOD_CSWAP(0, 1); STEREOD_CSWAP(2, 3); STEREOD_CSWAP(0, 2); STEREOD_CSWAP(1, 3); STEREOD_CSWAP(1, 2);
-  STEREOD_CSWAP(4, 5); STEREOD_CSWAP(6, 7); STEREOD_CSWAP(4, 6); STEREOD_CSWAP(5, 7); STEREOD_CSWAP(5, 6);
+  STEREOD_CSWAP(0, 1);
+  STEREOD_CSWAP(2, 3);
+  STEREOD_CSWAP(0, 2);
+  STEREOD_CSWAP(1, 3);
+  STEREOD_CSWAP(1, 2);
+  STEREOD_CSWAP(4, 5);
+  STEREOD_CSWAP(6, 7);
+  STEREOD_CSWAP(4, 6);
+  STEREOD_CSWAP(5, 7);
+  STEREOD_CSWAP(5, 6);
 #undef STEREOD_CSWAP
   std::uint32_t sum = 0;
   for (int i = 0; i < 4; ++i) sum += v[i] < v[7 - i] ? v[i] : v[7 - i];

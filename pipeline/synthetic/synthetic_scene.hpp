@@ -19,15 +19,15 @@ namespace stereod {
 struct SyntheticOptions {
   int width = 640;
   int height = 480;
-  int objects = 3;            // moving foreground objects on screen at any time
-  int min_disparity = 8;      // background disparities lie in [min, min + (max-min)/3]
-  int max_disparity = 64;     // objects up to max_disparity - 1
+  int objects = 3;         // moving foreground objects on screen at any time
+  int min_disparity = 8;   // background disparities lie in [min, min + (max-min)/3]
+  int max_disparity = 64;  // objects up to max_disparity - 1
   std::uint32_t seed = 1;
-  bool shadow = true;         // a soft moving shadow darkening the background
-  double noise_sigma = 2.0;   // sensor noise, gray levels, independent per pixel and view
-  double flicker = 0.02;      // global brightness gain varies within 1 +- flicker
-  bool color = true;          // color textures (false: gray, R = G = B)
-  int frame_rate = 30;        // object speeds are in pixels per second
+  bool shadow = true;        // a soft moving shadow darkening the background
+  double noise_sigma = 2.0;  // sensor noise, gray levels, independent per pixel and view
+  double flicker = 0.02;     // global brightness gain varies within 1 +- flicker
+  bool color = true;         // color textures (false: gray, R = G = B)
+  int frame_rate = 30;       // object speeds are in pixels per second
 };
 
 // A real background instead of the generated planes: a rectified color pair with the left

@@ -14,7 +14,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-FrameInput input_of(std::uint64_t seq, std::int64_t capture, const Gray8& left, const Gray8& right) {
+FrameInput input_of(std::uint64_t seq, std::int64_t capture, const Gray8& left,
+                    const Gray8& right) {
   FrameInput in;
   in.sequence = seq;
   in.capture_time_ns = capture;
@@ -22,7 +23,6 @@ FrameInput input_of(std::uint64_t seq, std::int64_t capture, const Gray8& left, 
   in.right = right.view();
   return in;
 }
-
 
 Gray8 textured(int w, int h, int shift) {
   Gray8 g(w, h);

@@ -147,7 +147,11 @@ TEST(Header, NewerMinorVersionAndUnknownFieldsAreAccepted) {
 }
 
 TEST(Header, OtherMajorVersionIsRefused) {
-  expect_error(edited(full_header(), [](Json& j) { j["version"]["major"] = 2; j["version"]["minor"] = 0; }),
+  expect_error(edited(full_header(),
+                      [](Json& j) {
+                        j["version"]["major"] = 2;
+                        j["version"]["minor"] = 0;
+                      }),
                "protocol 2.0 is not supported");
   // Checked before anything else: a version 2 header may lack every other field.
   expect_error(R"({"version":{"major":0,"minor":1}})", "protocol 0.1 is not supported");

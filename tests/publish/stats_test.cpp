@@ -167,7 +167,8 @@ TEST(StatsJson, MalformedIsNamed) {
   expect_error(j.dump(), "stats.pairs.a.drops.sync: missing");
   j = publish::Json::parse(encode_stats(s));
   j["version"]["major"] = 3;
-  expect_error(j.dump(), "protocol 3." + std::to_string(publish::kProtocolMinor) + " is not supported");
+  expect_error(j.dump(),
+               "protocol 3." + std::to_string(publish::kProtocolMinor) + " is not supported");
   j = publish::Json::parse(encode_stats(s));
   j["pairs"]["a"]["fps"] = -1;
   expect_error(j.dump(), "stats.pairs.a.fps: negative");

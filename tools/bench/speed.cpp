@@ -257,8 +257,10 @@ int run_speed(const CommonOptions& common, const SpeedOptions& o) {
         o.frames, ms_per_frame, fps_pair, fps_total, mde, median(latency), median(compute),
         correct);
     if (o.background) {
-      std::printf("  background modeling on: foreground %.1f%% of pixels, %.1f%% tested individually "
-                  "(medians)\n", 100 * median(foreground), 100 * median(tested));
+      std::printf(
+          "  background modeling on: foreground %.1f%% of pixels, %.1f%% tested individually "
+          "(medians)\n",
+          100 * median(foreground), 100 * median(tested));
     }
     if (!stages.empty()) {
       double sum = 0;

@@ -7,7 +7,6 @@
 #include <sstream>
 #include <stdexcept>
 
-
 #include "image_file.hpp"
 #include "stereo/pixel_ops.hpp"
 
@@ -154,7 +153,8 @@ void write_png16(const std::string& path, const Disparity16& d) {
 
 Disparity16 read_png16(const std::string& path) {
   const ImageFile f = read_image_file(path);
-  if (f.bit_depth != 16 || f.channels != 1) throw std::runtime_error(path + ": not a 16-bit gray PNG");
+  if (f.bit_depth != 16 || f.channels != 1)
+    throw std::runtime_error(path + ": not a 16-bit gray PNG");
   Disparity16 out(f.width, f.height);
   for (std::size_t i = 0; i < out.size(); ++i) out.data()[i] = f.sample16(i);
   return out;

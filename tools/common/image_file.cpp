@@ -90,8 +90,8 @@ ImageFile read_pnm(const std::string& path) {
   img.width = next_number();
   img.height = next_number();
   const int maxval = next_number();
-  if (!in || (magic != "P5" && magic != "P6") || img.width <= 0 || img.height <= 0 ||
-      maxval <= 0 || maxval > 65535) {
+  if (!in || (magic != "P5" && magic != "P6") || img.width <= 0 || img.height <= 0 || maxval <= 0 ||
+      maxval > 65535) {
     throw std::runtime_error(path + ": not a binary PGM/PPM file");
   }
   in.get();

@@ -1,6 +1,7 @@
 // A perceptual colormap for disparity pictures: lightness rises linearly in OKLab (Ottosson 2020)
-// from dark blue-violet (far) through teal and green to pale yellow (near) while the hue turns, so equal steps in
-// disparity look like equal steps in color; invalid pixels are black, darker than any valid one.
+// from dark blue-violet (far) through teal and green to pale yellow (near) while the hue turns, so
+// equal steps in disparity look like equal steps in color; invalid pixels are black, darker than
+// any valid one.
 #pragma once
 
 #include <array>

@@ -4,7 +4,6 @@
 #include <fstream>
 #include <stdexcept>
 
-
 #include "colormap.hpp"
 #include "disparity_io.hpp"
 #include "stereo/pixel_ops.hpp"
@@ -25,7 +24,6 @@ Image<T> packed(ImageView<const T> v) {
   copy_into(v, out);
   return out;
 }
-
 
 }  // namespace
 
@@ -102,7 +100,7 @@ void save_frame(const std::string& dir, const client::Frame& frame) {
   if (!h.ok()) return;
   write_png16(base + "_disparity.png", packed(frame.disparity()));
   write_rgb(base + "_color.png",
-                colorize(frame.disparity(), h.info.min_disparity, h.info.max_disparity));
+            colorize(frame.disparity(), h.info.min_disparity, h.info.max_disparity));
   if (!frame.mask().empty()) write_png8(base + "_mask.png", packed(frame.mask()));
   if (!frame.depth().empty()) write_png16(base + "_depth.png", packed(frame.depth()));
 }
