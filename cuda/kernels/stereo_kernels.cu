@@ -327,9 +327,11 @@ __device__ __forceinline__ void consider(PixelState& p, int d, std::uint32_t agg
   p.prev = agg;
 }
 
-// kPerRound: disparities per round of barriers (4: fewer barriers; 2: fewer registers).
+// kPerRound: disparities per round of barriers (4: fewer barriers; 2: fewer registers). Only the
+// uniqueness test uses this kernel now (the chunked path does the rest); its top-4 list needs more
+// registers than 3 blocks per SM leave, and at 3 ptxas spilled ~170 bytes per thread.
 template <int kPerRound, bool kUnique, bool kK4>
-__global__ void __launch_bounds__(kBlockW* kBlockH, 3) match3_kernel(MatchArgs a) {
+__global__ void __launch_bounds__(kBlockW* kBlockH, 2) match3_kernel(MatchArgs a) {
   constexpr int kSteps = (kPerRound * kCells + kThreads - 1) / kThreads;  // cells per thread
   __shared__ std::uint16_t pc[kPerRound][kTh][kTw];
   __shared__ std::uint16_t hs[kPerRound][kTh][kTw];
