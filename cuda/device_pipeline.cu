@@ -22,7 +22,8 @@ std::vector<T> download(const DeviceBuffer<T>& b) {
 
 }  // namespace
 
-DevicePipeline::DevicePipeline(int width, int height) : width_(width), height_(height) {
+DevicePipeline::DevicePipeline(int width, int height)
+    : width_(width), height_(height), workers_(match_workers()) {
   frames_.allocate(1);
   STEREOD_CUDA(cudaMemset(frames_.get(), 0, sizeof(long long)));
 }
@@ -67,6 +68,10 @@ void DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
         ensure(lv.tile_lo[i], z.tiles);
         ensure(lv.tile_hi[i], z.tiles);
         ensure(lv.key[i], z.pixels);
+        if (i == 0) {
+          ensure(lv.work, z.work_items);
+          ensure(lv.work_counters, 2);
+        }
         if (s == 0)
           ensure(lv.cmcp[i], z.pixels * z.chunks);
         else
@@ -300,6 +305,9 @@ void DevicePipeline::enqueue(const FrameBuffers& io, cudaStream_t stream, StageM
       m.key[i] = lv.key[i].get();
       m.cmcp[i] = s == 0 ? lv.cmcp[i].get() : nullptr;
     }
+    m.work = lv.work.get();
+    m.counters = lv.work_counters.get();
+    m.workers = workers_;
     launch_match(a, m, stream);
     mark("match level " + std::to_string(s) + " (" + std::to_string(lv.w) + "x" +
          std::to_string(lv.h) + ", D=" + std::to_string(a.disparities) + ")");

@@ -80,7 +80,8 @@ class DevicePipeline {
     DeviceBuffer<std::int16_t> range_lo[2], range_hi[2];
     DeviceBuffer<std::int32_t> tile_lo[2], tile_hi[2];
     DeviceBuffer<std::uint32_t> key[2], cmcp[2];
-    DeviceBuffer<std::uint8_t> rgb[2][3];  // planar RGB above level 0 (color mode)
+    DeviceBuffer<std::uint32_t> work, work_counters;  // the chunked path's work list
+    DeviceBuffer<std::uint8_t> rgb[2][3];             // planar RGB above level 0 (color mode)
     DeviceBuffer<std::uint8_t> hsv[2][3];
     DeviceBuffer<std::uint16_t> mean[2][3];
     DeviceBuffer<std::uint32_t> var[2][3];
@@ -93,6 +94,7 @@ class DevicePipeline {
   const std::uint8_t* rgb_at(const FrameBuffers& io, int image) const;
 
   int width_, height_;
+  int workers_;  // chunk_kernel blocks resident on this device (match_workers())
   StereoParams stereo_;
   BackgroundParams background_;
   CostTables tables_;

@@ -528,15 +528,18 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 2) match3_kernel(MatchArgs a
 }
 
 // ---------------------------------------------------------------------------------------------
-// The chunked s = 3 path. (1) ranges_kernel: each pixel's search range and each tile's union.
-// (2) chunk_kernel: blocks for (tile, view, chunk of kChunk disparities); a block whose chunk
-// misses its tile's union returns at once, so a tile with a wide union (an occlusion hole that
-// searches the whole range) is spread over many blocks instead of one long one. Each pixel's best
-// in the chunk goes out as atomicMin((cost << 16) | d): the smallest cost wins, ties the smaller
-// d, exactly as in one sequential loop. (3) finalize_kernel: keys to disparities, and at the
-// finest level the subpixel step from the neighbours the winning chunk recorded.
+// The chunked s = 3 path. (1) ranges_kernel: each pixel's search range and each tile's union,
+// and the list of (tile, view, chunk of kChunk disparities) items whose chunk meets the tile's
+// union. (2) chunk_kernel: as many blocks as the GPU keeps resident take the items in turn, so a
+// tile with a wide union (an occlusion hole that searches the whole range) is spread over many
+// items, and chunks without work (most of them; all of them where the background model left
+// nothing to match) cost nothing. Each pixel's best in the chunk goes out as
+// atomicMin((cost << 16) | d): the smallest cost wins, ties the smaller d, exactly as in one
+// sequential loop, whatever the order of the items. (3) finalize_kernel: keys to disparities, and
+// at the finest level the subpixel step from the neighbours the winning chunk recorded.
 
 constexpr int kChunk = 32;
+static_assert((kMaxDisparity + kChunk - 1) / kChunk <= 32, "a work item has 5 bits for the chunk");
 constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
 constexpr std::uint32_t kNone16 = 0xFFFFu;  // costs stay below 2^16 with s = 3 (at most 9*2871)
 
@@ -544,7 +547,22 @@ __device__ __forceinline__ int tile_index(int view_tiles_x, int tx, int ty) {
   return ty * view_tiles_x + tx;
 }
 
-__global__ void ranges_kernel(MatchArgs a, MatchScratch m) {
+// Whether the block for (tile, chunk) has anything to do: the tile's union of needed disparities
+// [tile_lo, tile_hi] meets the chunk (plus one on each side for the subpixel parabola).
+__device__ __forceinline__ bool chunk_has_work(int tile_lo, int tile_hi, int chunk, int nd,
+                                               int pad) {
+  const int c0 = chunk * kChunk, c1 = min(nd - 1, c0 + kChunk - 1);
+  const int dlo = max(tile_lo, c0 - pad), dhi = min(tile_hi, c1 + pad);
+  return dlo <= dhi && tile_lo <= c1 && tile_hi >= c0;
+}
+
+// A work item: tile index, view (1 bit) and chunk (5 bits: D <= 1024 is 32 chunks at most).
+__device__ __forceinline__ std::uint32_t pack_work(int tile, int view, int chunk) {
+  return (static_cast<std::uint32_t>(tile) << 6) | (static_cast<std::uint32_t>(view) << 5) |
+         static_cast<std::uint32_t>(chunk);
+}
+
+__global__ void ranges_kernel(MatchArgs a, MatchScratch m, int chunks) {
   __shared__ int tile_lo, tile_hi;
   const int view = blockIdx.z;
   const MatchViewArgs v = a.view[view];
@@ -601,6 +619,14 @@ __global__ void ranges_kernel(MatchArgs a, MatchScratch m) {
     const int t = tile_index(gridDim.x, blockIdx.x, blockIdx.y);
     m.tile_lo[view][t] = tile_lo;
     m.tile_hi[view][t] = tile_hi;
+    // List the chunks of this tile that have work. An empty block still costs a launch slot and
+    // its shared memory: at 1024x768, D = 256, three in four of the 24,576 would return at once.
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+      if (chunk_has_work(tile_lo, tile_hi, chunk, a.disparities, pad)) {
+        const std::uint32_t slot = atomicAdd(&m.counters[0], 1u);
+        m.work[slot] = pack_work(t, view, chunk);
+      }
+    }
   }
 }
 
@@ -635,39 +661,25 @@ struct ChunkPixel {
   bool pending_cp = false;
 };
 
+// One (tile, view, chunk) item of chunk_kernel, by the whole block.
 template <bool kK4>
-__global__ void __launch_bounds__(kBlockW* kBlockH, 4)
-    chunk_kernel(MatchArgs a, MatchScratch m, int chunks) {
+__device__ __forceinline__ void chunk_item(
+    const MatchArgs& a, const MatchScratch& m, int t, int view, int chunk, int tiles_x, int nd,
+    int pad, int w, int h, int tid, std::uint32_t (*pc)[kTh][kTw], std::uint32_t (*hs)[kTh][kTw],
+    std::uint32_t (*sw)[kTh][kTw], std::uint8_t (*ref_val)[kTw], std::uint64_t (*ref_code)[kTw],
+    const std::uint8_t* ad_table, const std::uint8_t* census_table) {
   constexpr int kPairs = 2;  // disparity pairs per round: four disparities
   constexpr int kSteps = (kCells + kThreads - 1) / kThreads;
-  __shared__ std::uint32_t pc[kPairs][kTh][kTw];
-  __shared__ std::uint32_t hs[kPairs][kTh][kTw];
-  __shared__ std::uint32_t sw[kPairs][kTh][kTw];
-  __shared__ std::uint8_t ref_val[kTh][kTw];
-  __shared__ std::uint64_t ref_code[kTh][kTw];
-  __shared__ std::uint8_t ad_table[256];
-  __shared__ std::uint8_t census_table[65];
-
-  const int view = static_cast<int>(blockIdx.z) / chunks;
-  const int chunk = static_cast<int>(blockIdx.z) - view * chunks;
-  const int t = tile_index(gridDim.x, blockIdx.x, blockIdx.y);
-  const int nd = a.disparities;
   const int c0 = chunk * kChunk, c1 = min(nd - 1, c0 + kChunk - 1);
-  const int pad = a.subpixel ? 1 : 0;
   // This block visits the tile's union within the chunk, plus one on each side for the parabola.
   const int dlo = max(m.tile_lo[view][t], c0 - pad);
   const int dhi = min(m.tile_hi[view][t], c1 + pad);
-  if (dlo > dhi || m.tile_lo[view][t] > c1 || m.tile_hi[view][t] < c0) return;
 
   const MatchViewArgs v = a.view[view];
-  const int tid = threadIdx.y * kBlockW + threadIdx.x;
-  const int x0 = blockIdx.x * kBlockW, y0 = blockIdx.y * kTileOutH;
-  const int w = a.width, h = a.height;
+  const int x0 = (t % tiles_x) * kBlockW, y0 = (t / tiles_x) * kTileOutH;
   const bool census = v.ref_census != nullptr;
   const int dir = v.direction;
 
-  for (int i = tid; i < 256; i += kThreads) ad_table[i] = a.tables.ad[i];
-  for (int i = tid; i < 65; i += kThreads) census_table[i] = a.tables.census[i];
   // The cells this thread fills every round, worked out once.
   int cell_row[kSteps], cell_col[kSteps], cell_base[kSteps], cell_x[kSteps];
 #pragma unroll
@@ -806,6 +818,44 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
       const std::uint32_t cm = p.cm == kNone ? kNone16 : p.cm, cp = p.cp == kNone ? kNone16 : p.cp;
       m.cmcp[view][static_cast<std::size_t>(chunk) * w * h + i] = (cm << 16) | cp;
     }
+  }
+}
+
+template <bool kK4>
+__global__ void __launch_bounds__(kBlockW* kBlockH, 4)
+    chunk_kernel(MatchArgs a, MatchScratch m, int tiles_x) {
+  constexpr int kPairs = 2;  // disparity pairs per round: four disparities
+  __shared__ std::uint32_t pc[kPairs][kTh][kTw];
+  __shared__ std::uint32_t hs[kPairs][kTh][kTw];
+  __shared__ std::uint32_t sw[kPairs][kTh][kTw];
+  __shared__ std::uint8_t ref_val[kTh][kTw];
+  __shared__ std::uint64_t ref_code[kTh][kTw];
+  __shared__ std::uint8_t ad_table[256];
+  __shared__ std::uint8_t census_table[65];
+  __shared__ std::uint32_t item_s;
+
+  const int tid = threadIdx.y * kBlockW + threadIdx.x;
+  const int nd = a.disparities;
+  const int pad = a.subpixel ? 1 : 0;
+  const int w = a.width, h = a.height;
+  for (int i = tid; i < 256; i += kThreads) ad_table[i] = a.tables.ad[i];
+  for (int i = tid; i < 65; i += kThreads) census_table[i] = a.tables.census[i];
+
+  // A fixed number of blocks takes the listed (tile, view, chunk) items in turn. Results go out
+  // through atomicMin, so the order in which items are taken cannot change them.
+  for (;;) {
+    if (tid == 0) {
+      const std::uint32_t k = atomicAdd(&m.counters[1], 1u);
+      item_s = k < m.counters[0] ? m.work[k] : kNoKey;
+    }
+    __syncthreads();
+    const std::uint32_t item = item_s;
+    if (item == kNoKey) return;
+    const int t = static_cast<int>(item >> 6);
+    const int view = static_cast<int>((item >> 5) & 1u), chunk = static_cast<int>(item & 31u);
+    chunk_item<kK4>(a, m, t, view, chunk, tiles_x, nd, pad, w, h, tid, pc, hs, sw, ref_val,
+                    ref_code, ad_table, census_table);
+    __syncthreads();  // the shared arrays and item_s are the next item's
   }
 }
 
@@ -1054,26 +1104,42 @@ MatchScratchSizes match_scratch_sizes(int width, int height, int disparities, in
   z.tiles = static_cast<std::size_t>((width + kBlockW - 1) / kBlockW) *
             ((height + s3::kTileOutH - 1) / s3::kTileOutH);
   z.chunks = static_cast<std::size_t>((disparities + s3::kChunk - 1) / s3::kChunk);
+  z.work_items = z.tiles * 2 * z.chunks;
   return z;
+}
+
+int match_workers() {
+  int device = 0, sms = 0, per_sm = 0;
+  STEREOD_CUDA(cudaGetDevice(&device));
+  STEREOD_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  // Both instantiations have the same launch bounds and shared memory; ask for the default one.
+  STEREOD_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, s3::chunk_kernel<true>,
+                                                             kBlockW * kBlockH, 0));
+  return std::max(1, sms * per_sm);
 }
 
 void launch_match(const MatchArgs& a, const MatchScratch& m, cudaStream_t stream) {
   const dim3 block(kBlockW, kBlockH);
-  if (a.subwindow == 3 && a.uniqueness == 0 && m.key[0] != nullptr) {
+  if (a.subwindow == 3 && a.uniqueness == 0 && m.key[0] != nullptr && m.work != nullptr) {
     const int chunks = (a.disparities + s3::kChunk - 1) / s3::kChunk;
     const dim3 tiles(static_cast<unsigned>((a.width + kBlockW - 1) / kBlockW),
                      static_cast<unsigned>((a.height + s3::kTileOutH - 1) / s3::kTileOutH), 2);
-    s3::ranges_kernel<<<tiles, block, 0, stream>>>(a, m);
+    STEREOD_CUDA(cudaMemsetAsync(m.counters, 0, 2 * sizeof(std::uint32_t), stream));
+    s3::ranges_kernel<<<tiles, block, 0, stream>>>(a, m, chunks);
     STEREOD_CUDA_LAUNCHED("ranges_kernel");
     const std::size_t pixels = static_cast<std::size_t>(a.width) * a.height;
     for (int i = 0; i < 2; ++i) {
       STEREOD_CUDA(cudaMemsetAsync(m.key[i], 0xFF, pixels * sizeof(std::uint32_t), stream));
     }
-    const dim3 grid(tiles.x, tiles.y, static_cast<unsigned>(2 * chunks));
+    // Never more blocks than items could need.
+    const std::size_t items = static_cast<std::size_t>(tiles.x) * tiles.y * 2 * chunks;
+    const unsigned workers =
+        static_cast<unsigned>(std::min<std::size_t>(items, std::max(m.workers, 1)));
+    const int tiles_x = static_cast<int>(tiles.x);
     if (a.best_k == 4)
-      s3::chunk_kernel<true><<<grid, block, 0, stream>>>(a, m, chunks);
+      s3::chunk_kernel<true><<<workers, block, 0, stream>>>(a, m, tiles_x);
     else
-      s3::chunk_kernel<false><<<grid, block, 0, stream>>>(a, m, chunks);
+      s3::chunk_kernel<false><<<workers, block, 0, stream>>>(a, m, tiles_x);
     STEREOD_CUDA_LAUNCHED("chunk_kernel");
     s3::finalize_kernel<<<grid_for(a.width, a.height, 2), block, 0, stream>>>(a, m);
     STEREOD_CUDA_LAUNCHED("finalize_kernel");

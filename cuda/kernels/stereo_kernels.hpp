@@ -72,10 +72,19 @@ struct MatchScratch {
   std::int32_t* tile_hi[2] = {nullptr, nullptr};
   std::uint32_t* key[2] = {nullptr, nullptr};   // (cost << 16) | d, the minimum over chunks
   std::uint32_t* cmcp[2] = {nullptr, nullptr};  // [chunk][pixel]: (A(d-1) << 16) | A(d+1)
+  // The (tile, view, chunk) blocks that have work, listed by ranges_kernel (capacity: work_items)
+  // and taken in turn by a fixed number of chunk_kernel blocks. counters[0]: items listed,
+  // counters[1]: items taken.
+  std::uint32_t* work = nullptr;
+  std::uint32_t* counters = nullptr;
+  int workers = 0;  // chunk_kernel blocks: as many as the GPU keeps resident
 };
 struct MatchScratchSizes {
   std::size_t pixels = 0, tiles = 0, chunks = 0;
+  std::size_t work_items = 0;  // tiles x 2 views x chunks
 };
+// How many chunk_kernel blocks the current device keeps resident at once (for MatchScratch).
+int match_workers();
 // What the chunked path needs for a level of this size and range (chunks = 0: it is not used).
 MatchScratchSizes match_scratch_sizes(int width, int height, int disparities, int subwindow);
 
