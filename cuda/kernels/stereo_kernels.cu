@@ -64,9 +64,15 @@ __global__ void preprocess_kernel(PreprocessArgs a) {
     const int tx = kPreHalo + threadIdx.x, ty = kPreHalo + threadIdx.y;
     if (a.census[img]) {
       a.census[img][i] =
-          census_at(t, kPreTw, kPreTh, kPreTw, tx, ty, a.census_width, a.census_height);
+          a.census_width == 9 && a.census_height == 7  // the default
+              ? census_fixed<9, 7>(t, kPreTw, tx, ty)
+              : census_at(t, kPreTw, kPreTh, kPreTw, tx, ty, a.census_width, a.census_height);
     }
-    if (a.ad[img]) a.ad[img][i] = mean_removed_at(t, kPreTw, kPreTh, kPreTw, tx, ty, a.ad_radius);
+    if (a.ad[img]) {
+      a.ad[img][i] = a.ad_radius == 1
+                         ? mean_removed_fixed<1>(t, kPreTw, tx, ty)
+                         : mean_removed_at(t, kPreTw, kPreTh, kPreTw, tx, ty, a.ad_radius);
+    }
   }
   if (a.down[img] && x < a.down_width && y < a.down_height) {
     a.down[img][y * a.down_width + x] = downsample_at(g, a.width, a.height, a.width, x, y);

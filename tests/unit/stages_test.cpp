@@ -150,6 +150,31 @@ TEST(PixelOps, SumOfSmallestKEqualsSortedPrefix) {
   }
 }
 
+// The CUDA engine's preprocessing uses the compile-time versions for the default windows; they
+// must give exactly the bits and bytes of the general ones wherever the window is inside.
+TEST(PixelOps, FixedWindowVersionsEqualTheGeneralOnes) {
+  std::mt19937 rng(17);
+  constexpr int kW = 40, kH = 30;
+  std::vector<std::uint8_t> img(kW * kH);
+  for (int round = 0; round < 4; ++round) {
+    // Noise, then flat areas and ties with the centre (where "<" matters).
+    for (auto& v : img) v = static_cast<std::uint8_t>(round < 2 ? rng() % 256 : 100 + rng() % 3);
+    for (int y = 4; y < kH - 4; ++y) {
+      for (int x = 4; x < kW - 4; ++x) {
+        ASSERT_EQ((census_fixed<9, 7>(img.data(), kW, x, y)),
+                  census_at(img.data(), kW, kH, kW, x, y, 9, 7))
+            << x << "," << y;
+        ASSERT_EQ((census_fixed<5, 5>(img.data(), kW, x, y)),
+                  census_at(img.data(), kW, kH, kW, x, y, 5, 5));
+        ASSERT_EQ((mean_removed_fixed<1>(img.data(), kW, x, y)),
+                  mean_removed_at(img.data(), kW, kH, kW, x, y, 1));
+        ASSERT_EQ((mean_removed_fixed<2>(img.data(), kW, x, y)),
+                  mean_removed_at(img.data(), kW, kH, kW, x, y, 2));
+      }
+    }
+  }
+}
+
 TEST(PixelOps, SubpixelOffsetIsRoundedParabolaVertex) {
   for (std::uint32_t c = 0; c < 40; c += 3) {
     for (std::uint32_t cm = 0; cm < 60; ++cm) {
