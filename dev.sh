@@ -84,7 +84,8 @@ case ${1:-} in
     kill -TERM "$pid"
     wait "$pid"
     trap 'rm -rf "$rundir"' EXIT
-    last=$(ls "$out"/*_color.png | tail -n 1)
+    saved=("$out"/*_color.png)
+    last=${saved[-1]}
     echo "dev.sh: the daemon published; the last frame's colorized disparity is $last" \
          "(16-bit disparity, mask and header beside it)"
     ;;

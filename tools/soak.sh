@@ -3,7 +3,7 @@
 # receiving everything, the daemon's RSS and CPU every 10 s and a stats message every minute.
 # Usage: tools/soak.sh [CONFIG] [MINUTES] [OUT_DIR]   (defaults: config/stereod.yaml, 10, soak-out)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 config=${1:-config/stereod.yaml} minutes=${2:-10} out=${3:-soak-out}
 BUILD_DIR=${BUILD_DIR:-build}
 mkdir -p "$out"

@@ -5,7 +5,7 @@
 # Usage: tools/gpu/daemon-latency.sh RIGS WIDTHxHEIGHT MAX_DISPARITY FRAMES [FPS] [ENGINE]
 # STEREOD and STEREOD_SUB name the commands (default: the build tree's binaries).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 rigs=$1 size=$2 disparity=$3 frames=$4 fps=${5:-30} engine=${6:-cuda}
 w=${size%x*} h=${size#*x}
 STEREOD=${STEREOD:-build/daemon/stereod}
