@@ -5,7 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD_DIR=${1:-build-gpu}
-ARCHS=${CUDA_ARCHS:-"87;90;native"}
+# Jetson Orin and Hopper, plus this machine's GPU (CMake's "native" needs 3.24; JetPack has 3.22).
+cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '.' || true)
+case $cap in "" | 87 | 90) cap= ;; esac
+ARCHS=${CUDA_ARCHS:-"87;90${cap:+;$cap}"}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCHS"
 cmake --build "$BUILD_DIR" -j "$(nproc)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
