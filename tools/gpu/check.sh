@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything that needs a GPU, in one go: builds (CUDA engine for this machine's GPU and for
 # Jetson Orin), runs every GPU test (the CUDA engine against the CPU reference, bit for bit), then
-# the speed table. Usage: tools/gpu/check.sh [BUILD_DIR]   (needs ./dev.sh's packages and nvcc)
+# the speed table and the daemon's latency table. Usage: tools/gpu/check.sh [BUILD_DIR]   (needs ./dev.sh's packages and nvcc)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD_DIR=${1:-build-gpu}
