@@ -132,14 +132,7 @@ class CudaEngine final : public Engine {
   std::string_view name() const override { return "cuda"; }
 
   SubmitStatus submit(const FrameInput& f) override {
-    if (f.left.width != options_.width || f.left.height != options_.height ||
-        f.right.width != options_.width || f.right.height != options_.height) {
-      throw ParameterError(
-          "frame", "frame " + std::to_string(f.sequence) + " is " + std::to_string(f.left.width) +
-                       "x" + std::to_string(f.left.height) + " / " + std::to_string(f.right.width) +
-                       "x" + std::to_string(f.right.height) + ", the engine expects " +
-                       std::to_string(options_.width) + "x" + std::to_string(options_.height));
-    }
+    check_frame_size(f, options_.width, options_.height);
     const auto t0 = Clock::now();
     std::lock_guard<std::mutex> lock(shared_->mutex);
     Slot* slot = nullptr;
@@ -156,11 +149,6 @@ class CudaEngine final : public Engine {
     const bool want_color = background_.enabled && background_.color && has_color;
     if (applied_generation_ != generation_ || want_color != pipeline_->color()) {
       reconfigure(want_color);
-    }
-    if (has_color &&
-        (f.left_color.width != options_.width || f.left_color.height != options_.height ||
-         f.right_color.width != options_.width || f.right_color.height != options_.height)) {
-      throw ParameterError("color", "color images do not have the frame's size");
     }
 
     const int w = options_.width, h = options_.height;

@@ -89,14 +89,7 @@ class CpuEngine final : public Engine {
   std::string_view name() const override { return "cpu"; }
 
   SubmitStatus submit(const FrameInput& f) override {
-    if (f.left.width != options_.width || f.left.height != options_.height ||
-        f.right.width != options_.width || f.right.height != options_.height) {
-      throw ParameterError(
-          "frame", "frame " + std::to_string(f.sequence) + " is " + std::to_string(f.left.width) +
-                       "x" + std::to_string(f.left.height) + " / " + std::to_string(f.right.width) +
-                       "x" + std::to_string(f.right.height) + ", the engine expects " +
-                       std::to_string(options_.width) + "x" + std::to_string(options_.height));
-    }
+    check_frame_size(f, options_.width, options_.height);
     const auto t0 = Clock::now();
     int index = -1;
     {

@@ -98,6 +98,10 @@ class Engine {
   virtual int in_flight() const = 0;
 };
 
+// What both engines' submit() check first: left and right (and their color, when both views
+// carry it) have the engine's size. Throws ParameterError naming the frame and the sizes.
+void check_frame_size(const FrameInput& frame, int width, int height);
+
 // kind: "cpu", "cuda", or "auto" (CUDA when a usable device is present, else CPU). Throws
 // std::runtime_error naming the problem (e.g. "cuda engine: not built", CUDA's error message).
 std::unique_ptr<Engine> make_engine(std::string_view kind, const EngineOptions& options);

@@ -123,6 +123,21 @@ TEST(CpuEngine, RejectsWrongSizesAndBadOptions) {
   auto engine = make_engine("cpu", small_options());
   const auto s = make_benchmark_pair(80, 64, 32);
   EXPECT_THROW(engine->submit(frame_of(s, 0)), ParameterError);
+  // Color of another size than the gray frame: refused before anything is copied (the CUDA engine
+  // always did; the CPU engine copied it and left the mismatch to the background model).
+  const auto good = make_benchmark_pair(96, 64, 32);
+  RgbImage small_color;
+  small_color.resize(48, 32);
+  FrameInput f = frame_of(good, 1);
+  f.left_color = view_of(small_color);
+  f.right_color = view_of(small_color);
+  try {
+    engine->submit(f);
+    ADD_FAILURE() << "color of the wrong size was accepted";
+  } catch (const ParameterError& e) {
+    EXPECT_NE(std::string(e.what()).find("color"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(engine->in_flight(), 0);
   EngineOptions o = small_options();
   o.inflight = 0;
   EXPECT_THROW(make_engine("cpu", o), ParameterError);
