@@ -103,6 +103,19 @@ __device__ __forceinline__ std::int16_t checked_value(const std::int16_t* map,
   return d;
 }
 
+// This pixel's search range from the coarser level (the rule in pixel_ops.hpp), reading the
+// parent disparities through the cross-check.
+__device__ __forceinline__ void checked_parent_range(const MatchArgs& a, const MatchViewArgs& v,
+                                                     int x, int y, int& lo, int& hi) {
+  const int pw = a.parent_width;
+  parent_range(
+      [&](int u, int row) {
+        return static_cast<int>(checked_value(v.parent_this, v.parent_other, pw, u, row,
+                                              v.direction, a.cross_check, a.tolerance));
+      },
+      pw, a.parent_height, x, y, a.parent_radius, a.disparities, lo, hi);
+}
+
 __device__ __forceinline__ void top4_insert(std::uint32_t (&v)[4], int (&d)[4], std::uint32_t a,
                                             int disp) {
   // Sorted ascending by value; an equal value goes after (the earlier, smaller d stays first).
@@ -147,24 +160,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH) match_kernel(MatchArgs a) {
   const bool inside = x < w && y < h;
   bool matched = inside && (!v.ref_fg || v.ref_fg[y * w + x] != 0);
   int lo = 0, hi = nd - 1;
-  if (matched && v.parent_this) {
-    const int pw = a.parent_width, ph = a.parent_height;
-    const int px = min(x / 2, pw - 1), py = min(y / 2, ph - 1);
-    int mn = 1 << 30, mx = -1;
-    for (int yy = max(0, py - a.parent_radius); yy <= min(ph - 1, py + a.parent_radius); ++yy) {
-      for (int xx = max(0, px - a.parent_radius); xx <= min(pw - 1, px + a.parent_radius); ++xx) {
-        const int d = checked_value(v.parent_this, v.parent_other, pw, xx, yy, v.direction,
-                                    a.cross_check, a.tolerance);
-        if (d == kNoDisparity) continue;
-        mn = min(mn, d);
-        mx = max(mx, d);
-      }
-    }
-    if (mx >= 0) {
-      lo = clamp_int(2 * mn - 2, 0, nd - 1);
-      hi = clamp_int(2 * mx + 2, 0, nd - 1);
-    }
-  }
+  if (matched && v.parent_this) checked_parent_range(a, v, x, y, lo, hi);
   // Candidates beyond the image edge are never allowed: no need to visit them.
   const int reach = v.direction < 0 ? x : w - 1 - x;
   const int pad = a.subpixel ? 1 : 0;
@@ -287,11 +283,11 @@ __global__ void __launch_bounds__(kBlockW* kBlockH) match_kernel(MatchArgs a) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The same matching, specialised for the default sub-window s = 3 (the generic kernel above
-// serves every other s). Equal results, fewer instructions: a 32x16 tile with two rows per
-// thread (less halo per pixel), compile-time tile geometry (no division), two disparities per
-// round of barriers, 16-bit shared sums, the reference tile's intensities and census codes loaded
-// once, and the k = 4 selection network when k is 4.
+// The same matching, specialised for the default sub-window s = 3 without the uniqueness test
+// (the generic kernel above serves every other case). Equal results, fewer instructions: a 32x16
+// tile with two rows per thread (less halo per pixel), compile-time tile geometry (no division),
+// the reference tile's intensities and census codes loaded once, two disparities per 32-bit word,
+// and the k = 4 selection network when k is 4.
 
 namespace s3 {
 
@@ -302,236 +298,6 @@ constexpr int kTw = kBlockW + 2 * kHalo;    // 40
 constexpr int kTh = kTileOutH + 2 * kHalo;  // 24
 constexpr int kCells = kTw * kTh;
 constexpr int kThreads = kBlockW * kBlockH;
-
-struct PixelState {
-  bool matched = false;
-  int lo = 0, hi = -1;
-  std::uint32_t best = kNone, prev = kNone, cm = kNone, cp = kNone;
-  int best_d = kNoDisparity;
-  bool pending_cp = false;
-  std::uint32_t top_v[4] = {kNone, kNone, kNone, kNone};
-  int top_d[4] = {0, 0, 0, 0};
-};
-
-template <bool kUnique>
-__device__ __forceinline__ void consider(PixelState& p, int d, std::uint32_t agg, bool in_range,
-                                         bool allowed) {
-  if (p.pending_cp) {
-    p.cp = agg;
-    p.pending_cp = false;
-  }
-  if (in_range && allowed) {
-    if (agg < p.best) {
-      p.best = agg;
-      p.best_d = d;
-      p.cm = p.prev;
-      p.cp = kNone;
-      p.pending_cp = true;
-    }
-    if (kUnique) top4_insert(p.top_v, p.top_d, agg, d);
-  }
-  p.prev = agg;
-}
-
-// kPerRound: disparities per round of barriers (4: fewer barriers; 2: fewer registers). Only the
-// uniqueness test uses this kernel now (the chunked path does the rest); its top-4 list needs more
-// registers than 3 blocks per SM leave, and at 3 ptxas spilled ~170 bytes per thread.
-template <int kPerRound, bool kUnique, bool kK4>
-__global__ void __launch_bounds__(kBlockW* kBlockH, 2) match3_kernel(MatchArgs a) {
-  constexpr int kSteps = (kPerRound * kCells + kThreads - 1) / kThreads;  // cells per thread
-  __shared__ std::uint16_t pc[kPerRound][kTh][kTw];
-  __shared__ std::uint16_t hs[kPerRound][kTh][kTw];
-  __shared__ std::uint16_t sw[kPerRound][kTh][kTw];
-  __shared__ std::uint8_t ref_val[kTh][kTw];
-  __shared__ std::uint64_t ref_code[kTh][kTw];
-  __shared__ std::uint8_t ad_table[256];
-  __shared__ std::uint8_t census_table[65];
-  __shared__ int tile_lo, tile_hi;
-
-  const MatchViewArgs v = a.view[blockIdx.z];
-  const int tid = threadIdx.y * kBlockW + threadIdx.x;
-  const int x0 = blockIdx.x * kBlockW, y0 = blockIdx.y * kTileOutH;
-  const int w = a.width, h = a.height, nd = a.disparities;
-  const bool census = v.ref_census != nullptr;
-  const int dir = v.direction;
-
-  for (int i = tid; i < 256; i += kBlockW * kBlockH) ad_table[i] = a.tables.ad[i];
-  for (int i = tid; i < 65; i += kBlockW * kBlockH) census_table[i] = a.tables.census[i];
-  for (int i = tid; i < kCells; i += kBlockW * kBlockH) {
-    const int r = i / kTw, c = i - r * kTw;
-    const int qx = clamp_int(x0 - kHalo + c, 0, w - 1), qy = clamp_int(y0 - kHalo + r, 0, h - 1);
-    ref_val[r][c] = v.ref_ad[qy * w + qx];
-    ref_code[r][c] = census ? v.ref_census[qy * w + qx] : 0;
-  }
-  if (tid == 0) {
-    tile_lo = 1 << 30;
-    tile_hi = -1;
-  }
-  __syncthreads();
-
-  const int x = x0 + threadIdx.x;
-  PixelState px[kRows];
-  const int pad = a.subpixel ? 1 : 0;
-#pragma unroll
-  for (int k = 0; k < kRows; ++k) {
-    PixelState& p = px[k];
-    const int y = y0 + threadIdx.y + k * kBlockH;
-    p.matched = x < w && y < h && (!v.ref_fg || v.ref_fg[y * w + x] != 0);
-    p.lo = 0;
-    p.hi = nd - 1;
-    if (p.matched && v.parent_this) {
-      const int pw = a.parent_width, ph = a.parent_height;
-      const int cx = min(x / 2, pw - 1), cy = min(y / 2, ph - 1);
-      int mn = 1 << 30, mx = -1;
-      for (int yy = max(0, cy - a.parent_radius); yy <= min(ph - 1, cy + a.parent_radius); ++yy) {
-        for (int xx = max(0, cx - a.parent_radius); xx <= min(pw - 1, cx + a.parent_radius); ++xx) {
-          const int d = checked_value(v.parent_this, v.parent_other, pw, xx, yy, dir, a.cross_check,
-                                      a.tolerance);
-          if (d == kNoDisparity) continue;
-          mn = min(mn, d);
-          mx = max(mx, d);
-        }
-      }
-      if (mx >= 0) {
-        p.lo = clamp_int(2 * mn - 2, 0, nd - 1);
-        p.hi = clamp_int(2 * mx + 2, 0, nd - 1);
-      }
-    }
-    if (p.matched) {
-      const int reach = dir < 0 ? x : w - 1 - x;
-      const int need_lo = max(0, p.lo - pad);
-      const int need_hi = min(min(nd - 1, p.hi + pad), reach);
-      if (need_lo <= need_hi) {
-        atomicMin(&tile_lo, need_lo);
-        atomicMax(&tile_hi, need_hi);
-      }
-    }
-  }
-  __syncthreads();
-  const int dlo = tile_lo, dhi = tile_hi;
-  const std::uint32_t outside = a.tables.outside;
-
-  for (int d0 = dlo; d0 <= dhi; d0 += kPerRound) {
-    // Pixel costs of the tile and halo for d0 .. d0+3, in batches whose target loads are all
-    // issued before any is used (fixed trip counts, unrolled): a few memory latencies per round
-    // rather than one per cell, without holding all fifteen cells' loads in registers.
-    constexpr int kBatch = kPerRound == 4 ? 5 : 4;
-#pragma unroll
-    for (int j0 = 0; j0 < kSteps; j0 += kBatch) {
-      std::uint8_t tv[kBatch];
-      std::uint64_t tc[kBatch];
-      bool in[kBatch];
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const int i = tid + (j0 + b) * kThreads;
-        const int dd = i / kCells, cell = i - dd * kCells;
-        const int r = cell / kTw, c = cell - r * kTw;
-        const int qx = clamp_int(x0 - kHalo + c, 0, w - 1),
-                  qy = clamp_int(y0 - kHalo + r, 0, h - 1);
-        const int tx = qx + dir * (d0 + dd);
-        in[b] = j0 + b < kSteps && i < kPerRound * kCells && tx >= 0 && tx < w;
-        tv[b] = in[b] ? v.tgt_ad[qy * w + tx] : 0;
-        tc[b] = (in[b] && census) ? v.tgt_census[qy * w + tx] : 0;
-      }
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const int i = tid + (j0 + b) * kThreads;
-        if (j0 + b >= kSteps || i >= kPerRound * kCells) break;
-        const int dd = i / kCells, cell = i - dd * kCells;
-        const int r = cell / kTw, c = cell - r * kTw;
-        std::uint32_t cost = outside;
-        if (in[b]) {
-          const int av = ref_val[r][c], bv = tv[b];
-          cost = ad_table[av > bv ? av - bv : bv - av];
-          if (census) cost += census_table[popcount64(ref_code[r][c] ^ tc[b])];
-        }
-        pc[dd][r][c] = static_cast<std::uint16_t>(cost);
-      }
-    }
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < kSteps; ++j) {
-      const int i = tid + j * kThreads;
-      if (i >= kPerRound * kCells) break;
-      const int dd = i / kCells, cell = i - dd * kCells;
-      const int r = cell / kTw, c = cell - r * kTw;
-      if (c < 1 || c >= kTw - 1) continue;
-      hs[dd][r][c] = static_cast<std::uint16_t>(pc[dd][r][c - 1] + pc[dd][r][c] + pc[dd][r][c + 1]);
-    }
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < kSteps; ++j) {
-      const int i = tid + j * kThreads;
-      if (i >= kPerRound * kCells) break;
-      const int dd = i / kCells, cell = i - dd * kCells;
-      const int r = cell / kTw, c = cell - r * kTw;
-      if (r < 1 || r >= kTh - 1 || c < 1 || c >= kTw - 1) continue;
-      sw[dd][r][c] = static_cast<std::uint16_t>(hs[dd][r - 1][c] + hs[dd][r][c] + hs[dd][r + 1][c]);
-    }
-    __syncthreads();
-    // Aggregate. The next round's first barrier keeps sw intact until every thread is done here.
-#pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-      PixelState& p = px[k];
-      if (!p.matched) continue;
-      const int y = y0 + threadIdx.y + k * kBlockH;
-      const int R = kHalo + threadIdx.y + k * kBlockH, C = kHalo + threadIdx.x;
-#pragma unroll
-      for (int dd = 0; dd < kPerRound; ++dd) {
-        const int d = d0 + dd;
-        if (d > dhi) break;
-        const bool in_range = d >= p.lo && d <= p.hi;
-        const bool needed = in_range || (a.subpixel && d >= p.lo - 1 && d <= p.hi + 1);
-        const int tx = x + dir * d;
-        const bool allowed = tx >= 0 && tx < w && (!v.tgt_fg || v.tgt_fg[y * w + tx] != 0);
-        std::uint32_t agg = kNone;
-        if (needed && allowed) {
-          std::uint32_t nb[8] = {sw[dd][R - 3][C - 3], sw[dd][R - 3][C],    sw[dd][R - 3][C + 3],
-                                 sw[dd][R][C - 3],     sw[dd][R][C + 3],    sw[dd][R + 3][C - 3],
-                                 sw[dd][R + 3][C],     sw[dd][R + 3][C + 3]};
-          agg = sw[dd][R][C] + (kK4 ? sum_smallest_4_of_8(nb) : sum_smallest_k_of_8(nb, a.best_k));
-        }
-        consider<kUnique>(p, d, agg, in_range, allowed);
-      }
-    }
-  }
-
-#pragma unroll
-  for (int k = 0; k < kRows; ++k) {
-    PixelState& p = px[k];
-    const int y = y0 + threadIdx.y + k * kBlockH;
-    if (x >= w || y >= h) continue;
-    if (p.pending_cp) p.cp = kNone;
-    int best_d = p.best_d;
-    if (kUnique && best_d != kNoDisparity) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        if (p.top_v[i] == kNone) break;
-        const int diff = p.top_d[i] - best_d;
-        if (diff <= 1 && diff >= -1) continue;
-        if (static_cast<unsigned long long>(p.top_v[i]) * (100 - a.uniqueness) <
-            static_cast<unsigned long long>(p.best) * 100) {
-          best_d = kNoDisparity;
-        }
-        break;
-      }
-    }
-    const int i = y * w + x;
-    v.out_disp[i] = static_cast<std::int16_t>(best_d);
-    if (v.out_q4) {
-      std::uint16_t q = kInvalidDisparity;
-      if (best_d != kNoDisparity) {
-        int offset = 0;
-        if (best_d >= 1 && best_d + 1 < nd && p.cm != kNone && p.cp != kNone) {
-          offset = subpixel_offset(p.cm, p.best, p.cp);
-        }
-        q = static_cast<std::uint16_t>(
-            clamp_int(kSubpixelScale * best_d + offset, 0, kSubpixelScale * (nd - 1)));
-      }
-      v.out_q4[i] = q;
-    }
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The chunked s = 3 path. (1) ranges_kernel: each pixel's search range and each tile's union,
@@ -587,24 +353,7 @@ __global__ void ranges_kernel(MatchArgs a, MatchScratch m, int chunks) {
     if (x >= w || y >= h) continue;
     const bool matched = !v.ref_fg || v.ref_fg[y * w + x] != 0;
     int lo = 0, hi = nd - 1;
-    if (matched && v.parent_this) {
-      const int pw = a.parent_width, ph = a.parent_height;
-      const int cx = min(x / 2, pw - 1), cy = min(y / 2, ph - 1);
-      int mn = 1 << 30, mx = -1;
-      for (int yy = max(0, cy - a.parent_radius); yy <= min(ph - 1, cy + a.parent_radius); ++yy) {
-        for (int xx = max(0, cx - a.parent_radius); xx <= min(pw - 1, cx + a.parent_radius); ++xx) {
-          const int d = checked_value(v.parent_this, v.parent_other, pw, xx, yy, v.direction,
-                                      a.cross_check, a.tolerance);
-          if (d == kNoDisparity) continue;
-          mn = min(mn, d);
-          mx = max(mx, d);
-        }
-      }
-      if (mx >= 0) {
-        lo = clamp_int(2 * mn - 2, 0, nd - 1);
-        hi = clamp_int(2 * mx + 2, 0, nd - 1);
-      }
-    }
+    if (matched && v.parent_this) checked_parent_range(a, v, x, y, lo, hi);
     if (!matched) {
       lo = 0;
       hi = -1;
@@ -910,24 +659,7 @@ __global__ void median_kernel(MedianArgs a) {
   const int w = a.width, h = a.height;
   if (x >= w || y >= h) return;
   const std::uint16_t* in = a.in[view];
-  const std::uint16_t c = in[y * w + x];
-  if (!a.enabled || c == kInvalidDisparity) {
-    a.out[view][y * w + x] = c;
-    return;
-  }
-  std::uint16_t vals[9];
-  int n = 0;
-  for (int dy = -1; dy <= 1; ++dy) {
-    const int yy = y + dy;
-    if (yy < 0 || yy >= h) continue;
-    for (int dx = -1; dx <= 1; ++dx) {
-      const int xx = x + dx;
-      if (xx < 0 || xx >= w) continue;
-      const std::uint16_t d = in[yy * w + xx];
-      if (d != kInvalidDisparity) vals[n++] = d;
-    }
-  }
-  a.out[view][y * w + x] = lower_median(vals, n);
+  a.out[view][y * w + x] = a.enabled ? median3x3_at(in, w, h, x, y) : in[y * w + x];
 }
 
 // One thread per row: the scan is inherently sequential along the row, rows are independent.
@@ -939,40 +671,7 @@ __global__ void fill_kernel(FillArgs a) {
   std::uint16_t* d = a.disp[view] + static_cast<std::size_t>(y) * w;
   const std::uint8_t* in = a.intensity[view] + static_cast<std::size_t>(y) * w;
   const std::uint8_t* fg = a.fg[view] ? a.fg[view] + static_cast<std::size_t>(y) * w : nullptr;
-  const int max_step = a.interpolate_max * kSubpixelScale;
-  int x = 0;
-  while (x < w) {
-    if (d[x] != kInvalidDisparity || (fg && !fg[x])) {
-      ++x;
-      continue;
-    }
-    const int start = x;
-    while (x < w && d[x] == kInvalidDisparity && !(fg && !fg[x])) ++x;
-    const int end = x;
-    const int xl = start - 1, xr = end;
-    const bool has_l = xl >= 0 && d[xl] != kInvalidDisparity;
-    const bool has_r = xr < w && d[xr] != kInvalidDisparity;
-    if (!has_l && !has_r) continue;
-    for (int i = start; i < end; ++i) {
-      int val;
-      if (has_l && has_r) {
-        const int dl = d[xl], dr = d[xr];
-        if ((dl > dr ? dl - dr : dr - dl) <= max_step) {
-          val = interpolate_disparity(xl, dl, xr, dr, i);
-        } else if (a.background_mode) {
-          val = dl < dr ? dl : dr;
-        } else {
-          const int c = in[i];
-          const int el = c > in[xl] ? c - in[xl] : in[xl] - c;
-          const int er = c > in[xr] ? c - in[xr] : in[xr] - c;
-          val = el < er ? dl : (er < el ? dr : (dl < dr ? dl : dr));
-        }
-      } else {
-        val = has_l ? d[xl] : d[xr];
-      }
-      d[i] = static_cast<std::uint16_t>(val);
-    }
-  }
+  fill_holes_row(d, w, in, fg, a.background_mode, a.interpolate_max * kSubpixelScale);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1149,16 +848,6 @@ void launch_match(const MatchArgs& a, const MatchScratch& m, cudaStream_t stream
     STEREOD_CUDA_LAUNCHED("chunk_kernel");
     s3::finalize_kernel<<<grid_for(a.width, a.height, 2), block, 0, stream>>>(a, m);
     STEREOD_CUDA_LAUNCHED("finalize_kernel");
-    return;
-  }
-  if (a.subwindow == 3) {
-    const dim3 grid(static_cast<unsigned>((a.width + kBlockW - 1) / kBlockW),
-                    static_cast<unsigned>((a.height + s3::kTileOutH - 1) / s3::kTileOutH), 2);
-    if (a.best_k == 4)
-      s3::match3_kernel<4, true, true><<<grid, block, 0, stream>>>(a);
-    else
-      s3::match3_kernel<4, true, false><<<grid, block, 0, stream>>>(a);
-    STEREOD_CUDA_LAUNCHED("match3_kernel");
     return;
   }
   match_kernel<<<grid_for(a.width, a.height, 2), block, 0, stream>>>(a);

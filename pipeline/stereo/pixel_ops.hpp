@@ -70,6 +70,37 @@ STEREOD_HD std::uint8_t mean_removed_at(const std::uint8_t* img, int width, int 
   return static_cast<std::uint8_t>(clamp_int(img[y * stride + x] - sum / n + 128, 0, 255));
 }
 
+// The parent-neighbourhood rule (ALGORITHM.md step 5): pixel (x, y) searches twice the span of the
+// valid disparities in the (2r+1)^2 block of the coarser level around its parent, widened by 2 on
+// each side and clamped to 0..disparities-1; with no valid disparity there, the whole range.
+// `parent(u, v)` is the coarser level's disparity at (u, v), kNoDisparity where there is none
+// (the CPU passes its cross-checked map, the GPU checks on the fly).
+template <typename Parent>
+STEREOD_HD void parent_range(const Parent& parent, int parent_width, int parent_height, int x,
+                             int y, int radius, int disparities, int& lo, int& hi) {
+  const int px = x / 2 < parent_width - 1 ? x / 2 : parent_width - 1;
+  const int py = y / 2 < parent_height - 1 ? y / 2 : parent_height - 1;
+  const int u0 = px - radius > 0 ? px - radius : 0;
+  const int u1 = px + radius < parent_width - 1 ? px + radius : parent_width - 1;
+  const int v0 = py - radius > 0 ? py - radius : 0;
+  const int v1 = py + radius < parent_height - 1 ? py + radius : parent_height - 1;
+  int mn = 1 << 30, mx = -1;
+  for (int v = v0; v <= v1; ++v) {
+    for (int u = u0; u <= u1; ++u) {
+      const int d = parent(u, v);
+      if (d == kNoDisparity) continue;
+      mn = d < mn ? d : mn;
+      mx = d > mx ? d : mx;
+    }
+  }
+  lo = 0;
+  hi = disparities - 1;
+  if (mx >= 0) {
+    lo = clamp_int(2 * mn - 2, 0, disparities - 1);
+    hi = clamp_int(2 * mx + 2, 0, disparities - 1);
+  }
+}
+
 // census_at and mean_removed_at for window sizes known at compile time, where every window lies
 // inside the image (no clamping; the CUDA engine reads from a tile with a clamped halo): the same
 // bits and bytes without the runtime loops, clamps and 64-bit shifts that made the GPU's
@@ -121,9 +152,7 @@ STEREOD_HD std::uint8_t downsample_at(const std::uint8_t* fine, int fw, int fh, 
   return static_cast<std::uint8_t>((sum + 2) >> 2);
 }
 
-// Sum of the k smallest of eight values (k in 0..8). A sorting network keeps it branch-free on
-// the GPU; the sum of the k smallest does not depend on how they were found.
-STEREOD_HD std::uint32_t sum_smallest_k_of_8(std::uint32_t v[8], int k) {
+// Compare-exchange of v[a] and v[b] (ascending), for the two selection networks below.
 #define STEREOD_CSWAP(a, b)                              \
   do {                                                   \
     const std::uint32_t lo_ = v[a] < v[b] ? v[a] : v[b]; \
@@ -131,6 +160,10 @@ STEREOD_HD std::uint32_t sum_smallest_k_of_8(std::uint32_t v[8], int k) {
     v[a] = lo_;                                          \
     v[b] = hi_;                                          \
   } while (0)
+
+// Sum of the k smallest of eight values (k in 0..8). A sorting network keeps it branch-free on
+// the GPU; the sum of the k smallest does not depend on how they were found.
+STEREOD_HD std::uint32_t sum_smallest_k_of_8(std::uint32_t v[8], int k) {
   // Batcher's odd-even merge sort for 8 inputs (19 compare-exchanges).
   STEREOD_CSWAP(0, 1);
   STEREOD_CSWAP(2, 3);
@@ -151,7 +184,6 @@ STEREOD_HD std::uint32_t sum_smallest_k_of_8(std::uint32_t v[8], int k) {
   STEREOD_CSWAP(1, 2);
   STEREOD_CSWAP(3, 4);
   STEREOD_CSWAP(5, 6);
-#undef STEREOD_CSWAP
   std::uint32_t sum = 0;
   for (int i = 0; i < 8; ++i) sum += i < k ? v[i] : 0u;
   return sum;
@@ -160,13 +192,6 @@ STEREOD_HD std::uint32_t sum_smallest_k_of_8(std::uint32_t v[8], int k) {
 // The same sum for k = 4 (the default) with fewer comparisons: sort each half (5 compare-exchanges
 // each), then the 4 smallest of two sorted quadruples are min(a[i], b[3-i]) (a bitonic split).
 STEREOD_HD std::uint32_t sum_smallest_4_of_8(std::uint32_t v[8]) {
-#define STEREOD_CSWAP(a, b)                              \
-  do {                                                   \
-    const std::uint32_t lo_ = v[a] < v[b] ? v[a] : v[b]; \
-    const std::uint32_t hi_ = v[a] < v[b] ? v[b] : v[a]; \
-    v[a] = lo_;                                          \
-    v[b] = hi_;                                          \
-  } while (0)
   STEREOD_CSWAP(0, 1);
   STEREOD_CSWAP(2, 3);
   STEREOD_CSWAP(0, 2);
@@ -208,11 +233,74 @@ STEREOD_HD std::uint16_t lower_median(std::uint16_t* v, int n) {
   return v[(n - 1) / 2];
 }
 
+// The 3x3 median at (x, y) of a w x h map of 16-bit disparities (row-major, no padding) over its
+// valid in-image neighbours; a pixel without disparity stays without.
+STEREOD_HD std::uint16_t median3x3_at(const std::uint16_t* in, int w, int h, int x, int y) {
+  const std::uint16_t c = in[y * w + x];
+  if (c == kInvalidDisparity) return c;
+  std::uint16_t v[9];
+  int n = 0;
+  for (int dy = -1; dy <= 1; ++dy) {
+    const int yy = y + dy;
+    if (yy < 0 || yy >= h) continue;
+    for (int dx = -1; dx <= 1; ++dx) {
+      const int xx = x + dx;
+      if (xx < 0 || xx >= w) continue;
+      const std::uint16_t d = in[yy * w + xx];
+      if (d != kInvalidDisparity) v[n++] = d;
+    }
+  }
+  return lower_median(v, n);
+}
+
 // Linear interpolation across a hole, rounded to nearest: the value at x between (xl, dl), (xr,
 // dr).
 STEREOD_HD int interpolate_disparity(int xl, int dl, int xr, int dr, int x) {
   const int span = xr - xl;
   return (dl * (xr - x) + dr * (x - xl) + span / 2) / span;
+}
+
+// Scanline hole filling of one row (ALGORITHM.md step 8): each run of foreground pixels without
+// disparity takes its neighbours' values. Both neighbours within max_step (16ths) of each other:
+// linear interpolation; farther apart: the smaller (the background side), or with
+// background_mode off the side whose intensity is closer to the pixel's (ties: the smaller);
+// one neighbour: its value; none: the run stays. `fg` null means every pixel is foreground;
+// `intensity` is read only with background_mode off.
+STEREOD_HD void fill_holes_row(std::uint16_t* d, int w, const std::uint8_t* intensity,
+                               const std::uint8_t* fg, bool background_mode, int max_step) {
+  int x = 0;
+  while (x < w) {
+    if (d[x] != kInvalidDisparity || (fg && !fg[x])) {
+      ++x;
+      continue;
+    }
+    const int start = x;  // a run of foreground holes: [start, end)
+    while (x < w && d[x] == kInvalidDisparity && !(fg && !fg[x])) ++x;
+    const int end = x;
+    const int xl = start - 1, xr = end;
+    const bool has_l = xl >= 0 && d[xl] != kInvalidDisparity;
+    const bool has_r = xr < w && d[xr] != kInvalidDisparity;
+    if (!has_l && !has_r) continue;
+    for (int i = start; i < end; ++i) {
+      int val;
+      if (has_l && has_r) {
+        const int dl = d[xl], dr = d[xr];
+        if ((dl > dr ? dl - dr : dr - dl) <= max_step) {
+          val = interpolate_disparity(xl, dl, xr, dr, i);
+        } else if (background_mode) {
+          val = dl < dr ? dl : dr;
+        } else {
+          const int c = intensity[i];
+          const int el = c > intensity[xl] ? c - intensity[xl] : intensity[xl] - c;
+          const int er = c > intensity[xr] ? c - intensity[xr] : intensity[xr] - c;
+          val = el < er ? dl : (er < el ? dr : (dl < dr ? dl : dr));
+        }
+      } else {
+        val = has_l ? d[xl] : d[xr];
+      }
+      d[i] = static_cast<std::uint16_t>(val);
+    }
+  }
 }
 
 }  // namespace stereod

@@ -35,31 +35,17 @@ void parent_search_ranges(const Image<std::int16_t>& parent, int width, int heig
   const int pw = parent.width(), ph = parent.height();
   auto rows = [&](int y0, int y1) {
     for (int y = y0; y < y1; ++y) {
-      const int py = std::min(y / 2, ph - 1);
       for (int x = 0; x < width; ++x) {
         if (!is_foreground(foreground, x, y)) {
           out.lo(x, y) = 0;
           out.hi(x, y) = -1;
           continue;
         }
-        const int px = std::min(x / 2, pw - 1);
-        int mn = 1 << 30, mx = -1;
-        for (int v = std::max(0, py - radius); v <= std::min(ph - 1, py + radius); ++v) {
-          const std::int16_t* prow = parent.row(v);
-          for (int u = std::max(0, px - radius); u <= std::min(pw - 1, px + radius); ++u) {
-            const int d = prow[u];
-            if (d == kNoDisparity) continue;
-            mn = std::min(mn, d);
-            mx = std::max(mx, d);
-          }
-        }
-        if (mx < 0) {
-          out.lo(x, y) = 0;
-          out.hi(x, y) = static_cast<std::int16_t>(disparities - 1);
-        } else {
-          out.lo(x, y) = static_cast<std::int16_t>(clamp_int(2 * mn - 2, 0, disparities - 1));
-          out.hi(x, y) = static_cast<std::int16_t>(clamp_int(2 * mx + 2, 0, disparities - 1));
-        }
+        int lo = 0, hi = 0;
+        parent_range([&](int u, int v) { return static_cast<int>(parent(u, v)); }, pw, ph, x, y,
+                     radius, disparities, lo, hi);
+        out.lo(x, y) = static_cast<std::int16_t>(lo);
+        out.hi(x, y) = static_cast<std::int16_t>(hi);
       }
     }
   };
