@@ -32,9 +32,18 @@ std::unique_ptr<Engine> open_engine(const CommonOptions& o, int width, int heigh
 Disparity16 run_pair(Engine& engine, const Gray8& left, const Gray8& right,
                      std::uint64_t sequence = 0, StageTimings* timings = nullptr);
 
-int run_disparity(const CommonOptions& common, const std::string& left, const std::string& right,
-                  int max_disparity, const std::string& out, bool fill,
-                  const std::string& right_out);
+// The median of the values (the upper one of the middle two for an even count); 0 when empty.
+double median(std::vector<double> values);
+
+struct DisparityOptions {
+  std::string left, right;
+  int max_disparity = 0;
+  std::string out, right_out;
+  bool fill = false;
+  int repeat = 1;     // the pair this many times through the engine; times are medians
+  bool sgbm = false;  // also time OpenCV's StereoSGBM on the pair, as many times
+};
+int run_disparity(const CommonOptions& common, const DisparityOptions& o);
 
 struct AccuracyOptions {
   std::string data;
@@ -42,6 +51,7 @@ struct AccuracyOptions {
   bool sgbm = true;
   std::string save;  // folder for the disparity maps, if set
   std::string only;  // substring filter on scene names
+  int repeat = 1;    // runs per scene and matcher; times are medians
 };
 int run_accuracy(const CommonOptions& common, const AccuracyOptions& o);
 

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <stdexcept>
 
 #include "background_yaml.hpp"
@@ -5,6 +6,12 @@
 #include "stereo_yaml.hpp"
 
 namespace stereod::bench {
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
 
 PairParams resolve_params(const CommonOptions& o, const PairParams& base) {
   PairParams p = o.config.empty() ? base : load_params_file(o.config, base);

@@ -22,12 +22,6 @@
 namespace stereod::bench {
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 // Share of visible pixels whose disparity is within 1 of the truth: proves the timed work is real.
 double percent_correct(ImageView<const std::uint16_t> d, const SyntheticPair& truth) {
   long long n = 0, good = 0;
