@@ -79,6 +79,15 @@ std::vector<Gray8> random_masks(CaseRng& rng, int width, int height, int levels,
   return masks;
 }
 
+StereoInput stereo_input(const MatcherCase& c) {
+  StereoInput in;
+  in.left = c.left.view();
+  in.right = c.right.view();
+  for (const auto& m : c.left_foreground) in.left_foreground.push_back(m.view());
+  for (const auto& m : c.right_foreground) in.right_foreground.push_back(m.view());
+  return in;
+}
+
 MatcherCase random_matcher_case(std::uint64_t seed, int max_width, int max_height) {
   CaseRng rng(seed);
   MatcherCase c;

@@ -10,6 +10,7 @@
 
 #include "background/background_params.hpp"
 #include "image.hpp"
+#include "stereo/matcher.hpp"
 #include "stereo/params.hpp"
 
 namespace stereod::testing {
@@ -42,6 +43,9 @@ struct MatcherCase {
   // Per level (index 0 = full resolution), 1 = foreground; empty: every pixel.
   std::vector<Gray8> left_foreground, right_foreground;
 };
+
+// The matcher's input for a case (views into it).
+StereoInput stereo_input(const MatcherCase& c);
 
 // A random case: size within [16, max_side], any usable parameters (the generator retries until
 // validate_for_images accepts them), planes or noise, with masks about a third of the time.

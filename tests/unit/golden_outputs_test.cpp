@@ -83,15 +83,6 @@ void add_matcher_outputs(Golden& g, const std::string& name, const CpuStereoMatc
   }
 }
 
-StereoInput input_of(const MatcherCase& c) {
-  StereoInput in;
-  in.left = c.left.view();
-  in.right = c.right.view();
-  for (const auto& m : c.left_foreground) in.left_foreground.push_back(m.view());
-  for (const auto& m : c.right_foreground) in.right_foreground.push_back(m.view());
-  return in;
-}
-
 void add_model_state(Golden& g, const std::string& name, const BackgroundModel& model, int levels,
                      bool color) {
   for (int s = 0; s < levels; ++s) {
@@ -145,7 +136,7 @@ TEST(GoldenOutputs, RandomSizesAndParameters) {
     const MatcherCase c = random_matcher_case(seed, large ? 480 : 160, large ? 360 : 120);
     CpuStereoMatcher m(c.params);
     StereoOutput out;
-    m.compute(input_of(c), out);
+    m.compute(stereo_input(c), out);
     add_matcher_outputs(g, c.name, m, out);
   }
   g.finish();
