@@ -1,20 +1,17 @@
 #include "cpu_pair_processor.hpp"
 
-#include <future>
-#include <thread>
-
 namespace stereod {
 
 CpuPairProcessor::CpuPairProcessor(const StereoParams& stereo, const BackgroundParams& background,
                                    unsigned threads,
                                    std::shared_ptr<const RectificationMap> left_map,
                                    std::shared_ptr<const RectificationMap> right_map)
-    : left_map_(std::move(left_map)),
+    : pool_(ThreadPool::for_threads(threads)),
+      left_map_(std::move(left_map)),
       right_map_(std::move(right_map)),
-      matcher_(stereo, threads),
+      matcher_(stereo, pool_),
       left_model_(background),
       right_model_(background) {
-  parallel_models_ = threads != 1 && std::thread::hardware_concurrency() > 1;
   if (!left_map_ != !right_map_) {
     throw ParameterError("calibration", "rectification needs maps for both cameras or neither");
   }
@@ -71,26 +68,18 @@ void CpuPairProcessor::process(const PairFrame& raw, PairOutput& out) {
   in.right = f.right;
   const bool modeling = left_model_.params().enabled;
   if (modeling) {
-    // The two models are independent: the right one runs beside the left one (a third of a
-    // frame's time on two cores during warm-up, when every pixel is matched as well).
-    auto right = [&] {
-      model_camera(f.right, f.right_color, right_model_, right_planes_, out.right_masks,
-                   out.right_stats, levels, color_scratch_[1]);
-    };
-    std::future<void> right_done;
-    if (parallel_models_) right_done = std::async(std::launch::async, right);
-    try {
-      model_camera(f.left, f.left_color, left_model_, left_planes_, out.left_masks, out.left_stats,
-                   levels, color_scratch_[0]);
-    } catch (...) {
-      if (right_done.valid()) right_done.wait();
-      throw;
-    }
-    if (right_done.valid()) {
-      right_done.get();  // rethrows the right camera's error
-    } else {
-      right();
-    }
+    // The two models are independent: the right one runs beside the left one.
+    pool_->parallel_for(2, [&](int begin, int end) {
+      for (int camera = begin; camera < end; ++camera) {
+        if (camera == 0) {
+          model_camera(f.left, f.left_color, left_model_, left_planes_, out.left_masks,
+                       out.left_stats, levels, color_scratch_[0]);
+        } else {
+          model_camera(f.right, f.right_color, right_model_, right_planes_, out.right_masks,
+                       out.right_stats, levels, color_scratch_[1]);
+        }
+      }
+    });
     for (const auto& m : out.left_masks) in.left_foreground.push_back(m.view());
     for (const auto& m : out.right_masks) in.right_foreground.push_back(m.view());
     out.background_active = !out.left_stats.warming_up;

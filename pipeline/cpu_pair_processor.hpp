@@ -10,6 +10,7 @@
 #include "frame.hpp"
 #include "rectify/remap.hpp"
 #include "stereo/matcher.hpp"
+#include "thread_pool.hpp"
 
 namespace stereod {
 
@@ -29,8 +30,9 @@ struct PairOutput {
 
 class CpuPairProcessor {
  public:
-  // left_map / right_map: rectification applied to each frame first (both or neither; null:
-  // frames are already rectified).
+  // threads: 0 runs on the process's shared pool, n on a pool of n threads of its own (1: all on
+  // the caller). left_map / right_map: rectification applied to each frame first (both or
+  // neither; null: frames are already rectified).
   CpuPairProcessor(const StereoParams& stereo, const BackgroundParams& background,
                    unsigned threads = 0, std::shared_ptr<const RectificationMap> left_map = nullptr,
                    std::shared_ptr<const RectificationMap> right_map = nullptr);
@@ -42,12 +44,14 @@ class CpuPairProcessor {
   const BackgroundModel& left_model() const { return left_model_; }
   const BackgroundModel& right_model() const { return right_model_; }
   const CpuStereoMatcher& matcher() const { return matcher_; }
+  ThreadPool& pool() const { return *pool_; }
 
  private:
   void model_camera(ImageView<const std::uint8_t> gray, const RgbView& color,
                     BackgroundModel& model, BackgroundPlanes& planes, std::vector<Gray8>& masks,
                     BackgroundStats& stats, int levels, RgbImage& color_scratch);
 
+  std::shared_ptr<ThreadPool> pool_;
   std::shared_ptr<const RectificationMap> left_map_, right_map_;
   Gray8 rect_gray_[2];
   RgbImage rect_color_[2];
@@ -55,7 +59,6 @@ class CpuPairProcessor {
   BackgroundModel left_model_, right_model_;
   BackgroundPlanes left_planes_, right_planes_;
   RgbImage color_scratch_[2];
-  bool parallel_models_ = true;  // the two cameras' models run on two threads
 };
 
 }  // namespace stereod

@@ -58,13 +58,6 @@ std::uint32_t box_sum(const PixelCost& pc, int subwindow, int cx, int cy, int d)
   return sum;
 }
 
-void run_rows(ThreadPool* pool, int rows, const std::function<void(int, int)>& fn) {
-  if (pool)
-    pool->parallel_for(rows, fn);
-  else
-    fn(0, rows);
-}
-
 }  // namespace
 
 bool candidate_allowed(const MatchSide& side, int x, int y, int d) {
@@ -109,7 +102,7 @@ void AdaptiveWindowMatcher::compute_extended_ranges(const SearchRanges& ranges,
   ext_lo_.ensure_size(w, h);
   ext_hi_.ensure_size(w, h);
   // A pixel's sub-window sum is read by itself and by the 8 pixels whose neighbour it is.
-  run_rows(pool, h, [&](int y0, int y1) {
+  for_rows(pool, h, [&](int y0, int y1) {
     for (int y = y0; y < y1; ++y) {
       for (int x = 0; x < w; ++x) {
         int lo = 1 << 30, hi = -1;
@@ -139,7 +132,7 @@ void AdaptiveWindowMatcher::compute_subwindow_sums(const MatchSide& side, const 
                                                    const LevelMatchOptions& o, ThreadPool* pool) {
   const int w = side.ref.width, h = side.ref.height;
   const PixelCost pc{side, costs, costs.uses_census};
-  run_rows(pool, h, [&](int y0, int y1) {
+  for_rows(pool, h, [&](int y0, int y1) {
     for (int y = y0; y < y1; ++y) {
       for (int x = 0; x < w; ++x) {
         const int i = y * w + x;
@@ -165,7 +158,7 @@ void AdaptiveWindowMatcher::match(const MatchSide& side, const SearchRanges& ran
   const PixelCost pc{side, costs, costs.uses_census};
   std::atomic<long long> evaluated{0};
 
-  run_rows(pool, h, [&](int y0, int y1) {
+  for_rows(pool, h, [&](int y0, int y1) {
     std::vector<std::uint32_t> cost_of;  // A over the pixel's range, for the uniqueness test
     long long local_evaluated = 0;
     // S at (cx, cy): from the table when the centre is inside the image, else computed directly.

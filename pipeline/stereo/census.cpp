@@ -17,10 +17,7 @@ void census_transform(ImageView<const std::uint8_t> img, int window_w, int windo
       }
     }
   };
-  if (pool)
-    pool->parallel_for(img.height, rows);
-  else
-    rows(0, img.height);
+  for_rows(pool, img.height, rows);
 }
 
 }  // namespace stereod

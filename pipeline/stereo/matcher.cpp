@@ -45,7 +45,10 @@ void apply_check(const Image<std::int16_t>& checked, Disparity16& q4) {
 }  // namespace
 
 CpuStereoMatcher::CpuStereoMatcher(const StereoParams& params, unsigned threads)
-    : pool_(std::make_unique<ThreadPool>(threads)) {
+    : CpuStereoMatcher(params, ThreadPool::for_threads(threads)) {}
+
+CpuStereoMatcher::CpuStereoMatcher(const StereoParams& params, std::shared_ptr<ThreadPool> pool)
+    : pool_(std::move(pool)) {
   set_params(params);
 }
 

@@ -37,8 +37,10 @@ struct StereoOutput {
 
 class CpuStereoMatcher {
  public:
-  // threads: worker threads for the row loops (0 = one per core). Results do not depend on it.
+  // threads: 0 runs the row loops on the process's shared pool, n on a pool of n threads of its own
+  // (1: all on the caller). Results do not depend on it.
   explicit CpuStereoMatcher(const StereoParams& params = {}, unsigned threads = 0);
+  CpuStereoMatcher(const StereoParams& params, std::shared_ptr<ThreadPool> pool);
   ~CpuStereoMatcher();
 
   // Throws ParameterError when the parameters are unusable; the previous ones stay in force.
@@ -78,7 +80,7 @@ class CpuStereoMatcher {
 
   StereoParams params_;
   CostTables costs_;
-  std::unique_ptr<ThreadPool> pool_;
+  std::shared_ptr<ThreadPool> pool_;
   std::vector<Level> levels_;
   AdaptiveWindowMatcher left_matcher_, right_matcher_;
   Disparity16 left_q4_, right_q4_;

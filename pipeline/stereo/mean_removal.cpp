@@ -17,10 +17,7 @@ void remove_local_mean(ImageView<const std::uint8_t> img, int radius, Gray8& out
       }
     }
   };
-  if (pool)
-    pool->parallel_for(img.height, rows);
-  else
-    rows(0, img.height);
+  for_rows(pool, img.height, rows);
 }
 
 }  // namespace stereod

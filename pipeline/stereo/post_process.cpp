@@ -13,10 +13,7 @@ void median3x3(const Disparity16& in, Disparity16& out, ThreadPool* pool) {
       for (int x = 0; x < w; ++x) out(x, y) = median3x3_at(in.data(), w, h, x, y);
     }
   };
-  if (pool)
-    pool->parallel_for(h, rows);
-  else
-    rows(0, h);
+  for_rows(pool, h, rows);
 }
 
 void fill_holes(Disparity16& disparity, ImageView<const std::uint8_t> intensity,
@@ -31,10 +28,7 @@ void fill_holes(Disparity16& disparity, ImageView<const std::uint8_t> intensity,
                      foreground.empty() ? nullptr : foreground.row(y), background_mode, max_step);
     }
   };
-  if (pool)
-    pool->parallel_for(h, rows);
-  else
-    rows(0, h);
+  for_rows(pool, h, rows);
 }
 
 }  // namespace stereod

@@ -49,10 +49,7 @@ void parent_search_ranges(const Image<std::int16_t>& parent, int width, int heig
       }
     }
   };
-  if (pool)
-    pool->parallel_for(height, rows);
-  else
-    rows(0, height);
+  for_rows(pool, height, rows);
 }
 
 }  // namespace stereod

@@ -505,16 +505,3 @@ TEST(Speckle, RemovesExactlyTheSmallRegions) {
     }
   }
 }
-
-TEST(ThreadPool, CoversEveryIndexOnce) {
-  for (unsigned threads : {1u, 2u, 5u}) {
-    ThreadPool pool(threads);
-    for (int n : {0, 1, 3, 100, 1001}) {
-      std::vector<int> hits(static_cast<std::size_t>(n), 0);
-      pool.parallel_for(n, [&](int b, int e) {
-        for (int i = b; i < e; ++i) ++hits[static_cast<std::size_t>(i)];
-      });
-      for (int h : hits) ASSERT_EQ(h, 1);
-    }
-  }
-}
