@@ -1,0 +1,136 @@
+#include "stereo/subwindow_sums.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "stereo/pixel_ops.hpp"
+
+namespace stereod {
+namespace {
+
+// pc over x in [x0, x1) of one row, the partner of x at x + shift, every partner inside the image.
+void inside_costs(const CostTables& t, const std::uint8_t* ref, const std::uint8_t* tgt,
+                  const std::uint64_t* ref_census, const std::uint64_t* tgt_census, int shift,
+                  int x0, int x1, std::uint8_t* out) {
+  if (ref_census) {
+    for (int x = x0; x < x1; ++x) {
+      out[x] = static_cast<std::uint8_t>(
+          pixel_cost(t, ref[x], tgt[x + shift], ref_census[x], tgt_census[x + shift]));
+    }
+  } else {
+    for (int x = x0; x < x1; ++x) {
+      const int a = ref[x], b = tgt[x + shift];
+      out[x] = t.ad[a > b ? a - b : b - a];
+    }
+  }
+}
+
+// Vertical sums of `rows` rows, then horizontal sums of `rows` columns: the s x s box sums of
+// x in [x0, x1). in[v] point at x = 0 of each row; column holds x0 - s/2 .. x1 + s/2.
+template <int kS>
+void box_sums(const std::uint8_t* const* in, int x0, int x1, std::uint16_t* column,
+              std::uint16_t* out) {
+  constexpr int kHalf = kS / 2;
+  const int c0 = x0 - kHalf, c1 = x1 + kHalf;
+  for (int x = c0; x < c1; ++x) {
+    std::uint16_t v = 0;
+    for (int r = 0; r < kS; ++r) v = static_cast<std::uint16_t>(v + in[r][x]);
+    column[x - c0] = v;
+  }
+  for (int x = x0; x < x1; ++x) {
+    std::uint16_t v = 0;
+    for (int u = 0; u < kS; ++u) v = static_cast<std::uint16_t>(v + column[x - x0 + u]);
+    out[x] = v;
+  }
+}
+
+}  // namespace
+
+void SubwindowSums::start(const MatchSide& side, const CostTables& costs, const WindowPlan& plan,
+                          int disparities, int y0, int y1) {
+  side_ = &side;
+  table_ = &costs;
+  plan_ = &plan;
+  disparities_ = disparities;
+  s_ = plan.subwindow();
+  half_ = s_ / 2;
+  width_ = plan.width();
+  height_ = plan.height();
+  cost_rows_ = s_;
+  sum_rows_ = 2 * s_ + 1;
+  cost_margin_ = s_ + half_;
+  const std::size_t lanes = static_cast<std::size_t>(plan.chunks()) * kWindowLanes;
+  cost_stride_ = lanes + 2 * static_cast<std::size_t>(cost_margin_);
+  sum_stride_ = lanes + 2 * static_cast<std::size_t>(s_);
+  const std::size_t cost_size = static_cast<std::size_t>(cost_rows_) * disparities_ * cost_stride_;
+  const std::size_t sum_size = static_cast<std::size_t>(sum_rows_) * disparities_ * sum_stride_;
+  // Grown, never shrunk or cleared: stale entries are only read by lanes nobody uses.
+  if (costs_.size() < cost_size) costs_.resize(cost_size);
+  if (sums_.size() < sum_size) sums_.resize(sum_size);
+  column_.resize(lanes + 2 * static_cast<std::size_t>(s_) + 2 * static_cast<std::size_t>(half_));
+  next_sum_row_ = y0 - s_;
+  last_sum_row_ = y1 - 1 + s_;
+  next_cost_row_ = std::max(0, y0 - s_ - half_);
+}
+
+void SubwindowSums::advance_to(int y) {
+  while (next_sum_row_ <= std::min(y + s_, last_sum_row_)) {
+    const int needed = clamp_int(next_sum_row_ + half_, 0, height_ - 1);
+    while (next_cost_row_ <= needed) compute_costs(next_cost_row_++);
+    compute_sums(next_sum_row_++);
+  }
+}
+
+void SubwindowSums::compute_costs(int r) {
+  const MatchSide& side = *side_;
+  const CostTables& t = *table_;
+  const std::uint8_t* ref = side.ref.row(r);
+  const std::uint8_t* tgt = side.tgt.row(r);
+  const bool census = !side.ref_census.empty();
+  const std::uint64_t* ref_census = census ? side.ref_census.row(r) : nullptr;
+  const std::uint64_t* tgt_census = census ? side.tgt_census.row(r) : nullptr;
+  const std::uint8_t outside = static_cast<std::uint8_t>(t.outside);
+  const int chunks = plan_->chunks();
+  for (int k = 0; k < chunks; ++k) {
+    const DisparityBand band = plan_->costs(r, k);
+    const int x0 = k * kWindowLanes, x1 = std::min(width_, x0 + kWindowLanes);
+    for (int d = band.lo; d <= band.hi; ++d) {
+      std::uint8_t* out = cost_plane(r, d);
+      // Partners inside the image: x - d >= 0 (left reference) or x + d < width (right).
+      const int in0 = side.direction < 0 ? std::max(x0, std::min(x1, d)) : x0;
+      const int in1 = side.direction < 0 ? x1 : std::max(x0, std::min(x1, width_ - d));
+      for (int x = x0; x < in0; ++x) out[x] = outside;
+      const int shift = side.direction * d;
+      inside_costs(t, ref, tgt, ref_census, tgt_census, shift, in0, in1, out);
+      for (int x = in1; x < x1; ++x) out[x] = outside;
+      // Margins repeat the edge pixels' costs.
+      if (k == 0) std::fill(out - cost_margin_, out, out[0]);
+      if (k == chunks - 1) std::fill(out + width_, out + width_ + cost_margin_, out[width_ - 1]);
+    }
+  }
+}
+
+void SubwindowSums::compute_sums(int cy) {
+  // The box sums for this sub-window side, its loops unrolled by the compiler.
+  using BoxSums = void (*)(const std::uint8_t* const*, int, int, std::uint16_t*, std::uint16_t*);
+  constexpr BoxSums kBoxSums[5] = {box_sums<1>, box_sums<3>, box_sums<5>, box_sums<7>, box_sums<9>};
+  if (s_ < 1 || s_ > 9 || s_ % 2 == 0) throw std::logic_error("subwindow must be odd, 1 to 9");
+  const BoxSums box = kBoxSums[s_ / 2];
+  const std::uint8_t* rows[9];
+  const int chunks = plan_->chunks();
+  for (int k = 0; k < chunks; ++k) {
+    const DisparityBand band = plan_->sums(cy, k);
+    if (band.empty()) continue;
+    // The first and last chunks also sum the sub-windows centred in the margins.
+    const int x0 = k == 0 ? -s_ : k * kWindowLanes;
+    const int x1 = k == chunks - 1 ? width_ + s_ : (k + 1) * kWindowLanes;
+    for (int d = band.lo; d <= band.hi; ++d) {
+      for (int v = 0; v < s_; ++v) {
+        rows[v] = cost_plane(clamp_int(cy - half_ + v, 0, height_ - 1), d);
+      }
+      box(rows, x0, x1, column_.data(), sum_plane(cy, d));
+    }
+  }
+}
+
+}  // namespace stereod

@@ -1,0 +1,75 @@
+// Which disparities the adaptive-window matcher must compute where, for one level and one
+// reference view: the work follows the search ranges (and so the foreground), never the full
+// range of the level.
+//
+// Each row is cut into chunks of kWindowLanes pixels. For every chunk the plan holds the band
+// (smallest interval) of disparities that its pixels need at each of the three steps:
+//   aggregate(y, k): the aggregated costs A of output chunk (y, k): the union of its matched
+//                    pixels' ranges, widened by 1 on each side at the finest level (the subpixel
+//                    parabola reads A(d - 1) and A(d + 1));
+//   sums(cy, k):     the sub-window sums S of row cy (from -s to H - 1 + s: sub-windows centred
+//                    outside the image are read by pixels near the border), chunk k: the union of
+//                    the aggregate bands of every chunk that reads them (rows cy - s, cy, cy + s,
+//                    chunks within s pixels);
+//   costs(r, k):     the pixel costs pc of row r, chunk k: the union of the sums bands of every
+//                    sub-window that covers them.
+// A band is a superset of what each single pixel needs; lanes outside their own pixel's needs
+// compute values nobody reads.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "stereo/match_side.hpp"
+#include "stereo/search_range.hpp"
+
+namespace stereod {
+
+// Pixels per chunk: the width of the vector loops (16 lanes of 16 bits fill an AVX2 register, two
+// SSE or NEON registers).
+constexpr int kWindowLanes = 16;
+
+struct DisparityBand {
+  int lo = 0, hi = -1;  // hi < lo: empty
+  bool empty() const { return hi < lo; }
+  int size() const { return hi < lo ? 0 : hi - lo + 1; }
+  void add(const DisparityBand& o) {
+    if (o.empty()) return;
+    if (empty()) {
+      *this = o;
+      return;
+    }
+    lo = o.lo < lo ? o.lo : lo;
+    hi = o.hi > hi ? o.hi : hi;
+  }
+};
+
+class WindowPlan {
+ public:
+  void build(const SearchRanges& ranges, const LevelMatchOptions& options);
+
+  int width() const { return width_; }
+  int height() const { return height_; }
+  int chunks() const { return chunks_; }  // per row
+  int subwindow() const { return subwindow_; }
+
+  const DisparityBand& aggregate(int y, int k) const { return aggregate_[index(y, k)]; }
+  const DisparityBand& sums(int cy, int k) const { return sums_[index(cy + subwindow_, k)]; }
+  const DisparityBand& costs(int r, int k) const { return costs_[index(r, k)]; }
+
+  // Cuts the rows into `parts` contiguous bands of about equal work; returns parts + 1 row
+  // boundaries (fewer parts when there are fewer rows).
+  std::vector<int> split_rows(int parts) const;
+
+ private:
+  std::size_t index(int row, int k) const {
+    return static_cast<std::size_t>(row) * static_cast<std::size_t>(chunks_) +
+           static_cast<std::size_t>(k);
+  }
+
+  int width_ = 0, height_ = 0, chunks_ = 0, subwindow_ = 0;
+  std::vector<DisparityBand> aggregate_, sums_, costs_;
+  std::vector<long long> row_work_;  // per output row, for split_rows
+};
+
+}  // namespace stereod
