@@ -1,5 +1,7 @@
 #include "cpu_pair_processor.hpp"
 
+#include <chrono>
+
 namespace stereod {
 
 CpuPairProcessor::CpuPairProcessor(const StereoParams& stereo, const BackgroundParams& background,
@@ -67,6 +69,7 @@ void CpuPairProcessor::process(const PairFrame& raw, PairOutput& out) {
   in.left = f.left;
   in.right = f.right;
   const bool modeling = left_model_.params().enabled;
+  const auto t0 = std::chrono::steady_clock::now();
   if (modeling) {
     // The two models are independent: the right one runs beside the left one.
     pool_->parallel_for(2, [&](int begin, int end) {
@@ -94,7 +97,12 @@ void CpuPairProcessor::process(const PairFrame& raw, PairOutput& out) {
     out.background_active = false;
     out.tested_fraction = 1.0;
   }
+  const double model_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   matcher_.compute(in, out.stereo);
+  out.stage_times.assign(1, StageTime{"background model (both cameras, every level)", model_ms});
+  out.stage_times.insert(out.stage_times.end(), out.stereo.stage_times.begin(),
+                         out.stereo.stage_times.end());
   out.foreground.ensure_size(f.left.width, f.left.height);
   if (modeling) {
     const Gray8& m = out.left_masks[0];

@@ -25,7 +25,8 @@ struct PairOutput {
   std::vector<Gray8> left_masks, right_masks;  // per level, 1 = foreground
   BackgroundStats left_stats, right_stats;
   bool background_active = false;
-  double tested_fraction = 1.0;  // full-resolution pixels of both cameras tested individually
+  double tested_fraction = 1.0;        // full-resolution pixels of both cameras tested individually
+  std::vector<StageTime> stage_times;  // the background model, then the matcher's stages
 };
 
 class CpuPairProcessor {

@@ -91,23 +91,19 @@ void SubwindowSums::compute_costs(int r) {
   const std::uint64_t* tgt_census = census ? side.tgt_census.row(r) : nullptr;
   const std::uint8_t outside = static_cast<std::uint8_t>(t.outside);
   const int chunks = plan_->chunks();
-  for (int k = 0; k < chunks; ++k) {
-    const DisparityBand band = plan_->costs(r, k);
-    const int x0 = k * kWindowLanes, x1 = std::min(width_, x0 + kWindowLanes);
-    for (int d = band.lo; d <= band.hi; ++d) {
-      std::uint8_t* out = cost_plane(r, d);
-      // Partners inside the image: x - d >= 0 (left reference) or x + d < width (right).
-      const int in0 = side.direction < 0 ? std::max(x0, std::min(x1, d)) : x0;
-      const int in1 = side.direction < 0 ? x1 : std::max(x0, std::min(x1, width_ - d));
-      for (int x = x0; x < in0; ++x) out[x] = outside;
-      const int shift = side.direction * d;
-      inside_costs(t, ref, tgt, ref_census, tgt_census, shift, in0, in1, out);
-      for (int x = in1; x < x1; ++x) out[x] = outside;
-      // Margins repeat the edge pixels' costs.
-      if (k == 0) std::fill(out - cost_margin_, out, out[0]);
-      if (k == chunks - 1) std::fill(out + width_, out + width_ + cost_margin_, out[width_ - 1]);
-    }
-  }
+  for_each_run(plan_->costs_row(r), chunks, [&](int d, int k0, int k1) {
+    std::uint8_t* out = cost_plane(r, d);
+    const int x0 = k0 * kWindowLanes, x1 = std::min(width_, k1 * kWindowLanes);
+    // Partners inside the image: x - d >= 0 (left reference) or x + d < width (right).
+    const int in0 = side.direction < 0 ? std::max(x0, std::min(x1, d)) : x0;
+    const int in1 = side.direction < 0 ? x1 : std::max(x0, std::min(x1, width_ - d));
+    for (int x = x0; x < in0; ++x) out[x] = outside;
+    inside_costs(t, ref, tgt, ref_census, tgt_census, side.direction * d, in0, in1, out);
+    for (int x = in1; x < x1; ++x) out[x] = outside;
+    // Margins repeat the edge pixels' costs.
+    if (k0 == 0) std::fill(out - cost_margin_, out, out[0]);
+    if (k1 == chunks) std::fill(out + width_, out + width_ + cost_margin_, out[width_ - 1]);
+  });
 }
 
 void SubwindowSums::compute_sums(int cy) {
@@ -116,21 +112,15 @@ void SubwindowSums::compute_sums(int cy) {
   constexpr BoxSums kBoxSums[5] = {box_sums<1>, box_sums<3>, box_sums<5>, box_sums<7>, box_sums<9>};
   if (s_ < 1 || s_ > 9 || s_ % 2 == 0) throw std::logic_error("subwindow must be odd, 1 to 9");
   const BoxSums box = kBoxSums[s_ / 2];
-  const std::uint8_t* rows[9];
   const int chunks = plan_->chunks();
-  for (int k = 0; k < chunks; ++k) {
-    const DisparityBand band = plan_->sums(cy, k);
-    if (band.empty()) continue;
-    // The first and last chunks also sum the sub-windows centred in the margins.
-    const int x0 = k == 0 ? -s_ : k * kWindowLanes;
-    const int x1 = k == chunks - 1 ? width_ + s_ : (k + 1) * kWindowLanes;
-    for (int d = band.lo; d <= band.hi; ++d) {
-      for (int v = 0; v < s_; ++v) {
-        rows[v] = cost_plane(clamp_int(cy - half_ + v, 0, height_ - 1), d);
-      }
-      box(rows, x0, x1, column_.data(), sum_plane(cy, d));
-    }
-  }
+  for_each_run(plan_->sums_row(cy), chunks, [&](int d, int k0, int k1) {
+    const std::uint8_t* rows[9];
+    for (int v = 0; v < s_; ++v) rows[v] = cost_plane(clamp_int(cy - half_ + v, 0, height_ - 1), d);
+    // A run at either end also sums the sub-windows centred in the margins.
+    const int x0 = k0 == 0 ? -s_ : k0 * kWindowLanes;
+    const int x1 = k1 == chunks ? width_ + s_ : k1 * kWindowLanes;
+    box(rows, x0, x1, column_.data(), sum_plane(cy, d));
+  });
 }
 
 }  // namespace stereod

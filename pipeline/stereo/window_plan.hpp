@@ -44,6 +44,28 @@ struct DisparityBand {
   }
 };
 
+// Calls fn(d, k0, k1) for every disparity d in a row's bands and every maximal run [k0, k1) of
+// consecutive chunks whose bands hold d: the rows' loops then run over whole runs of pixels at
+// once.
+template <typename Fn>
+void for_each_run(const DisparityBand* bands, int chunks, Fn&& fn) {
+  DisparityBand all;
+  for (int k = 0; k < chunks; ++k) all.add(bands[k]);
+  for (int d = all.lo; d <= all.hi; ++d) {
+    int k = 0;
+    while (k < chunks) {
+      if (d < bands[k].lo || d > bands[k].hi) {
+        ++k;
+        continue;
+      }
+      int k1 = k + 1;
+      while (k1 < chunks && d >= bands[k1].lo && d <= bands[k1].hi) ++k1;
+      fn(d, k, k1);
+      k = k1;
+    }
+  }
+}
+
 class WindowPlan {
  public:
   void build(const SearchRanges& ranges, const LevelMatchOptions& options);
@@ -54,6 +76,9 @@ class WindowPlan {
   int subwindow() const { return subwindow_; }
 
   const DisparityBand& aggregate(int y, int k) const { return aggregate_[index(y, k)]; }
+  // The bands of all chunks of a row.
+  const DisparityBand* sums_row(int cy) const { return &sums_[index(cy + subwindow_, 0)]; }
+  const DisparityBand* costs_row(int r) const { return &costs_[index(r, 0)]; }
   const DisparityBand& sums(int cy, int k) const { return sums_[index(cy + subwindow_, k)]; }
   const DisparityBand& costs(int r, int k) const { return costs_[index(r, k)]; }
 

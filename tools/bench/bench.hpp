@@ -63,7 +63,7 @@ struct SpeedOptions {
   int warmup = 10;
   int pairs = 1;
   int inflight = 2;
-  bool profile = false;     // CUDA: time each stage of one frame with events
+  bool profile = false;     // also time each stage of a frame (median of 21)
   bool background = false;  // background modeling on, over the synthetic video
   int objects = 3;          // moving objects in that video (3: about 15 % foreground)
 };

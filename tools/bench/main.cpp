@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
   sp->add_option("--warmup", speed.warmup, "Frames run before timing")->check(CLI::Range(0, 10000));
   sp->add_option("--pairs", speed.pairs, "Pairs processed at once")->check(CLI::Range(1, 256));
   sp->add_option("--inflight", speed.inflight, "Slots per pair")->check(CLI::Range(1, 64));
-  sp->add_flag("--profile", speed.profile, "CUDA engine: also time each stage of a frame");
+  sp->add_flag("--profile", speed.profile,
+               "Also time each stage of a frame (CPU and CUDA engines)");
   sp->add_flag("--background", speed.background,
                "Background modeling on, over a synthetic video with moving objects");
   sp->add_option("--objects", speed.objects, "With --background: moving objects in the video")
