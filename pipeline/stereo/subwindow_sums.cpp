@@ -8,19 +8,23 @@
 namespace stereod {
 namespace {
 
-// pc over x in [x0, x1) of one row, the partner of x at x + shift, every partner inside the image.
-void inside_costs(const CostTables& t, const std::uint8_t* ref, const std::uint8_t* tgt,
-                  const std::uint64_t* ref_census, const std::uint64_t* tgt_census, int shift,
-                  int x0, int x1, std::uint8_t* out) {
+// pc (pixel_cost, cost.hpp) over x in [x0, x1) of one row, the partner of x at x + shift, every
+// partner inside the image. ad[a - b] is the AD table indexed by the signed difference (no abs).
+void inside_costs(const std::uint8_t* ad, const std::uint8_t* census_table, const std::uint8_t* ref,
+                  const std::uint8_t* tgt, const std::uint64_t* ref_census,
+                  const std::uint64_t* tgt_census, int shift, int x0, int x1, std::uint8_t* out) {
   if (ref_census) {
+#pragma GCC unroll 4
     for (int x = x0; x < x1; ++x) {
       out[x] = static_cast<std::uint8_t>(
-          pixel_cost(t, ref[x], tgt[x + shift], ref_census[x], tgt_census[x + shift]));
+          ad[ref[x] - tgt[x + shift]] +
+          census_table[popcount64(ref_census[x] ^ tgt_census[x + shift])]);
     }
   } else {
+    const std::uint8_t no_census = census_table[0];  // codes 0 and 0: what pixel_cost adds
+#pragma GCC unroll 4
     for (int x = x0; x < x1; ++x) {
-      const int a = ref[x], b = tgt[x + shift];
-      out[x] = t.ad[a > b ? a - b : b - a];
+      out[x] = static_cast<std::uint8_t>(ad[ref[x] - tgt[x + shift]] + no_census);
     }
   }
 }
@@ -50,6 +54,8 @@ void SubwindowSums::start(const MatchSide& side, const CostTables& costs, const 
                           int disparities, int y0, int y1) {
   side_ = &side;
   table_ = &costs;
+  for (int diff = -255; diff <= 255; ++diff)
+    ad_by_difference_[diff + 255] = costs.ad[diff < 0 ? -diff : diff];
   plan_ = &plan;
   disparities_ = disparities;
   s_ = plan.subwindow();
@@ -98,7 +104,8 @@ void SubwindowSums::compute_costs(int r) {
     const int in0 = side.direction < 0 ? std::max(x0, std::min(x1, d)) : x0;
     const int in1 = side.direction < 0 ? x1 : std::max(x0, std::min(x1, width_ - d));
     for (int x = x0; x < in0; ++x) out[x] = outside;
-    inside_costs(t, ref, tgt, ref_census, tgt_census, side.direction * d, in0, in1, out);
+    inside_costs(ad_by_difference_ + 255, t.census, ref, tgt, ref_census, tgt_census,
+                 side.direction * d, in0, in1, out);
     for (int x = in1; x < x1; ++x) out[x] = outside;
     // Margins repeat the edge pixels' costs.
     if (k0 == 0) std::fill(out - cost_margin_, out, out[0]);

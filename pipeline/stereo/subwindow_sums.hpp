@@ -44,6 +44,7 @@ class SubwindowSums {
 
   const MatchSide* side_ = nullptr;
   const CostTables* table_ = nullptr;
+  std::uint8_t ad_by_difference_[511] = {};  // table_->ad[|a - b|] at index a - b + 255
   const WindowPlan* plan_ = nullptr;
   int disparities_ = 0, s_ = 0, half_ = 0, width_ = 0, height_ = 0;
   int cost_rows_ = 0, sum_rows_ = 0;  // ring sizes

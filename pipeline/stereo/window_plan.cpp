@@ -4,6 +4,21 @@
 
 namespace stereod {
 
+// out[row][k]: the union of in[row][k - reach .. k + reach].
+void WindowPlan::widen_along_rows(const std::vector<DisparityBand>& in, int rows, int reach,
+                                  std::vector<DisparityBand>& out) const {
+  out.assign(static_cast<std::size_t>(rows) * chunks_, DisparityBand{});
+  for (int row = 0; row < rows; ++row) {
+    const DisparityBand* from = &in[index(row, 0)];
+    DisparityBand* to = &out[index(row, 0)];
+    for (int k = 0; k < chunks_; ++k) {
+      for (int kk = std::max(0, k - reach); kk <= std::min(chunks_ - 1, k + reach); ++kk) {
+        to[k].add(from[kk]);
+      }
+    }
+  }
+}
+
 void WindowPlan::build(const SearchRanges& ranges, const LevelMatchOptions& o) {
   const int w = ranges.lo.width(), h = ranges.lo.height();
   const int s = o.subwindow, half = s / 2;
@@ -29,34 +44,30 @@ void WindowPlan::build(const SearchRanges& ranges, const LevelMatchOptions& o) {
       }
     }
   }
+  // Both unions are separable: first over neighbouring chunks, then over rows.
   // Sub-window sums of row cy, chunk k are read by output rows cy - s, cy, cy + s, from chunks
   // whose pixels lie within s of chunk k.
   const int reach = (s + kWindowLanes - 1) / kWindowLanes;
+  widen_along_rows(aggregate_, h, reach, scratch_);
   for (int cy = -s; cy < h + s; ++cy) {
-    for (int k = 0; k < k_count; ++k) {
-      DisparityBand& band = sums_[index(cy + s, k)];
-      for (int y : {cy - s, cy, cy + s}) {
-        if (y < 0 || y >= h) continue;
-        for (int kk = std::max(0, k - reach); kk <= std::min(k_count - 1, k + reach); ++kk) {
-          band.add(aggregate_[index(y, kk)]);
-        }
-      }
+    DisparityBand* band = &sums_[index(cy + s, 0)];
+    for (int y : {cy - s, cy, cy + s}) {
+      if (y < 0 || y >= h) continue;
+      const DisparityBand* from = &scratch_[index(y, 0)];
+      for (int k = 0; k < k_count; ++k) band[k].add(from[k]);
     }
   }
   // Pixel costs of row r are summed into the sub-windows centred on rows r - half .. r + half
   // (the edge rows also into those centred outside the image, which repeat them).
   const int cost_reach = (half + kWindowLanes - 1) / kWindowLanes;
+  widen_along_rows(sums_, h + 2 * s, cost_reach, scratch_);
   for (int r = 0; r < h; ++r) {
     const int cy0 = r == 0 ? -s : r - half;
     const int cy1 = r == h - 1 ? h - 1 + s : r + half;
-    for (int k = 0; k < k_count; ++k) {
-      DisparityBand& band = costs_[index(r, k)];
-      for (int cy = cy0; cy <= cy1; ++cy) {
-        for (int kk = std::max(0, k - cost_reach); kk <= std::min(k_count - 1, k + cost_reach);
-             ++kk) {
-          band.add(sums(cy, kk));
-        }
-      }
+    DisparityBand* band = &costs_[index(r, 0)];
+    for (int cy = cy0; cy <= cy1; ++cy) {
+      const DisparityBand* from = &scratch_[index(cy + s, 0)];
+      for (int k = 0; k < k_count; ++k) band[k].add(from[k]);
     }
   }
   row_work_.assign(static_cast<std::size_t>(h), 0);

@@ -30,15 +30,11 @@ namespace stereod {
 constexpr int kWindowLanes = 16;
 
 struct DisparityBand {
-  int lo = 0, hi = -1;  // hi < lo: empty
+  // Empty: hi < lo. An empty band is {large, -1}, so the union is a plain min and max.
+  int lo = 1 << 30, hi = -1;
   bool empty() const { return hi < lo; }
   int size() const { return hi < lo ? 0 : hi - lo + 1; }
   void add(const DisparityBand& o) {
-    if (o.empty()) return;
-    if (empty()) {
-      *this = o;
-      return;
-    }
     lo = o.lo < lo ? o.lo : lo;
     hi = o.hi > hi ? o.hi : hi;
   }
@@ -92,8 +88,12 @@ class WindowPlan {
            static_cast<std::size_t>(k);
   }
 
+  void widen_along_rows(const std::vector<DisparityBand>& in, int rows, int reach,
+                        std::vector<DisparityBand>& out) const;
+
   int width_ = 0, height_ = 0, chunks_ = 0, subwindow_ = 0;
   std::vector<DisparityBand> aggregate_, sums_, costs_;
+  std::vector<DisparityBand> scratch_;
   std::vector<long long> row_work_;  // per output row, for split_rows
 };
 
