@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "cpu_features.hpp"
 #include "stereo/pixel_ops.hpp"
 #include "thread_pool.hpp"
 
@@ -35,15 +36,19 @@ struct PixelCost {
 // Scratch of one row band's task, kept between frames.
 struct AdaptiveWindowMatcher::Part {
   SubwindowSums sums;
-  std::vector<std::uint8_t> allowed;
-  std::vector<std::uint16_t> costs16;
-  std::vector<std::uint32_t> costs32;
+  // Per lane type: A over a chunk's band, and which targets a row's candidates may use.
   template <typename T>
-  std::vector<T>& costs() {
+  struct Lanes {
+    std::vector<T> costs, allowed;
+  };
+  Lanes<std::uint16_t> lanes16;
+  Lanes<std::uint32_t> lanes32;
+  template <typename T>
+  Lanes<T>& lanes() {
     if constexpr (sizeof(T) == 2) {
-      return costs16;
+      return lanes16;
     } else {
-      return costs32;
+      return lanes32;
     }
   }
 };
@@ -64,12 +69,12 @@ struct ChunkLanes {
 // of every lane from the centre sum and its eight neighbours' (kNone where the target is not
 // allowed), kept in `costs` (lane-minor), and the running winner among the candidates inside each
 // lane's range. The lane loop is branch-free, so it is one vector loop (checked with
-// -fopt-info-vec; docs/PERFORMANCE.md).
-template <typename T, bool kBest4>
-void scan_band(const SubwindowSums& sums, int y, int x0, int s, const DisparityBand& band,
-               const std::uint8_t* allowed, int direction, const T* k_mask, T* __restrict costs,
-               ChunkLanes<T>& state) {
-  constexpr T kNone = std::numeric_limits<T>::max();
+// -fopt-info-vec; docs/PERFORMANCE.md); kVectorBytes is the register width it is written for.
+template <typename T, bool kBest4, int kVectorBytes>
+[[gnu::always_inline]] inline void scan_band_lanes(const SubwindowSums& sums, int y, int x0, int s,
+                                                   const DisparityBand& band, const T* allowed,
+                                                   int direction, const T* k_mask,
+                                                   T* __restrict costs, ChunkLanes<T>& state) {
   ChunkLanes<T> lanes = state;  // a local copy: no stores that might alias the loads
   for (int dd = band.lo; dd <= band.hi; ++dd) {
     const std::uint16_t* centre = sums.row(y, dd) + x0;
@@ -77,34 +82,70 @@ void scan_band(const SubwindowSums& sums, int y, int x0, int s, const DisparityB
     for (int j = 0; j < 8; ++j) {
       nb[j] = sums.row(y + s * kNeighbourDy[j], dd) + x0 + s * kNeighbourDx[j];
     }
-    const std::uint8_t* ok = allowed + direction * dd;
+    const T* ok = allowed + direction * dd;
     T* a_out = costs + static_cast<std::size_t>(dd - band.lo) * kWindowLanes;
     const std::int16_t d = static_cast<std::int16_t>(dd);
-    for (int i = 0; i < kWindowLanes; ++i) {
-      T v[8] = {nb[0][i], nb[1][i], nb[2][i], nb[3][i], nb[4][i], nb[5][i], nb[6][i], nb[7][i]};
-      T sum = 0;
-      if (kBest4) {
-        sum = sum_smallest_4_of_8_t(v);
-      } else {
-        sort8_t(v);
+    // A register of lanes at a time: the network keeps 8 values of every lane live, and a whole
+    // chunk of them does not fit in the 16 SSE registers.
+    for (int i0 = 0; i0 < kWindowLanes; i0 += kVectorBytes / static_cast<int>(sizeof(T))) {
+      for (int i = i0; i < i0 + kVectorBytes / static_cast<int>(sizeof(T)); ++i) {
+        T v[8] = {nb[0][i], nb[1][i], nb[2][i], nb[3][i], nb[4][i], nb[5][i], nb[6][i], nb[7][i]};
+        T sum = 0;
+        if (kBest4) {
+          sum = sum_smallest_4_of_8_t(v);
+        } else {
+          sort8_t(v);
 #pragma GCC unroll 8
-        for (int j = 0; j < 8; ++j) sum = static_cast<T>(sum + (v[j] & k_mask[j]));
+          for (int j = 0; j < 8; ++j) sum = static_cast<T>(sum + (v[j] & k_mask[j]));
+        }
+        const T raw = static_cast<T>(centre[i] + sum);  // computed unconditionally: no branch
+        // Selections as masks, not `c ? a : b` into the lane arrays: GCC turns those into
+        // conditional stores, and a loop with conditional stores is not vectorised.
+        // ok is all ones where the candidate is allowed: elsewhere A becomes all ones, kNone.
+        const T a = static_cast<T>(raw | ~ok[i]);
+        a_out[i] = a;
+        const bool in_range = (lanes.lo[i] <= d) & (d <= lanes.hi[i]);  // bitwise: no branch
+        const T candidate = static_cast<T>(a | static_cast<T>(T(in_range) - T(1)));
+        const std::int16_t better = static_cast<std::int16_t>(-(candidate < lanes.best[i]));
+        lanes.count[i] = static_cast<std::int16_t>(lanes.count[i] + (in_range & (ok[i] & 1)));
+        lanes.best_d[i] = static_cast<std::int16_t>((d & better) | (lanes.best_d[i] & ~better));
+        lanes.best[i] = candidate < lanes.best[i] ? candidate : lanes.best[i];
       }
-      const T raw = static_cast<T>(centre[i] + sum);  // computed unconditionally: no branch
-      // Selections as masks, not `c ? a : b` into the lane arrays: GCC turns those into
-      // conditional stores, and a loop with conditional stores is not vectorised.
-      const T allowed_mask = static_cast<T>(T(0) - T(ok[i] != 0));
-      const T a = static_cast<T>((raw & allowed_mask) | (kNone & ~allowed_mask));
-      a_out[i] = a;
-      const bool in_range = (lanes.lo[i] <= d) & (d <= lanes.hi[i]);  // bitwise: no branch
-      const T candidate = static_cast<T>(a | static_cast<T>(T(in_range) - T(1)));
-      const std::int16_t better = static_cast<std::int16_t>(-(candidate < lanes.best[i]));
-      lanes.count[i] = static_cast<std::int16_t>(lanes.count[i] + (in_range & (ok[i] != 0)));
-      lanes.best_d[i] = static_cast<std::int16_t>((d & better) | (lanes.best_d[i] & ~better));
-      lanes.best[i] = candidate < lanes.best[i] ? candidate : lanes.best[i];
     }
   }
   state = lanes;
+}
+
+// The same, compiled for the baseline (16-byte registers: SSE, NEON) and, on x86-64, for AVX2.
+template <typename T, bool kBest4>
+void scan_band_baseline(const SubwindowSums& sums, int y, int x0, int s, const DisparityBand& band,
+                        const T* allowed, int direction, const T* k_mask, T* __restrict costs,
+                        ChunkLanes<T>& state) {
+  scan_band_lanes<T, kBest4, 16>(sums, y, x0, s, band, allowed, direction, k_mask, costs, state);
+}
+
+#if STEREOD_X86_AVX2_PATHS
+template <typename T, bool kBest4>
+STEREOD_TARGET_AVX2 void scan_band_avx2(const SubwindowSums& sums, int y, int x0, int s,
+                                        const DisparityBand& band, const T* allowed, int direction,
+                                        const T* k_mask, T* __restrict costs,
+                                        ChunkLanes<T>& state) {
+  scan_band_lanes<T, kBest4, 32>(sums, y, x0, s, band, allowed, direction, k_mask, costs, state);
+}
+#endif
+
+template <typename T, bool kBest4>
+void scan_band(const SubwindowSums& sums, int y, int x0, int s, const DisparityBand& band,
+               const T* allowed, int direction, const T* k_mask, T* __restrict costs,
+               ChunkLanes<T>& state, bool wide) {
+#if STEREOD_X86_AVX2_PATHS
+  if (wide) {
+    scan_band_avx2<T, kBest4>(sums, y, x0, s, band, allowed, direction, k_mask, costs, state);
+    return;
+  }
+#endif
+  (void)wide;
+  scan_band_baseline<T, kBest4>(sums, y, x0, s, band, allowed, direction, k_mask, costs, state);
 }
 
 // One output row's aggregation and winners, chunk by chunk. T is the lane type of A: 16 bits
@@ -117,7 +158,9 @@ class RowMatcher {
     // Which targets a candidate may use, per row: margins as wide as the search plus a chunk, so
     // x + direction * d indexes it for every lane; 0 outside the image.
     margin_ = o.disparities + kWindowLanes;
-    part.allowed.assign(static_cast<std::size_t>(plan.chunks() * kWindowLanes + 2 * margin_), 0);
+    const std::size_t n = static_cast<std::size_t>(plan.chunks() * kWindowLanes + 2 * margin_);
+    part.lanes16.allowed.assign(n, 0);
+    part.lanes32.allowed.assign(n, 0);
   }
 
   template <typename T, bool kBest4>
@@ -132,17 +175,19 @@ class RowMatcher {
   const SearchRanges& ranges_;
   const LevelMatchOptions& o_;
   const WindowPlan& plan_;
-  AdaptiveWindowMatcher::Part& part_;  // allowed: 1 where the target exists and is foreground
+  AdaptiveWindowMatcher::Part& part_;  // allowed: all ones where the target exists and is
+                                       // foreground
   int margin_ = 0;
+  bool wide_ = wide_vectors();  // AVX2 versions of the lane loops
 };
 
 template <typename T, bool kBest4>
 long long RowMatcher::match_row(const SubwindowSums& sums, int y, std::int16_t* disparity,
                                 std::uint16_t* q4) {
   const int w = plan_.width();
-  std::uint8_t* allowed = part_.allowed.data() + margin_;
+  T* allowed = part_.lanes<T>().allowed.data() + margin_;
   const std::uint8_t* fg = side_.tgt_foreground.empty() ? nullptr : side_.tgt_foreground.row(y);
-  for (int x = 0; x < w; ++x) allowed[x] = fg ? (fg[x] != 0) : 1;
+  for (int x = 0; x < w; ++x) allowed[x] = static_cast<T>(T(0) - T(!fg || fg[x] != 0));
   long long evaluated = 0;
   for (int k = 0; k < plan_.chunks(); ++k) {
     const DisparityBand& band = plan_.aggregate(y, k);
@@ -174,13 +219,14 @@ long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
     state.best_d[i] = kNoDisparity;
     state.count[i] = 0;
   }
-  std::vector<T>& cost_buffer = part_.costs<T>();
+  std::vector<T>& cost_buffer = part_.lanes<T>().costs;
   cost_buffer.resize(static_cast<std::size_t>(band.size()) * kLanes);
   T* costs = cost_buffer.data();  // A over the band, lane-minor
   T k_mask[8];                    // all ones for the k smallest, which join the sum
   for (int j = 0; j < 8; ++j) k_mask[j] = j < o_.best_k ? std::numeric_limits<T>::max() : T(0);
-  scan_band<T, kBest4>(sums, y, x0, o_.subwindow, band, part_.allowed.data() + margin_ + x0,
-                       side_.direction, k_mask, costs, state);
+  scan_band<T, kBest4>(sums, y, x0, o_.subwindow, band,
+                       part_.lanes<T>().allowed.data() + margin_ + x0, side_.direction, k_mask,
+                       costs, state, wide_);
   const std::int16_t* lo = state.lo;
   const std::int16_t* hi = state.hi;
   const T* best = state.best;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu_features.hpp"
 #include "stereo/pixel_ops.hpp"
 #include "thread_pool.hpp"
 
@@ -15,8 +16,9 @@ namespace {
 // shifts its comparison into one plane for all pixels of the row at once, a loop the compiler
 // vectorises; then the planes are interleaved into the 64-bit codes. Rows are read with their edge
 // pixels repeated hw times on each side, so no pixel needs a clamp.
-void census_rows(ImageView<const std::uint8_t> img, int window_w, int window_h, int y0, int y1,
-                 Image<std::uint64_t>& codes) {
+[[gnu::always_inline]] inline void census_rows(ImageView<const std::uint8_t> img, int window_w,
+                                               int window_h, int y0, int y1,
+                                               Image<std::uint64_t>& codes) {
   const int w = img.width, h = img.height;
   const int hw = window_w / 2, hh = window_h / 2;
   const int bits = window_w * window_h - 1;
@@ -60,14 +62,30 @@ void census_rows(ImageView<const std::uint8_t> img, int window_w, int window_h, 
   }
 }
 
+// The same rows compiled for the baseline and, on x86-64, for AVX2 (cpu_features.hpp).
+void census_rows_baseline(ImageView<const std::uint8_t> img, int window_w, int window_h, int y0,
+                          int y1, Image<std::uint64_t>& codes) {
+  census_rows(img, window_w, window_h, y0, y1, codes);
+}
+
+#if STEREOD_X86_AVX2_PATHS
+STEREOD_TARGET_AVX2 void census_rows_avx2(ImageView<const std::uint8_t> img, int window_w,
+                                          int window_h, int y0, int y1,
+                                          Image<std::uint64_t>& codes) {
+  census_rows(img, window_w, window_h, y0, y1, codes);
+}
+#endif
+
 }  // namespace
 
 void census_transform(ImageView<const std::uint8_t> img, int window_w, int window_h,
                       Image<std::uint64_t>& codes, ThreadPool* pool) {
   codes.ensure_size(img.width, img.height);
-  for_rows(pool, img.height, [&](int y0, int y1) {
-    census_rows(img, window_w, window_h, y0, y1, codes);
-  });
+  auto rows = census_rows_baseline;
+#if STEREOD_X86_AVX2_PATHS
+  if (wide_vectors()) rows = census_rows_avx2;
+#endif
+  for_rows(pool, img.height, [&](int y0, int y1) { rows(img, window_w, window_h, y0, y1, codes); });
 }
 
 }  // namespace stereod

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "cpu_features.hpp"
 #include "stereo/pixel_ops.hpp"
 
 namespace stereod {
@@ -32,8 +33,8 @@ void inside_costs(const std::uint8_t* ad, const std::uint8_t* census_table, cons
 // Vertical sums of `rows` rows, then horizontal sums of `rows` columns: the s x s box sums of
 // x in [x0, x1). in[v] point at x = 0 of each row; column holds x0 - s/2 .. x1 + s/2.
 template <int kS>
-void box_sums(const std::uint8_t* const* in, int x0, int x1, std::uint16_t* column,
-              std::uint16_t* out) {
+[[gnu::always_inline]] inline void box_sums(const std::uint8_t* const* in, int x0, int x1,
+                                            std::uint16_t* column, std::uint16_t* out) {
   constexpr int kHalf = kS / 2;
   const int c0 = x0 - kHalf, c1 = x1 + kHalf;
   for (int x = c0; x < c1; ++x) {
@@ -46,6 +47,37 @@ void box_sums(const std::uint8_t* const* in, int x0, int x1, std::uint16_t* colu
     for (int u = 0; u < kS; ++u) v = static_cast<std::uint16_t>(v + column[x - x0 + u]);
     out[x] = v;
   }
+}
+
+// Box sums for each sub-window side, compiled for the baseline and, on x86-64, for AVX2
+// (cpu_features.hpp).
+using BoxSums = void (*)(const std::uint8_t* const*, int, int, std::uint16_t*, std::uint16_t*);
+
+template <int kS>
+void box_sums_baseline(const std::uint8_t* const* in, int x0, int x1, std::uint16_t* column,
+                       std::uint16_t* out) {
+  box_sums<kS>(in, x0, x1, column, out);
+}
+
+#if STEREOD_X86_AVX2_PATHS
+template <int kS>
+STEREOD_TARGET_AVX2 void box_sums_avx2(const std::uint8_t* const* in, int x0, int x1,
+                                       std::uint16_t* column, std::uint16_t* out) {
+  box_sums<kS>(in, x0, x1, column, out);
+}
+#endif
+
+BoxSums box_sums_for(int s) {
+  if (s < 1 || s > 9 || s % 2 == 0) throw std::logic_error("subwindow must be odd, 1 to 9");
+#if STEREOD_X86_AVX2_PATHS
+  constexpr BoxSums kWide[5] = {box_sums_avx2<1>, box_sums_avx2<3>, box_sums_avx2<5>,
+                                box_sums_avx2<7>, box_sums_avx2<9>};
+  if (wide_vectors()) return kWide[s / 2];
+#endif
+  constexpr BoxSums kBaseline[5] = {box_sums_baseline<1>, box_sums_baseline<3>,
+                                    box_sums_baseline<5>, box_sums_baseline<7>,
+                                    box_sums_baseline<9>};
+  return kBaseline[s / 2];
 }
 
 }  // namespace
@@ -97,8 +129,9 @@ void SubwindowSums::compute_costs(int r) {
   const std::uint64_t* tgt_census = census ? side.tgt_census.row(r) : nullptr;
   const std::uint8_t outside = static_cast<std::uint8_t>(t.outside);
   const int chunks = plan_->chunks();
+  std::uint8_t* planes = cost_row(r);
   for_each_run(plan_->costs_row(r), chunks, [&](int d, int k0, int k1) {
-    std::uint8_t* out = cost_plane(r, d);
+    std::uint8_t* out = planes + d * cost_stride_;
     const int x0 = k0 * kWindowLanes, x1 = std::min(width_, k1 * kWindowLanes);
     // Partners inside the image: x - d >= 0 (left reference) or x + d < width (right).
     const int in0 = side.direction < 0 ? std::max(x0, std::min(x1, d)) : x0;
@@ -114,19 +147,18 @@ void SubwindowSums::compute_costs(int r) {
 }
 
 void SubwindowSums::compute_sums(int cy) {
-  // The box sums for this sub-window side, its loops unrolled by the compiler.
-  using BoxSums = void (*)(const std::uint8_t* const*, int, int, std::uint16_t*, std::uint16_t*);
-  constexpr BoxSums kBoxSums[5] = {box_sums<1>, box_sums<3>, box_sums<5>, box_sums<7>, box_sums<9>};
-  if (s_ < 1 || s_ > 9 || s_ % 2 == 0) throw std::logic_error("subwindow must be odd, 1 to 9");
-  const BoxSums box = kBoxSums[s_ / 2];
+  const BoxSums box = box_sums_for(s_);  // its loops unrolled for this side
   const int chunks = plan_->chunks();
+  std::uint8_t* cost_rows[9];  // plane 0 of each row the sub-windows span
+  for (int v = 0; v < s_; ++v) cost_rows[v] = cost_row(clamp_int(cy - half_ + v, 0, height_ - 1));
+  std::uint16_t* out = const_cast<std::uint16_t*>(row(cy));
   for_each_run(plan_->sums_row(cy), chunks, [&](int d, int k0, int k1) {
     const std::uint8_t* rows[9];
-    for (int v = 0; v < s_; ++v) rows[v] = cost_plane(clamp_int(cy - half_ + v, 0, height_ - 1), d);
+    for (int v = 0; v < s_; ++v) rows[v] = cost_rows[v] + d * cost_stride_;
     // A run at either end also sums the sub-windows centred in the margins.
     const int x0 = k0 == 0 ? -s_ : k0 * kWindowLanes;
     const int x1 = k1 == chunks ? width_ + s_ : k1 * kWindowLanes;
-    box(rows, x0, x1, column_.data(), sum_plane(cy, d));
+    box(rows, x0, x1, column_.data(), out + d * sum_stride_);
   });
 }
 

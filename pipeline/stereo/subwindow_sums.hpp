@@ -28,17 +28,20 @@ class SubwindowSums {
   void advance_to(int y);
   // Plane d of the sub-window sums of row cy (cy within subwindow of the row last advanced to),
   // indexed by x from -s.
-  const std::uint16_t* row(int cy, int d) const {
+  const std::uint16_t* row(int cy, int d) const { return row(cy) + d * sum_stride_; }
+  // Plane 0 of row cy; plane d is plane_stride() * d further.
+  const std::uint16_t* row(int cy) const {
     const std::size_t slot = static_cast<std::size_t>((cy + s_) % sum_rows_);
-    return sums_.data() + (slot * disparities_ + d) * sum_stride_ + s_;
+    return sums_.data() + slot * disparities_ * sum_stride_ + s_;
   }
+  std::size_t plane_stride() const { return sum_stride_; }
 
  private:
-  std::uint8_t* cost_plane(int r, int d) {
+  // Plane 0 of the pixel costs of row r; plane d is cost_stride_ * d further.
+  std::uint8_t* cost_row(int r) {
     const std::size_t slot = static_cast<std::size_t>(r % cost_rows_);
-    return costs_.data() + (slot * disparities_ + d) * cost_stride_ + cost_margin_;
+    return costs_.data() + slot * disparities_ * cost_stride_ + cost_margin_;
   }
-  std::uint16_t* sum_plane(int cy, int d) { return const_cast<std::uint16_t*>(row(cy, d)); }
   void compute_costs(int r);
   void compute_sums(int cy);
 

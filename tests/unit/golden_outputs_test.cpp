@@ -7,7 +7,7 @@
 // When the algorithm changes on purpose, record the table again and say why in the commit:
 //   rm tests/data/golden/cpu_engine.txt
 //   STEREOD_GOLDEN_RECORD=tests/data/golden/cpu_engine.txt build/tests/unit_tests
-//   --gtest_filter='GoldenOutputs.*'   (the file is appended to, test by test)
+//   --gtest_filter='Vectors/GoldenOutputs.*/baseline'   (the file is appended to, test by test)
 #include <gtest/gtest.h>
 
 #include <cinttypes>
@@ -20,6 +20,7 @@
 
 #include "background/background_ops.hpp"
 #include "cpu_cases.hpp"
+#include "cpu_features.hpp"
 #include "cpu_pair_processor.hpp"
 #include "middlebury.hpp"
 #include "synthetic/synthetic_scene.hpp"
@@ -98,6 +99,17 @@ void add_model_state(Golden& g, const std::string& name, const BackgroundModel& 
   }
 }
 
+// Every test runs once per vector path of the CPU engine (cpu_features.hpp): the baseline, and
+// AVX2 where the CPU has it; both must give the recorded integers.
+class GoldenOutputs : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    set_wide_vectors(GetParam());
+    if (GetParam() && !wide_vectors()) std::printf("no AVX2 here: the baseline runs twice\n");
+  }
+  void TearDown() override { set_wide_vectors(true); }
+};
+
 std::uint64_t double_bits(double v) {
   std::uint64_t b;
   std::memcpy(&b, &v, sizeof b);
@@ -106,7 +118,7 @@ std::uint64_t double_bits(double v) {
 
 }  // namespace
 
-TEST(GoldenOutputs, ScenesInTestData) {
+TEST_P(GoldenOutputs, ScenesInTestData) {
   Golden g;
   const auto scenes = find_scenes(STEREOD_TEST_DATA);
   ASSERT_EQ(scenes.size(), 4u);
@@ -128,7 +140,7 @@ TEST(GoldenOutputs, ScenesInTestData) {
   g.finish();
 }
 
-TEST(GoldenOutputs, RandomSizesAndParameters) {
+TEST_P(GoldenOutputs, RandomSizesAndParameters) {
   Golden g;
   for (std::uint64_t seed = 1; seed <= 96; ++seed) {
     // Mostly small images (many parameter combinations), every eighth up to 480x360.
@@ -142,7 +154,7 @@ TEST(GoldenOutputs, RandomSizesAndParameters) {
   g.finish();
 }
 
-TEST(GoldenOutputs, BackgroundModelingOverSyntheticVideos) {
+TEST_P(GoldenOutputs, BackgroundModelingOverSyntheticVideos) {
   Golden g;
   struct Mode {
     const char* name;
@@ -197,3 +209,6 @@ TEST(GoldenOutputs, BackgroundModelingOverSyntheticVideos) {
   }
   g.finish();
 }
+
+INSTANTIATE_TEST_SUITE_P(Vectors, GoldenOutputs, ::testing::Bool(),
+                         [](const auto& tp) { return tp.param ? "wide" : "baseline"; });

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "cpu_cases.hpp"
+#include "cpu_features.hpp"
 #include "naive_matcher.hpp"
 #include "stereo/matcher.hpp"
 
@@ -32,7 +33,15 @@ std::string first_difference(const Image<T>& want, const Image<T>& got) {
 
 }  // namespace
 
-TEST(NaiveMatcher, RandomCasesBitExact) {
+// Once per vector path of the CPU engine (cpu_features.hpp): the baseline, and AVX2 where the CPU
+// has it.
+class NaiveMatcher : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { set_wide_vectors(GetParam()); }
+  void TearDown() override { set_wide_vectors(true); }
+};
+
+TEST_P(NaiveMatcher, RandomCasesBitExact) {
   const char* env = std::getenv("STEREOD_NAIVE_CASES");
   const int cases = env ? std::atoi(env) : 100;
   ASSERT_GT(cases, 0);
@@ -55,3 +64,6 @@ TEST(NaiveMatcher, RandomCasesBitExact) {
     ASSERT_EQ(first_difference(want.right, got.right), "") << c.name << ": right output";
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Vectors, NaiveMatcher, ::testing::Bool(),
+                         [](const auto& tp) { return tp.param ? "wide" : "baseline"; });
