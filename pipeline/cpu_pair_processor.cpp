@@ -29,8 +29,7 @@ void CpuPairProcessor::set_params(const StereoParams& stereo, const BackgroundPa
 
 void CpuPairProcessor::model_camera(ImageView<const std::uint8_t> gray, const RgbView& color,
                                     BackgroundModel& model, BackgroundPlanes& planes,
-                                    std::vector<Gray8>& masks, BackgroundStats& stats, int levels,
-                                    RgbImage& color_scratch) {
+                                    std::vector<Gray8>& masks, BackgroundStats& stats, int levels) {
   if (model.params().color && !color.empty()) {
     if (color.width != gray.width || color.height != gray.height) {
       throw ParameterError("color", "color image is " + std::to_string(color.width) + "x" +
@@ -38,12 +37,11 @@ void CpuPairProcessor::model_camera(ImageView<const std::uint8_t> gray, const Rg
                                         std::to_string(gray.width) + "x" +
                                         std::to_string(gray.height));
     }
-    copy_into(color, color_scratch);
-    make_hsv_planes(color_scratch, levels, planes);
+    make_hsv_planes(color, levels, planes);
   } else {
     make_gray_planes(gray, levels, planes);
   }
-  model.process(planes, masks, &stats);
+  model.process(planes, masks, &stats, pool_.get());
 }
 
 void CpuPairProcessor::process(const PairFrame& raw, PairOutput& out) {
@@ -76,10 +74,10 @@ void CpuPairProcessor::process(const PairFrame& raw, PairOutput& out) {
       for (int camera = begin; camera < end; ++camera) {
         if (camera == 0) {
           model_camera(f.left, f.left_color, left_model_, left_planes_, out.left_masks,
-                       out.left_stats, levels, color_scratch_[0]);
+                       out.left_stats, levels);
         } else {
           model_camera(f.right, f.right_color, right_model_, right_planes_, out.right_masks,
-                       out.right_stats, levels, color_scratch_[1]);
+                       out.right_stats, levels);
         }
       }
     });

@@ -50,7 +50,7 @@ class CpuPairProcessor {
  private:
   void model_camera(ImageView<const std::uint8_t> gray, const RgbView& color,
                     BackgroundModel& model, BackgroundPlanes& planes, std::vector<Gray8>& masks,
-                    BackgroundStats& stats, int levels, RgbImage& color_scratch);
+                    BackgroundStats& stats, int levels);
 
   std::shared_ptr<ThreadPool> pool_;
   std::shared_ptr<const RectificationMap> left_map_, right_map_;
@@ -59,7 +59,6 @@ class CpuPairProcessor {
   CpuStereoMatcher matcher_;
   BackgroundModel left_model_, right_model_;
   BackgroundPlanes left_planes_, right_planes_;
-  RgbImage color_scratch_[2];
 };
 
 }  // namespace stereod
