@@ -11,7 +11,8 @@ namespace {
 
 // pc (pixel_cost, cost.hpp) over x in [x0, x1) of one row, the partner of x at x + shift, every
 // partner inside the image. ad[a - b] is the AD table indexed by the signed difference (no abs).
-void inside_costs(const std::uint8_t* ad, const std::uint8_t* census_table, const std::uint8_t* ref,
+// Out of line: inlined into the row loop, its pointers were reloaded from the stack each pixel.
+[[gnu::noinline]] void inside_costs(const std::uint8_t* ad, const std::uint8_t* census_table, const std::uint8_t* ref,
                   const std::uint8_t* tgt, const std::uint64_t* ref_census,
                   const std::uint64_t* tgt_census, int shift, int x0, int x1, std::uint8_t* out) {
   if (ref_census) {
