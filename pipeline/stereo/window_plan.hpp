@@ -17,10 +17,12 @@
 // compute values nobody reads.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "stereo/match_side.hpp"
+#include "stereo/params.hpp"
 #include "stereo/search_range.hpp"
 
 namespace stereod {
@@ -41,24 +43,33 @@ struct DisparityBand {
 };
 
 // Calls fn(d, k0, k1) for every disparity d in a row's bands and every maximal run [k0, k1) of
-// consecutive chunks whose bands hold d: the rows' loops then run over whole runs of pixels at
-// once.
+// consecutive chunks whose bands hold d (in no particular order): the rows' loops then run over
+// whole runs of pixels at once. One sweep over the chunks, whose cost follows the changes from
+// band to band rather than disparities times chunks.
 template <typename Fn>
 void for_each_run(const DisparityBand* bands, int chunks, Fn&& fn) {
-  DisparityBand all;
-  for (int k = 0; k < chunks; ++k) all.add(bands[k]);
-  for (int d = all.lo; d <= all.hi; ++d) {
-    int k = 0;
-    while (k < chunks) {
-      if (d < bands[k].lo || d > bands[k].hi) {
-        ++k;
-        continue;
-      }
-      int k1 = k + 1;
-      while (k1 < chunks && d >= bands[k1].lo && d <= bands[k1].hi) ++k1;
-      fn(d, k, k1);
-      k = k1;
+  std::int16_t start[kMaxDisparity];  // where the open run of d began; valid for d in `open`
+  DisparityBand open;                 // the previous chunk's band: its disparities' runs are open
+  for (int k = 0; k <= chunks; ++k) {
+    const DisparityBand now = k < chunks ? bands[k] : DisparityBand{};
+    auto end_runs = [&](int lo, int hi) {
+      for (int d = lo; d <= hi; ++d) fn(d, static_cast<int>(start[d]), k);
+    };
+    auto start_runs = [&](int lo, int hi) {
+      for (int d = lo; d <= hi; ++d) start[d] = static_cast<std::int16_t>(k);
+    };
+    if (now.empty()) {
+      end_runs(open.lo, open.hi);
+    } else if (open.empty()) {
+      start_runs(now.lo, now.hi);
+    } else {
+      // open minus now ends; now minus open starts; both hold the rest, whose runs go on.
+      end_runs(open.lo, std::min(open.hi, now.lo - 1));
+      end_runs(std::max(open.lo, now.hi + 1), open.hi);
+      start_runs(now.lo, std::min(now.hi, open.lo - 1));
+      start_runs(std::max(now.lo, open.hi + 1), now.hi);
     }
+    open = now;
   }
 }
 
