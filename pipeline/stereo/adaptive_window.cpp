@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "cpu_features.hpp"
+#include "stereo/pixel_costs.hpp"
 #include "stereo/pixel_ops.hpp"
 #include "thread_pool.hpp"
 
@@ -35,7 +36,8 @@ struct PixelCost {
 
 // Scratch of one row band's task, kept between frames.
 struct AdaptiveWindowMatcher::Part {
-  SubwindowSums sums;
+  SubwindowSums sums[2];  // per view
+  PixelCosts costs;       // shared by both views
   // Per lane type: A over a chunk's band, and which targets a row's candidates may use.
   template <typename T>
   struct Lanes {
@@ -315,14 +317,34 @@ AdaptiveWindowMatcher::~AdaptiveWindowMatcher() = default;
 AdaptiveWindowMatcher::AdaptiveWindowMatcher(AdaptiveWindowMatcher&&) noexcept = default;
 AdaptiveWindowMatcher& AdaptiveWindowMatcher::operator=(AdaptiveWindowMatcher&&) noexcept = default;
 
-void AdaptiveWindowMatcher::match(const MatchSide& side, const SearchRanges& ranges,
-                                  const CostTables& costs, const LevelMatchOptions& o,
-                                  Image<std::int16_t>& disparity, Image<std::uint16_t>* q4,
-                                  ThreadPool* pool) {
-  const int w = side.ref.width, h = side.ref.height;
-  disparity.ensure_size(w, h);
-  if (q4) q4->ensure_size(w, h);
-  plan_.build(ranges, o);
+std::vector<int> AdaptiveWindowMatcher::split_rows(int parts) const {
+  const int h = plans_[0].height();
+  parts = std::max(1, std::min(parts, h));
+  long long total = 0;
+  for (int y = 0; y < h; ++y) total += plans_[0].row_work(y) + plans_[1].row_work(y);
+  std::vector<int> bounds{0};
+  long long acc = 0;
+  for (int y = 0; y + 1 < h && static_cast<int>(bounds.size()) < parts; ++y) {
+    acc += plans_[0].row_work(y) + plans_[1].row_work(y);
+    // A boundary after row y once this part holds its share of the work.
+    if (acc * parts >= total * static_cast<long long>(bounds.size())) bounds.push_back(y + 1);
+  }
+  bounds.push_back(h);
+  return bounds;
+}
+
+void AdaptiveWindowMatcher::match(const ViewMatch (&views)[2], const CostTables& costs,
+                                  const LevelMatchOptions& o, ThreadPool* pool) {
+  const int w = views[0].side.ref.width, h = views[0].side.ref.height;
+  if (views[0].side.direction != -1 || views[1].side.direction != +1 ||
+      views[1].side.ref.width != w || views[1].side.ref.height != h) {
+    throw std::logic_error("AdaptiveWindowMatcher::match: views must be left, then right");
+  }
+  for (int v = 0; v < 2; ++v) {
+    views[v].disparity->ensure_size(w, h);
+    if (views[v].q4) views[v].q4->ensure_size(w, h);
+    plans_[v].build(*views[v].ranges, o);
+  }
   // Pixel costs are stored in 8 bits and sub-window sums in 16 (s*s*255 fits); A in 16 bits
   // where (1 + k) sub-window sums of the largest pixel cost fit, else in 32.
   const std::uint32_t pc_max = max_pixel_cost(costs);
@@ -330,30 +352,44 @@ void AdaptiveWindowMatcher::match(const MatchSide& side, const SearchRanges& ran
   const std::uint64_t a_max =
       static_cast<std::uint64_t>(1 + o.best_k) * o.subwindow * o.subwindow * pc_max;
   const bool narrow = a_max < 0xFFFF;
+  const int s = o.subwindow, half = s / 2;
 
-  const unsigned threads = pool ? pool->size() : 1;
-  const std::vector<int> bounds = plan_.split_rows(static_cast<int>(threads));
+  const std::vector<int> bounds = split_rows(pool ? static_cast<int>(pool->size()) : 1);
   const int parts = static_cast<int>(bounds.size()) - 1;
   if (static_cast<int>(parts_.size()) < parts) parts_.resize(static_cast<std::size_t>(parts));
   std::atomic<long long> evaluated{0};
   for_rows(pool, parts, [&](int p0, int p1) {
     for (int p = p0; p < p1; ++p) {
       Part& part = parts_[static_cast<std::size_t>(p)];
-      SubwindowSums& sums = part.sums;
-      RowMatcher rows(side, ranges, o, plan_, part);
+      part.costs.start(views[0].side, costs);
+      for (int v = 0; v < 2; ++v) part.sums[v].start(plans_[v], o.disparities);
+      RowMatcher rows[2] = {RowMatcher(views[0].side, *views[0].ranges, o, plans_[0], part),
+                            RowMatcher(views[1].side, *views[1].ranges, o, plans_[1], part)};
       const int y0 = bounds[static_cast<std::size_t>(p)];
       const int y1 = bounds[static_cast<std::size_t>(p) + 1];
-      sums.start(side, costs, plan_, o.disparities, y0, y1);
+      // Rows in order: the sums of rows up to y + s, from the costs of rows up to y + s + s/2.
+      int next_sum = y0 - s, next_cost = std::max(0, y0 - s - half);
+      const int last_sum = y1 - 1 + s;
       long long local = 0;
       for (int y = y0; y < y1; ++y) {
-        sums.advance_to(y);
-        std::uint16_t* q4_row = q4 ? q4->row(y) : nullptr;
-        if (narrow && o.best_k == 4) {
-          local += rows.match_row<std::uint16_t, true>(sums, y, disparity.row(y), q4_row);
-        } else if (narrow) {
-          local += rows.match_row<std::uint16_t, false>(sums, y, disparity.row(y), q4_row);
-        } else {
-          local += rows.match_row<std::uint32_t, false>(sums, y, disparity.row(y), q4_row);
+        for (; next_sum <= std::min(y + s, last_sum); ++next_sum) {
+          const int needed = clamp_int(next_sum + half, 0, h - 1);
+          for (; next_cost <= needed; ++next_cost) {
+            part.costs.compute_row(next_cost, part.sums[0], part.sums[1]);
+          }
+          part.sums[0].compute_sums(next_sum);
+          part.sums[1].compute_sums(next_sum);
+        }
+        for (int v = 0; v < 2; ++v) {
+          std::int16_t* d_row = views[v].disparity->row(y);
+          std::uint16_t* q4_row = views[v].q4 ? views[v].q4->row(y) : nullptr;
+          if (narrow && o.best_k == 4) {
+            local += rows[v].match_row<std::uint16_t, true>(part.sums[v], y, d_row, q4_row);
+          } else if (narrow) {
+            local += rows[v].match_row<std::uint16_t, false>(part.sums[v], y, d_row, q4_row);
+          } else {
+            local += rows[v].match_row<std::uint32_t, false>(part.sums[v], y, d_row, q4_row);
+          }
         }
       }
       evaluated += local;

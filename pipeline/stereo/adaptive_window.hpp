@@ -31,16 +31,24 @@ namespace stereod {
 
 class ThreadPool;
 
+// One reference view of a level: what it reads and where its results go.
+struct ViewMatch {
+  MatchSide side;
+  const SearchRanges* ranges = nullptr;
+  Image<std::int16_t>* disparity = nullptr;  // integer winner or kNoDisparity
+  Image<std::uint16_t>* q4 = nullptr;  // with options.subpixel: 16*d + offset, or kInvalidDisparity
+};
+
 // The matcher keeps its scratch buffers between calls: a frame allocates nothing once sizes settle.
 class AdaptiveWindowMatcher {
  public:
-  // disparity: integer winner or kNoDisparity. q4 (when options.subpixel): 16*d + offset, or
-  // kInvalidDisparity.
-  void match(const MatchSide& side, const SearchRanges& ranges, const CostTables& costs,
-             const LevelMatchOptions& options, Image<std::int16_t>& disparity,
-             Image<std::uint16_t>* q4, ThreadPool* pool);
+  // Both views of one level at once, so they share their pixel costs (pixel_costs.hpp):
+  // views[0] is the left reference (direction -1), views[1] the right (+1), reading the same two
+  // images the other way round.
+  void match(const ViewMatch (&views)[2], const CostTables& costs, const LevelMatchOptions& options,
+             ThreadPool* pool);
 
-  // Candidates evaluated by the last call (for statistics).
+  // Candidates evaluated by the last call, both views (for statistics).
   long long candidates_evaluated() const { return candidates_; }
 
   AdaptiveWindowMatcher();
@@ -51,7 +59,10 @@ class AdaptiveWindowMatcher {
   struct Part;  // one row band's scratch
 
  private:
-  WindowPlan plan_;
+  // Cuts the rows into about equal work for `parts` tasks; returns parts + 1 row boundaries.
+  std::vector<int> split_rows(int parts) const;
+
+  WindowPlan plans_[2];
   std::vector<Part> parts_;
   long long candidates_ = 0;
 };

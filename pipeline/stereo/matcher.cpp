@@ -116,29 +116,35 @@ void CpuStereoMatcher::match_level(const StereoInput& in, int s, StereoOutput& o
   const bool census = costs_.uses_census;
   const bool mean_removed = uses_mean_removal();
   ThreadPool* pool = pool_.get();
-  // View v matches image v against image 1 - v.
+  const std::vector<ImageView<const std::uint8_t>>* masks[2] = {&in.left_foreground,
+                                                                &in.right_foreground};
   pool->parallel_for(2, [&](int v0, int v1) {
     for (int v = v0; v < v1; ++v) {
-      const int o = 1 - v;
-      const auto fg = mask_at(v == 0 ? in.left_foreground : in.right_foreground, s);
-      const auto other_fg = mask_at(v == 0 ? in.right_foreground : in.left_foreground, s);
+      const auto fg = mask_at(*masks[v], s);
       if (coarsest) {
         full_search_ranges(w, h, fg, disparities, lv.ranges[v]);
       } else {
         parent_search_ranges(levels_[s + 1].checked[v], w, h, fg, params_.parent_radius,
                              disparities, lv.ranges[v], pool);
       }
-      const MatchSide side{(mean_removed ? lv.ad[v] : lv.gray[v]).view(),
-                           (mean_removed ? lv.ad[o] : lv.gray[o]).view(),
-                           census ? lv.census[v].view() : ImageView<const std::uint64_t>{},
-                           census ? lv.census[o].view() : ImageView<const std::uint64_t>{},
-                           other_fg,
-                           v == 0 ? -1 : +1};
-      matchers_[v].match(side, lv.ranges[v], costs_, opt, lv.disp[v], s == 0 ? &q4_[v] : nullptr,
-                         pool);
     }
   });
-  out.candidates[s] = matchers_[0].candidates_evaluated() + matchers_[1].candidates_evaluated();
+  // View v matches image v against image 1 - v.
+  ViewMatch views[2];
+  for (int v = 0; v < 2; ++v) {
+    const int o = 1 - v;
+    views[v].side = {(mean_removed ? lv.ad[v] : lv.gray[v]).view(),
+                     (mean_removed ? lv.ad[o] : lv.gray[o]).view(),
+                     census ? lv.census[v].view() : ImageView<const std::uint64_t>{},
+                     census ? lv.census[o].view() : ImageView<const std::uint64_t>{},
+                     mask_at(*masks[o], s),
+                     v == 0 ? -1 : +1};
+    views[v].ranges = &lv.ranges[v];
+    views[v].disparity = &lv.disp[v];
+    views[v].q4 = s == 0 ? &q4_[v] : nullptr;
+  }
+  matcher_.match(views, costs_, opt, pool);
+  out.candidates[s] = matcher_.candidates_evaluated();
   if (params_.cross_check) {
     cross_check(lv.disp[0], lv.disp[1], params_.cross_check_tolerance, lv.checked[0], lv.checked[1],
                 pool);

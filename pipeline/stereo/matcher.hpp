@@ -91,7 +91,7 @@ class CpuStereoMatcher {
   CostTables costs_;
   std::shared_ptr<ThreadPool> pool_;
   std::vector<Level> levels_;
-  AdaptiveWindowMatcher matchers_[2];  // per view: 0 = left reference, 1 = right
+  AdaptiveWindowMatcher matcher_;
   Disparity16 q4_[2];
   SpeckleFilter speckle_[2];
 };

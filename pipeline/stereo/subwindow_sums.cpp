@@ -9,28 +9,6 @@
 namespace stereod {
 namespace {
 
-// pc (pixel_cost, cost.hpp) over x in [x0, x1) of one row, the partner of x at x + shift, every
-// partner inside the image. ad[a - b] is the AD table indexed by the signed difference (no abs).
-// Out of line: inlined into the row loop, its pointers were reloaded from the stack each pixel.
-[[gnu::noinline]] void inside_costs(const std::uint8_t* ad, const std::uint8_t* census_table, const std::uint8_t* ref,
-                  const std::uint8_t* tgt, const std::uint64_t* ref_census,
-                  const std::uint64_t* tgt_census, int shift, int x0, int x1, std::uint8_t* out) {
-  if (ref_census) {
-#pragma GCC unroll 4
-    for (int x = x0; x < x1; ++x) {
-      out[x] = static_cast<std::uint8_t>(
-          ad[ref[x] - tgt[x + shift]] +
-          census_table[popcount64(ref_census[x] ^ tgt_census[x + shift])]);
-    }
-  } else {
-    const std::uint8_t no_census = census_table[0];  // codes 0 and 0: what pixel_cost adds
-#pragma GCC unroll 4
-    for (int x = x0; x < x1; ++x) {
-      out[x] = static_cast<std::uint8_t>(ad[ref[x] - tgt[x + shift]] + no_census);
-    }
-  }
-}
-
 // Vertical sums of `rows` rows, then horizontal sums of `rows` columns: the s x s box sums of
 // x in [x0, x1). in[v] point at x = 0 of each row; column holds x0 - s/2 .. x1 + s/2.
 template <int kS>
@@ -83,12 +61,7 @@ BoxSums box_sums_for(int s) {
 
 }  // namespace
 
-void SubwindowSums::start(const MatchSide& side, const CostTables& costs, const WindowPlan& plan,
-                          int disparities, int y0, int y1) {
-  side_ = &side;
-  table_ = &costs;
-  for (int diff = -255; diff <= 255; ++diff)
-    ad_by_difference_[diff + 255] = costs.ad[diff < 0 ? -diff : diff];
+void SubwindowSums::start(const WindowPlan& plan, int disparities) {
   plan_ = &plan;
   disparities_ = disparities;
   s_ = plan.subwindow();
@@ -107,44 +80,6 @@ void SubwindowSums::start(const MatchSide& side, const CostTables& costs, const 
   if (costs_.size() < cost_size) costs_.resize(cost_size);
   if (sums_.size() < sum_size) sums_.resize(sum_size);
   column_.resize(lanes + 2 * static_cast<std::size_t>(s_) + 2 * static_cast<std::size_t>(half_));
-  next_sum_row_ = y0 - s_;
-  last_sum_row_ = y1 - 1 + s_;
-  next_cost_row_ = std::max(0, y0 - s_ - half_);
-}
-
-void SubwindowSums::advance_to(int y) {
-  while (next_sum_row_ <= std::min(y + s_, last_sum_row_)) {
-    const int needed = clamp_int(next_sum_row_ + half_, 0, height_ - 1);
-    while (next_cost_row_ <= needed) compute_costs(next_cost_row_++);
-    compute_sums(next_sum_row_++);
-  }
-}
-
-void SubwindowSums::compute_costs(int r) {
-  const MatchSide& side = *side_;
-  const CostTables& t = *table_;
-  const std::uint8_t* ref = side.ref.row(r);
-  const std::uint8_t* tgt = side.tgt.row(r);
-  const bool census = !side.ref_census.empty();
-  const std::uint64_t* ref_census = census ? side.ref_census.row(r) : nullptr;
-  const std::uint64_t* tgt_census = census ? side.tgt_census.row(r) : nullptr;
-  const std::uint8_t outside = static_cast<std::uint8_t>(t.outside);
-  const int chunks = plan_->chunks();
-  std::uint8_t* planes = cost_row(r);
-  for_each_run(plan_->costs_row(r), chunks, [&](int d, int k0, int k1) {
-    std::uint8_t* out = planes + d * cost_stride_;
-    const int x0 = k0 * kWindowLanes, x1 = std::min(width_, k1 * kWindowLanes);
-    // Partners inside the image: x - d >= 0 (left reference) or x + d < width (right).
-    const int in0 = side.direction < 0 ? std::max(x0, std::min(x1, d)) : x0;
-    const int in1 = side.direction < 0 ? x1 : std::max(x0, std::min(x1, width_ - d));
-    for (int x = x0; x < in0; ++x) out[x] = outside;
-    inside_costs(ad_by_difference_ + 255, t.census, ref, tgt, ref_census, tgt_census,
-                 side.direction * d, in0, in1, out);
-    for (int x = in1; x < x1; ++x) out[x] = outside;
-    // Margins repeat the edge pixels' costs.
-    if (k0 == 0) std::fill(out - cost_margin_, out, out[0]);
-    if (k1 == chunks) std::fill(out + width_, out + width_ + cost_margin_, out[width_ - 1]);
-  });
 }
 
 void SubwindowSums::compute_sums(int cy) {

@@ -1,5 +1,6 @@
-// Pixel costs and sub-window sums (adaptive_window.hpp: pc and S) for a band of output rows,
-// computed once per (pixel, disparity) that the plan (window_plan.hpp) asks for, row after row.
+// Pixel costs and sub-window sums (adaptive_window.hpp: pc and S) of one view for a band of output
+// rows, kept once per (pixel, disparity) that the plan (window_plan.hpp) asks for, row after row
+// (the pixel costs are computed by PixelCosts, pixel_costs.hpp, for both views at once).
 //
 // Rows live in two rings: the pixel costs of the s rows a sub-window spans, and the sub-window sums
 // of the 2s + 1 rows an output row reads (its own and those s above and below). A ring row holds
@@ -13,21 +14,31 @@
 #include <cstdint>
 #include <vector>
 
-#include "stereo/cost.hpp"
-#include "stereo/match_side.hpp"
 #include "stereo/window_plan.hpp"
 
 namespace stereod {
 
 class SubwindowSums {
  public:
-  // Prepares to serve output rows [y0, y1) of a level.
-  void start(const MatchSide& side, const CostTables& costs, const WindowPlan& plan,
-             int disparities, int y0, int y1);
-  // Computes what output row y reads (rows are served in increasing order, each once).
-  void advance_to(int y);
-  // Plane d of the sub-window sums of row cy (cy within subwindow of the row last advanced to),
-  // indexed by x from -s.
+  // Sizes the rings for a level whose plan is `plan` (kept by reference).
+  void start(const WindowPlan& plan, int disparities);
+  const WindowPlan& plan() const { return *plan_; }
+
+  // Plane 0 of the pixel costs of row r, at x = 0 (PixelCosts fills them); plane d is
+  // cost_stride() * d further, and each plane has cost_margin() pixels before x = 0 and after
+  // x = width - 1.
+  std::uint8_t* cost_row(int r) {
+    const std::size_t slot = static_cast<std::size_t>(r % cost_rows_);
+    return costs_.data() + slot * disparities_ * cost_stride_ + cost_margin_;
+  }
+  std::size_t cost_stride() const { return cost_stride_; }
+  int cost_margin() const { return cost_margin_; }
+
+  // The sub-window sums of row cy (-s <= cy < height + s) that the plan asks for, from the pixel
+  // costs of rows cy - s/2 .. cy + s/2 (clamped to the image), which must be in the ring.
+  void compute_sums(int cy);
+  // Plane d of the sub-window sums of row cy (one of the 2s + 1 last computed), indexed by x
+  // from -s.
   const std::uint16_t* row(int cy, int d) const { return row(cy) + d * sum_stride_; }
   // Plane 0 of row cy; plane d is plane_stride() * d further.
   const std::uint16_t* row(int cy) const {
@@ -37,26 +48,14 @@ class SubwindowSums {
   std::size_t plane_stride() const { return sum_stride_; }
 
  private:
-  // Plane 0 of the pixel costs of row r; plane d is cost_stride_ * d further.
-  std::uint8_t* cost_row(int r) {
-    const std::size_t slot = static_cast<std::size_t>(r % cost_rows_);
-    return costs_.data() + slot * disparities_ * cost_stride_ + cost_margin_;
-  }
-  void compute_costs(int r);
-  void compute_sums(int cy);
-
-  const MatchSide* side_ = nullptr;
-  const CostTables* table_ = nullptr;
-  std::uint8_t ad_by_difference_[511] = {};  // table_->ad[|a - b|] at index a - b + 255
   const WindowPlan* plan_ = nullptr;
   int disparities_ = 0, s_ = 0, half_ = 0, width_ = 0, height_ = 0;
   int cost_rows_ = 0, sum_rows_ = 0;  // ring sizes
   int cost_margin_ = 0;               // s + s/2
   std::size_t cost_stride_ = 0, sum_stride_ = 0;
-  int next_cost_row_ = 0, next_sum_row_ = 0, last_sum_row_ = 0;
   std::vector<std::uint8_t> costs_;
   std::vector<std::uint16_t> sums_;
-  std::vector<std::uint16_t> column_;  // vertical sums of one chunk, scratch
+  std::vector<std::uint16_t> column_;  // vertical sums of one run, scratch
 };
 
 }  // namespace stereod

@@ -80,21 +80,4 @@ void WindowPlan::build(const SearchRanges& ranges, const LevelMatchOptions& o) {
   }
 }
 
-std::vector<int> WindowPlan::split_rows(int parts) const {
-  parts = std::max(1, std::min(parts, height_));
-  long long total = 0;
-  for (long long v : row_work_) total += v;
-  std::vector<int> bounds{0};
-  long long acc = 0;
-  for (int y = 0; y < height_ && static_cast<int>(bounds.size()) < parts; ++y) {
-    acc += row_work_[static_cast<std::size_t>(y)];
-    // A boundary after row y once this part holds its share of the work.
-    if (acc * parts >= total * static_cast<long long>(bounds.size()) && y + 1 < height_) {
-      bounds.push_back(y + 1);
-    }
-  }
-  bounds.push_back(height_);
-  return bounds;
-}
-
 }  // namespace stereod

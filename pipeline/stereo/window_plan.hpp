@@ -89,9 +89,8 @@ class WindowPlan {
   const DisparityBand& sums(int cy, int k) const { return sums_[index(cy + subwindow_, k)]; }
   const DisparityBand& costs(int r, int k) const { return costs_[index(r, k)]; }
 
-  // Cuts the rows into `parts` contiguous bands of about equal work; returns parts + 1 row
-  // boundaries (fewer parts when there are fewer rows).
-  std::vector<int> split_rows(int parts) const;
+  // An estimate of the work of output row y (the bands' sizes), for splitting rows into tasks.
+  long long row_work(int y) const { return row_work_[static_cast<std::size_t>(y)]; }
 
  private:
   std::size_t index(int row, int k) const {
