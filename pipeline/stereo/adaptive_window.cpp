@@ -36,12 +36,12 @@ struct PixelCost {
 
 // Scratch of one row band's task, kept between frames.
 struct AdaptiveWindowMatcher::Part {
-  SubwindowSums sums[2];  // per view
-  PixelCosts costs;       // shared by both views
+  SubwindowSums sums[2];   // per view
+  PixelCosts pixel_costs;  // shared by both views
   // Per lane type: A over a chunk's band, and which targets a row's candidates may use.
   template <typename T>
   struct Lanes {
-    std::vector<T> costs, allowed;
+    std::vector<T> aggregated, allowed;
   };
   Lanes<std::uint16_t> lanes16;
   Lanes<std::uint32_t> lanes32;
@@ -69,14 +69,14 @@ struct ChunkLanes {
 
 // Scans the band of a chunk (pixels x0 .. x0 + kWindowLanes - 1 of row y): for each disparity, A
 // of every lane from the centre sum and its eight neighbours' (kNone where the target is not
-// allowed), kept in `costs` (lane-minor), and the running winner among the candidates inside each
-// lane's range. The lane loop is branch-free, so it is one vector loop (checked with
+// allowed), kept in `aggregated` (lane-minor), and the running winner among the candidates inside
+// each lane's range. The lane loop is branch-free, so it is one vector loop (checked with
 // -fopt-info-vec; docs/PERFORMANCE.md); kVectorBytes is the register width it is written for.
 template <typename T, bool kBest4, int kVectorBytes>
 [[gnu::always_inline]] inline void scan_band_lanes(const SubwindowSums& sums, int y, int x0, int s,
                                                    const DisparityBand& band, const T* allowed,
                                                    int direction, const T* k_mask,
-                                                   T* __restrict costs, ChunkLanes<T>& state) {
+                                                   T* __restrict aggregated, ChunkLanes<T>& state) {
   ChunkLanes<T> lanes = state;  // a local copy: no stores that might alias the loads
   for (int dd = band.lo; dd <= band.hi; ++dd) {
     const std::uint16_t* centre = sums.row(y, dd) + x0;
@@ -85,7 +85,7 @@ template <typename T, bool kBest4, int kVectorBytes>
       nb[j] = sums.row(y + s * kNeighbourDy[j], dd) + x0 + s * kNeighbourDx[j];
     }
     const T* ok = allowed + direction * dd;
-    T* a_out = costs + static_cast<std::size_t>(dd - band.lo) * kWindowLanes;
+    T* a_out = aggregated + static_cast<std::size_t>(dd - band.lo) * kWindowLanes;
     const std::int16_t d = static_cast<std::int16_t>(dd);
     // A register of lanes at a time: the network keeps 8 values of every lane live, and a whole
     // chunk of them does not fit in the 16 SSE registers.
@@ -121,33 +121,36 @@ template <typename T, bool kBest4, int kVectorBytes>
 // The same, compiled for the baseline (16-byte registers: SSE, NEON) and, on x86-64, for AVX2.
 template <typename T, bool kBest4>
 void scan_band_baseline(const SubwindowSums& sums, int y, int x0, int s, const DisparityBand& band,
-                        const T* allowed, int direction, const T* k_mask, T* __restrict costs,
+                        const T* allowed, int direction, const T* k_mask, T* __restrict aggregated,
                         ChunkLanes<T>& state) {
-  scan_band_lanes<T, kBest4, 16>(sums, y, x0, s, band, allowed, direction, k_mask, costs, state);
+  scan_band_lanes<T, kBest4, 16>(sums, y, x0, s, band, allowed, direction, k_mask, aggregated,
+                                 state);
 }
 
 #if STEREOD_X86_AVX2_PATHS
 template <typename T, bool kBest4>
 STEREOD_TARGET_AVX2 void scan_band_avx2(const SubwindowSums& sums, int y, int x0, int s,
                                         const DisparityBand& band, const T* allowed, int direction,
-                                        const T* k_mask, T* __restrict costs,
+                                        const T* k_mask, T* __restrict aggregated,
                                         ChunkLanes<T>& state) {
-  scan_band_lanes<T, kBest4, 32>(sums, y, x0, s, band, allowed, direction, k_mask, costs, state);
+  scan_band_lanes<T, kBest4, 32>(sums, y, x0, s, band, allowed, direction, k_mask, aggregated,
+                                 state);
 }
 #endif
 
 template <typename T, bool kBest4>
 void scan_band(const SubwindowSums& sums, int y, int x0, int s, const DisparityBand& band,
-               const T* allowed, int direction, const T* k_mask, T* __restrict costs,
+               const T* allowed, int direction, const T* k_mask, T* __restrict aggregated,
                ChunkLanes<T>& state, bool wide) {
 #if STEREOD_X86_AVX2_PATHS
   if (wide) {
-    scan_band_avx2<T, kBest4>(sums, y, x0, s, band, allowed, direction, k_mask, costs, state);
+    scan_band_avx2<T, kBest4>(sums, y, x0, s, band, allowed, direction, k_mask, aggregated, state);
     return;
   }
 #endif
   (void)wide;
-  scan_band_baseline<T, kBest4>(sums, y, x0, s, band, allowed, direction, k_mask, costs, state);
+  scan_band_baseline<T, kBest4>(sums, y, x0, s, band, allowed, direction, k_mask, aggregated,
+                                state);
 }
 
 // One output row's aggregation and winners, chunk by chunk. T is the lane type of A: 16 bits
@@ -163,6 +166,10 @@ class RowMatcher {
     const std::size_t n = static_cast<std::size_t>(plan.chunks() * kWindowLanes + 2 * margin_);
     part.lanes16.allowed.assign(n, 0);
     part.lanes32.allowed.assign(n, 0);
+    // A of a chunk over its band, which is at most the level's range.
+    const std::size_t band_lanes = static_cast<std::size_t>(o.disparities) * kWindowLanes;
+    if (part.lanes16.aggregated.size() < band_lanes) part.lanes16.aggregated.resize(band_lanes);
+    if (part.lanes32.aggregated.size() < band_lanes) part.lanes32.aggregated.resize(band_lanes);
   }
 
   template <typename T, bool kBest4>
@@ -221,14 +228,12 @@ long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
     state.best_d[i] = kNoDisparity;
     state.count[i] = 0;
   }
-  std::vector<T>& cost_buffer = part_.lanes<T>().costs;
-  cost_buffer.resize(static_cast<std::size_t>(band.size()) * kLanes);
-  T* costs = cost_buffer.data();  // A over the band, lane-minor
-  T k_mask[8];                    // all ones for the k smallest, which join the sum
+  T* aggregated = part_.lanes<T>().aggregated.data();  // A over the band, lane-minor
+  T k_mask[8];  // all ones for the k smallest, which join the sum
   for (int j = 0; j < 8; ++j) k_mask[j] = j < o_.best_k ? std::numeric_limits<T>::max() : T(0);
   scan_band<T, kBest4>(sums, y, x0, o_.subwindow, band,
                        part_.lanes<T>().allowed.data() + margin_ + x0, side_.direction, k_mask,
-                       costs, state, wide_);
+                       aggregated, state, wide_);
   const std::int16_t* lo = state.lo;
   const std::int16_t* hi = state.hi;
   const T* best = state.best;
@@ -237,7 +242,7 @@ long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
     evaluated += state.count[i];
     int d = state.best_d[i];
     auto cost_at = [&](int dd) {
-      return costs[static_cast<std::size_t>(dd - band.lo) * kLanes + i];
+      return aggregated[static_cast<std::size_t>(dd - band.lo) * kLanes + i];
     };
     if (d != kNoDisparity && o_.uniqueness > 0) {
       for (int dd = lo[i]; dd <= hi[i]; ++dd) {
@@ -361,7 +366,7 @@ void AdaptiveWindowMatcher::match(const ViewMatch (&views)[2], const CostTables&
   for_rows(pool, parts, [&](int p0, int p1) {
     for (int p = p0; p < p1; ++p) {
       Part& part = parts_[static_cast<std::size_t>(p)];
-      part.costs.start(views[0].side, costs);
+      part.pixel_costs.start(views[0].side, costs);
       for (int v = 0; v < 2; ++v) part.sums[v].start(plans_[v], o.disparities);
       RowMatcher rows[2] = {RowMatcher(views[0].side, *views[0].ranges, o, plans_[0], part),
                             RowMatcher(views[1].side, *views[1].ranges, o, plans_[1], part)};
@@ -375,7 +380,7 @@ void AdaptiveWindowMatcher::match(const ViewMatch (&views)[2], const CostTables&
         for (; next_sum <= std::min(y + s, last_sum); ++next_sum) {
           const int needed = clamp_int(next_sum + half, 0, h - 1);
           for (; next_cost <= needed; ++next_cost) {
-            part.costs.compute_row(next_cost, part.sums[0], part.sums[1]);
+            part.pixel_costs.compute_row(next_cost, part.sums[0], part.sums[1]);
           }
           part.sums[0].compute_sums(next_sum);
           part.sums[1].compute_sums(next_sum);

@@ -38,7 +38,6 @@ namespace {
     std::fill(dst + w, dst + w + hw, src[w - 1]);
   }
   for (int y = y0; y < y1; ++y) {
-    std::fill(plane.begin(), plane.end(), 0);
     const std::uint8_t* centre = padded_row(y);
     int k = 0;  // the k-th neighbour in window order lands at bit bits - 1 - k
     for (int v = -hh; v <= hh; ++v) {
@@ -48,8 +47,11 @@ namespace {
         const int pos = bits - 1 - k++;
         std::uint8_t* p = plane.data() + static_cast<std::size_t>(pos / 8) * w;
         const std::uint8_t* n = row + u;
+        // The first (highest) bit of a plane starts it; the others shift in below it.
+        const bool first = pos == bits - 1 || pos % 8 == 7;
+        const int keep = first ? 0 : 0xFF;
         for (int x = 0; x < w; ++x) {
-          p[x] = static_cast<std::uint8_t>((p[x] << 1) | (n[x] < centre[x] ? 1 : 0));
+          p[x] = static_cast<std::uint8_t>(((p[x] & keep) << 1) | (n[x] < centre[x] ? 1 : 0));
         }
       }
     }
