@@ -1,10 +1,12 @@
 // stereod-bench: the subcommands share these settings and helpers.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cpu_pair_processor.hpp"
 #include "engine.hpp"
 #include "image.hpp"
 #include "stereo/params.hpp"
@@ -35,7 +37,17 @@ Disparity16 run_pair(Engine& engine, const Gray8& left, const Gray8& right,
 // The median of the values (the upper one of the middle two for an even count); 0 when empty.
 double median(std::vector<double> values);
 
+// The CPU engine's stages: a CpuPairProcessor with the engine's parameters and threads runs
+// frames 0 .. skip + 20 (frame(i) gives frame i) and returns each stage's median wall time over
+// the last 21, in order.
+std::vector<std::pair<std::string, double>> cpu_profile(const CommonOptions& common,
+                                                        const PairParams& params, int skip,
+                                                        const std::function<PairFrame(int)>& frame);
+// Prints them, with their sum.
+void print_stages(const std::vector<std::pair<std::string, double>>& stages, const char* where);
+
 struct DisparityOptions {
+  bool profile = false;  // also time each stage of the CPU engine (median of 21 frames)
   std::string left, right;
   int max_disparity = 0;
   std::string out, right_out;

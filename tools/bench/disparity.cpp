@@ -65,6 +65,16 @@ int run_disparity(const CommonOptions& common, const DisparityOptions& o) {
     if (o.repeat > 1) std::printf(" (median of %d, %.1f-%.1f)", o.repeat, *slo, *shi);
     std::printf("\n");
   }
+  if (o.profile && engine->name() == "cpu") {
+    print_stages(cpu_profile(common, params, 0,
+                             [&](int) {
+                               PairFrame f;
+                               f.left = left.view();
+                               f.right = right.view();
+                               return f;
+                             }),
+                 "CpuPairProcessor beside the engine");
+  }
   return 0;
 }
 

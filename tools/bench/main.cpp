@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   disp->add_option("--repeat", disp_opt.repeat, "Run the pair N times; report the median time")
       ->check(CLI::Range(1, 100000));
   disp->add_flag("--sgbm", disp_opt.sgbm, "Also time OpenCV's StereoSGBM on the pair (same run)");
+  disp->add_flag("--profile", disp_opt.profile, "CPU engine: also time each stage (median of 21)");
 
   CommonOptions acc_common;
   AccuracyOptions acc;

@@ -13,7 +13,6 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.hpp"
-#include "cpu_pair_processor.hpp"
 #include "stereo/pixel_ops.hpp"
 #include "synthetic/synthetic_scene.hpp"
 #include "synthetic_scene.hpp"
@@ -37,37 +36,6 @@ double percent_correct(ImageView<const std::uint16_t> d, const SyntheticPair& tr
     }
   }
   return n ? 100.0 * good / n : 0;
-}
-
-// The CPU engine's stages: a CpuPairProcessor with the engine's parameters and threads runs the
-// same frames as the timed run (so a background model is as warm), then 21 more, whose stage times
-// are the medians reported.
-std::vector<std::pair<std::string, double>> cpu_profile(
-    const CommonOptions& common, const PairParams& params, const std::vector<SyntheticPair>& inputs,
-    const std::vector<RgbImage>& colors, const std::function<std::size_t(int)>& input_index,
-    int total) {
-  CpuPairProcessor processor(params.stereo, params.background, common.threads);
-  PairOutput out;
-  std::vector<std::vector<StageTime>> runs;
-  for (int i = 0; i < total + 21; ++i) {
-    const std::size_t k = input_index(i);
-    PairFrame f;
-    f.left = inputs[k].left.view();
-    f.right = inputs[k].right.view();
-    if (!colors.empty()) {
-      f.left_color = view_of(colors[2 * k]);
-      f.right_color = view_of(colors[2 * k + 1]);
-    }
-    processor.process(f, out);
-    if (i >= total) runs.push_back(out.stage_times);
-  }
-  std::vector<std::pair<std::string, double>> stages;
-  for (std::size_t s = 0; s < runs.front().size(); ++s) {
-    std::vector<double> t;
-    for (const auto& r : runs) t.push_back(r[s].ms);
-    stages.emplace_back(runs.front()[s].stage, median(t));
-  }
-  return stages;
 }
 
 }  // namespace
@@ -221,7 +189,18 @@ int run_speed(const CommonOptions& common, const SpeedOptions& o) {
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   std::vector<std::pair<std::string, double>> stages;
   if (o.profile && engines.front()->name() == "cpu") {
-    stages = cpu_profile(common, params, inputs, colors, input_index, total);
+    // The same frames as the timed run (so a background model is as warm), then 21 more.
+    stages = cpu_profile(common, params, total, [&](int i) {
+      const std::size_t k = input_index(i);
+      PairFrame f;
+      f.left = inputs[k].left.view();
+      f.right = inputs[k].right.view();
+      if (!colors.empty()) {
+        f.left_color = view_of(colors[2 * k]);
+        f.right_color = view_of(colors[2 * k + 1]);
+      }
+      return f;
+    });
   }
 #if defined(STEREOD_HAVE_CUDA)
   if (o.profile && engines.front()->name() == "cuda") {
@@ -293,15 +272,8 @@ int run_speed(const CommonOptions& common, const SpeedOptions& o) {
           100 * median(foreground), 100 * median(tested));
     }
     if (!stages.empty()) {
-      double sum = 0;
-      std::printf(
-          "  stages of one frame, %s (median of 21, ms):\n",
-          engine_name == "cpu" ? "CpuPairProcessor beside the engine" : "outside the graph");
-      for (const auto& [stage, ms] : stages) {
-        std::printf("    %-48s %8.4f\n", stage.c_str(), ms);
-        sum += ms;
-      }
-      std::printf("    %-48s %8.4f\n", "sum", sum);
+      print_stages(stages, engine_name == "cpu" ? "CpuPairProcessor beside the engine"
+                                                : "outside the graph");
     }
   }
   return 0;
