@@ -9,22 +9,26 @@
 namespace stereod {
 namespace {
 
-// Vertical sums of `rows` rows, then horizontal sums of `rows` columns: the s x s box sums of
-// x in [x0, x1). in[v] point at x = 0 of each row; column holds x0 - s/2 .. x1 + s/2.
+// The s x s box sums of x in [x0, x1): in[v] point at x = 0 of each of the s rows (with margins
+// of s/2 pixels around [x0, x1)). Vertical sums first, each column once, then horizontal ones.
 template <int kS>
 [[gnu::always_inline]] inline void box_sums(const std::uint8_t* const* in, int x0, int x1,
-                                            std::uint16_t* column, std::uint16_t* out) {
+                                            std::uint16_t* __restrict column,
+                                            std::uint16_t* __restrict out) {
   constexpr int kHalf = kS / 2;
   const int c0 = x0 - kHalf, c1 = x1 + kHalf;
-  for (int x = c0; x < c1; ++x) {
+  const std::uint8_t* __restrict rows[kS];
+  for (int r = 0; r < kS; ++r) rows[r] = in[r] + c0;
+  for (int i = 0; i < c1 - c0; ++i) {
     std::uint16_t v = 0;
-    for (int r = 0; r < kS; ++r) v = static_cast<std::uint16_t>(v + in[r][x]);
-    column[x - c0] = v;
+    for (int r = 0; r < kS; ++r) v = static_cast<std::uint16_t>(v + rows[r][i]);
+    column[i] = v;
   }
-  for (int x = x0; x < x1; ++x) {
+  out += x0;
+  for (int i = 0; i < x1 - x0; ++i) {
     std::uint16_t v = 0;
-    for (int u = 0; u < kS; ++u) v = static_cast<std::uint16_t>(v + column[x - x0 + u]);
-    out[x] = v;
+    for (int u = 0; u < kS; ++u) v = static_cast<std::uint16_t>(v + column[i + u]);
+    out[i] = v;
   }
 }
 
