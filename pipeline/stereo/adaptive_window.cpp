@@ -345,11 +345,13 @@ void AdaptiveWindowMatcher::match(const ViewMatch (&views)[2], const CostTables&
       views[1].side.ref.width != w || views[1].side.ref.height != h) {
     throw std::logic_error("AdaptiveWindowMatcher::match: views must be left, then right");
   }
-  for (int v = 0; v < 2; ++v) {
-    views[v].disparity->ensure_size(w, h);
-    if (views[v].q4) views[v].q4->ensure_size(w, h);
-    plans_[v].build(*views[v].ranges, o);
-  }
+  for_rows(pool, 2, [&](int v0, int v1) {
+    for (int v = v0; v < v1; ++v) {
+      views[v].disparity->ensure_size(w, h);
+      if (views[v].q4) views[v].q4->ensure_size(w, h);
+      plans_[v].build(*views[v].ranges, o);
+    }
+  });
   // Pixel costs are stored in 8 bits and sub-window sums in 16 (s*s*255 fits); A in 16 bits
   // where (1 + k) sub-window sums of the largest pixel cost fit, else in 32.
   const std::uint32_t pc_max = max_pixel_cost(costs);
