@@ -36,12 +36,18 @@ void WindowPlan::build(const SearchRanges& ranges, const LevelMatchOptions& o) {
     const std::int16_t* lo = ranges.lo.row(y);
     const std::int16_t* hi = ranges.hi.row(y);
     for (int k = 0; k < k_count; ++k) {
-      DisparityBand& band = aggregate_[index(y, k)];
+      // Branch-free: a pixel without a range adds the empty band (a min and a max that change
+      // nothing), so the loop vectorises.
       const int x1 = std::min(w, (k + 1) * kWindowLanes);
+      int band_lo = DisparityBand{}.lo, band_hi = -1;
       for (int x = k * kWindowLanes; x < x1; ++x) {
-        if (hi[x] < lo[x]) continue;
-        band.add({std::max(0, lo[x] - pad), std::min(o.disparities - 1, hi[x] + pad)});
+        const bool matched = hi[x] >= lo[x];
+        const int l = matched ? std::max(0, lo[x] - pad) : DisparityBand{}.lo;
+        const int h2 = matched ? std::min(o.disparities - 1, hi[x] + pad) : -1;
+        band_lo = std::min(band_lo, l);
+        band_hi = std::max(band_hi, h2);
       }
+      aggregate_[index(y, k)] = {band_lo, band_hi};
     }
   }
   // Both unions are separable: first over neighbouring chunks, then over rows.
