@@ -270,9 +270,10 @@ std::size_t DevicePipeline::scratch_items(int level) const {
   const Level& lv = level_[static_cast<std::size_t>(level)];
   const std::size_t tiles =
       static_cast<std::size_t>(tiles_of(lv.w, kTileW)) * tiles_of(lv.h, kTileH);
-  return 2 * tiles *
-         static_cast<std::size_t>(
-             segments_of(level_disparities(stereo_.max_disparity, level), segment_[level]));
+  // The most pieces a tile can be cut into: its whole range in the shortest pieces.
+  const int nd = level_disparities(stereo_.max_disparity, level);
+  const int piece = piece_length(0, nd - 1, segment_[level], nd, level == 0);
+  return 2 * tiles * static_cast<std::size_t>(segments_of(nd, piece));
 }
 
 std::vector<std::uint16_t> DevicePipeline::download_mean(int camera, int level, int channel) const {

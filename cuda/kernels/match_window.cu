@@ -165,7 +165,7 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
   const bool finest = level == 0;
   const int pad = finest ? 1 : 0;
   const int tile_lo = lv.tile_lo[view][t], tile_hi = lv.tile_hi[view][t];
-  const int seg_len = lv.segment;
+  const int seg_len = piece_length(tile_lo, tile_hi, lv.segment, nd, finest);
   const int segments = (tile_hi - tile_lo) / seg_len + 1;
   const int c0 = tile_lo + seg * seg_len, c1 = min(tile_hi, c0 + seg_len - 1);
 

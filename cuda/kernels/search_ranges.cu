@@ -7,8 +7,8 @@
 // neighbourhood once, cross-checked, and takes each pixel's min and max over it separably (rows,
 // then columns): 16 x (8 + 2r) row windows instead of (2r+1)^2 checked reads per pixel. The
 // tile's candidates [lo, hi] (within the image) become one work item, or several segments of
-// lv.segment disparities when they span more; at the finest level the tile is also listed for
-// post-processing.
+// pieces (piece_length) when they span more than lv.segment; at the finest level the tile is also
+// listed for post-processing.
 #include "kernels/device_common.cuh"
 #include "kernels/stages.hpp"
 
@@ -143,7 +143,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
     finish_empty();
     return;
   }
-  const int segments = (thi - tlo) / lv.segment + 1;
+  const int piece = piece_length(tlo, thi, lv.segment, nd, finest);
+  const int segments = (thi - tlo) / piece + 1;
   if (segments > 1) {
     // A split tile: its segments merge through the keys, and the last one writes the result.
 #pragma unroll

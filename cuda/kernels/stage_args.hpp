@@ -120,6 +120,19 @@ __host__ __device__ inline int item_tile(std::uint32_t item) {
   return static_cast<int>(item & ((1u << 21) - 1u));
 }
 static_assert((kMaxDisparity + kSegment - 1) / kSegment <= 32, "5 bits for the segment");
+// How a tile's candidates [lo, hi] are cut into work items at a level whose segment length is
+// `segment`: one item when they fit it; otherwise, above the finest level, pieces of 16 (or of
+// what keeps them to 32), so that a wide tile (an occlusion that searches the whole range) is
+// spread over many blocks instead of holding one block long after the rest of the level is done.
+// The finest level keeps `segment` for its pieces: each needs a plane of subpixel neighbours.
+__host__ __device__ inline int piece_length(int lo, int hi, int segment, int disparities,
+                                            bool finest) {
+  if (hi - lo + 1 <= segment || finest) return segment;
+  int len = segment < 16 ? segment : 16;
+  while ((disparities + len - 1) / len > 32) len *= 2;
+  return len;
+}
+
 // A level's segment length: kSegment, shorter (down to 4) where the level's full-range work would
 // otherwise be too few items for the GPU (`blocks` resident blocks), never so short that a tile
 // needs more than 32 segments.
