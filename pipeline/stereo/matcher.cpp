@@ -157,8 +157,11 @@ void CpuStereoMatcher::match_level(const StereoInput& in, int s, StereoOutput& o
 void CpuStereoMatcher::post_process(const StereoInput& in, StereoOutput& out) {
   ThreadPool* pool = pool_.get();
   Disparity16* result[2] = {&out.left, &out.right};
-  // The two views side by side; speckle labelling is sequential within a view.
-  pool->parallel_for(2, [&](int v0, int v1) {
+  // The two views side by side (speckle labelling is sequential within a view); the right view's
+  // map only when the caller wants it: the left-right check was all the left map needed from it.
+  const int views = in.right_output ? 2 : 1;
+  if (!in.right_output) out.right.resize(0, 0);
+  pool->parallel_for(views, [&](int v0, int v1) {
     for (int v = v0; v < v1; ++v) {
       apply_check(levels_[0].checked[v], q4_[v]);
       if (params_.speckle_size > 0) {

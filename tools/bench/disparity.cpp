@@ -16,7 +16,8 @@ int run_disparity(const CommonOptions& common, const DisparityOptions& o) {
   const Gray8 left = load_gray(o.left);
   const Gray8 right = load_gray(o.right);
   validate_for_images(p, left.width(), left.height(), right.width(), right.height());
-  auto engine = open_engine(common, left.width(), left.height(), params);
+  auto engine =
+      open_engine(common, left.width(), left.height(), params, 2, nullptr, !o.right_out.empty());
   // One frame at a time (each submitted when the previous one is back): the time of a frame, not
   // the throughput of a pipeline.
   std::vector<double> ms;
@@ -37,8 +38,10 @@ int run_disparity(const CommonOptions& common, const DisparityOptions& o) {
     if (i + 1 == o.repeat) {
       d.resize(r->disparity.width, r->disparity.height);
       copy_into(r->disparity, d);
-      dr.resize(r->right_disparity.width, r->right_disparity.height);
-      copy_into(r->right_disparity, dr);
+      if (!o.right_out.empty()) {
+        dr.resize(r->right_disparity.width, r->right_disparity.height);
+        copy_into(r->right_disparity, dr);
+      }
     }
   }
   write_disparity(o.out, d);
@@ -71,6 +74,7 @@ int run_disparity(const CommonOptions& common, const DisparityOptions& o) {
                                PairFrame f;
                                f.left = left.view();
                                f.right = right.view();
+                               f.right_output = !o.right_out.empty();  // as the engine
                                return f;
                              }),
                  "CpuPairProcessor beside the engine");
