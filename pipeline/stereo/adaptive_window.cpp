@@ -361,7 +361,9 @@ void AdaptiveWindowMatcher::match(const ViewMatch (&views)[2], const CostTables&
   const bool narrow = a_max < 0xFFFF;
   const int s = o.subwindow, half = s / 2;
 
-  const std::vector<int> bounds = split_rows(pool ? static_cast<int>(pool->size()) : 1);
+  // Two row bands per thread: a thread that another process holds up leaves its second band to
+  // the others (each band boundary recomputes s + s/2 rows of costs and sums, a few per cent).
+  const std::vector<int> bounds = split_rows(pool ? 2 * static_cast<int>(pool->size()) : 1);
   const int parts = static_cast<int>(bounds.size()) - 1;
   if (static_cast<int>(parts_.size()) < parts) parts_.resize(static_cast<std::size_t>(parts));
   std::atomic<long long> evaluated{0};
