@@ -237,15 +237,14 @@ void Publisher::run() {
 
 template <typename T>
 zmq::message_t Publisher::payload_message(ImageView<const T> v,
-                                          std::shared_ptr<const void> keep_alive,
+                                          const std::shared_ptr<const void>& keep_alive, bool owned,
                                           bool copied_before) {
   const std::size_t row = static_cast<std::size_t>(v.width) * sizeof(T);
-  if (v.stride == v.width) {
+  if (owned && v.stride == v.width) {
     ++(copied_before ? copied_payloads_ : zero_copy_payloads_);
-    return borrow_message(v.data, row * static_cast<std::size_t>(v.height), std::move(keep_alive));
+    return borrow_message(v.data, row * static_cast<std::size_t>(v.height), keep_alive);
   }
-  // Padded rows: the wire carries packed ones, so copy them (keep_alive holds the source until
-  // the copy is done).
+  // The caller's buffer (an engine slot), or padded rows: the message gets its own packed copy.
   ++copied_payloads_;
   zmq::message_t msg(row * static_cast<std::size_t>(v.height));
   auto* out = static_cast<std::uint8_t*>(msg.data());
@@ -266,12 +265,12 @@ void Publisher::send_frame(Queued& item) {
   if (h.ok()) {
     h.payloads.push_back(packed_layout(kDisparityPayload, kDisparityEncoding, frame.disparity));
     h.payloads.back().invalid = kDisparityInvalid;
-    parts.push_back(payload_message(frame.disparity, std::move(frame.disparity_keep_alive),
-                                    item.disparity_copied));
+    parts.push_back(payload_message(frame.disparity, frame.disparity_keep_alive,
+                                    item.disparity_copied, item.disparity_copied));
     if (send_mask_ && !frame.mask.empty()) {
       h.payloads.push_back(packed_layout(kMaskPayload, kMaskEncoding, frame.mask));
       parts.push_back(
-          payload_message(frame.mask, std::move(frame.mask_keep_alive), item.mask_copied));
+          payload_message(frame.mask, frame.mask_keep_alive, item.mask_copied, item.mask_copied));
     }
     if (send_depth_ && info.calibration.usable()) {
       DepthTable& table = depth_tables_[info.pair];
@@ -282,7 +281,7 @@ void Publisher::send_frame(Queued& item) {
       const ImageView<const std::uint16_t> view(depth->data(), w, hgt);
       h.payloads.push_back(packed_layout(kDepthPayload, kDepthEncoding, view));
       h.payloads.back().invalid = kDepthInvalid;
-      parts.push_back(payload_message(view, std::move(depth), false));
+      parts.push_back(payload_message(view, depth, true, false));
     }
   }
   // Stamped once the payloads are ready (depth included): what remains, encoding the header and
@@ -296,8 +295,9 @@ void Publisher::send_frame(Queued& item) {
   }
   const std::string header = encode_header(h);
   parts[1] = zmq::message_t(header.data(), header.size());
-  // The payloads' keep-alives now live in the messages alone; a mask that is not sent is let go
-  // here rather than after the send.
+  // The caller's buffers go back now (an engine slot is free again); what the messages borrowed
+  // is the publisher's own.
+  frame.disparity_keep_alive.reset();
   frame.mask_keep_alive.reset();
 
   if (!send_parts(parts, info.pair)) return;

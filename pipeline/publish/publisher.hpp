@@ -2,7 +2,9 @@
 // sends each frame as one multipart message, plus the stats topic once per interval. Frames arrive
 // through a bounded queue that drops the oldest waiting frame when full, so publish() never waits;
 // sends never block either (small high-water mark, non-blocking sends): a slow subscriber loses
-// frames and sees the gap in the sequence numbers, the daemon carries on.
+// frames and sees the gap in the sequence numbers, the daemon carries on. The caller's pixels are
+// copied into messages the publisher owns before they go to ZeroMQ, so what a stalled subscriber
+// keeps queued is never an engine's buffer.
 //
 // publish(), set_outputs(), counters() and stats() may be called from any thread.
 //
@@ -86,11 +88,15 @@ class Publisher {
   void send_stats();
   // Sends every part; false (and the drop counted for `pair`) when ZeroMQ refused one.
   bool send_parts(std::vector<zmq::message_t>& parts, const std::string& pair);
-  // The payload's message: `view` itself when its rows are packed (the message then owns
-  // `keep_alive`), else a packed copy. copied_before: publish() made `view` a copy already (for
-  // the counters).
+  // The payload's message. `owned`: `view` is the publisher's own buffer (publish()'s copy, the
+  // depth it computed): sent without a copy when its rows are packed, the message then owning
+  // a reference to `keep_alive`. Otherwise the bytes are copied: a caller's buffer (an engine
+  // slot) is never lent to ZeroMQ, where a subscriber that stops reading would keep it for as
+  // long as its queue holds the message. copied_before: publish() made `view` a copy already
+  // (for the counters).
   template <typename T>
-  zmq::message_t payload_message(ImageView<const T> view, std::shared_ptr<const void> keep_alive,
+  zmq::message_t payload_message(ImageView<const T> view,
+                                 const std::shared_ptr<const void>& keep_alive, bool owned,
                                  bool copied_before);
 
   static int socket_hwm(int hwm, int pairs);
