@@ -8,12 +8,16 @@
 #include <sstream>
 
 #include "background_yaml.hpp"
+#include "publish/protocol.hpp"
 #include "stereo_yaml.hpp"
 
 namespace stereod {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Every name the loader accepts fits the wire protocol (the daemon would refuse to send it).
+static_assert(kMaxNameLength <= publish::kMaxNameBytes);
 
 const std::vector<std::string> kLogLevels = {"trace", "debug",    "info", "warn",
                                              "error", "critical", "off"};
@@ -309,6 +313,12 @@ class Loader {
       p.stereo = default_stereo_;
       p.background = default_background_;
       r_.read(pn, path, "name", p.name);
+      if (!p.name.empty()) {
+        // The pair's name goes on the wire (topic and header) and into subscribers' file names.
+        if (const std::string why = name_problem(p.name); !why.empty()) {
+          r_.add(pn["name"], path + ".name", why);
+        }
+      }
       r_.read(pn, path, "left", p.left);
       r_.read(pn, path, "right", p.right);
       if (p.name.empty()) r_.add(pn, path + ".name", "missing: every pair needs a name");

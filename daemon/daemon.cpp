@@ -283,7 +283,18 @@ bool Daemon::collect(Pair& p) {
     if (!r->ok) {
       spdlog::error("pair '{}', frame set {}: {}", p.config.name, r->sequence, r->error);
     }
-    publisher_->publish(publish::frame_from_result(*r, std::move(info)));
+    try {
+      publisher_->publish(publish::frame_from_result(*r, std::move(info)));
+    } catch (const std::exception& e) {
+      // A frame the protocol cannot carry: the loader refuses every configuration known to make
+      // one, so this is a bug; lose the frame, say so, and go on.
+      stats_->record_drop(p.config.name, stats::DropReason::kSend);
+      stats_->record_error(p.config.name, e.what());
+      if (p.publish_errors_logged++ % 1000 == 0) {
+        spdlog::error("pair '{}': frame not published: {} (logged once per 1000)", p.config.name,
+                      e.what());
+      }
+    }
   }
   return any;
 }

@@ -64,6 +64,7 @@ class Daemon {
     std::uint64_t engine_generation = 0;
     std::atomic<std::int64_t> last_result_ns{0};
     std::atomic<std::uint64_t> busy_logged{0};
+    std::uint64_t publish_errors_logged = 0;  // main loop only
   };
 
   struct Rig {

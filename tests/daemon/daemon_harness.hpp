@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -32,6 +33,13 @@ namespace stereod::test {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+
+// The stereod binary under test: the build's, or $STEREOD_TEST_BINARY (to run these tests against
+// another build, e.g. the one before a fix).
+inline std::string stereod_binary() {
+  const char* other = std::getenv("STEREOD_TEST_BINARY");
+  return other && *other ? other : STEREOD_BINARY;
+}
 
 inline std::string read_text(const fs::path& p) {
   std::ifstream in(p);
@@ -205,7 +213,7 @@ class DaemonProcess : public ChildProcess {
  private:
   static std::vector<std::string> arguments(const fs::path& config,
                                             std::vector<std::string> extra) {
-    std::vector<std::string> a = {STEREOD_BINARY, "--config", config.string(), "--engine", "cpu"};
+    std::vector<std::string> a = {stereod_binary(), "--config", config.string(), "--engine", "cpu"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -215,7 +223,7 @@ class DaemonProcess : public ChildProcess {
 inline int run_check(const fs::path& file, std::string& output,
                      std::chrono::milliseconds limit = 20s) {
   const fs::path out = fs::path(file).concat(".check-output");
-  ChildProcess check({STEREOD_BINARY, "--check", file.string()}, out);
+  ChildProcess check({stereod_binary(), "--check", file.string()}, out);
   const int code = check.wait_exit(limit);
   output = read_text(out);
   fs::remove(out);
@@ -239,6 +247,33 @@ struct Fixture {
     endpoint = "ipc://" + (dir / "s.sock").string();
   }
   ~Fixture() { fs::remove_all(dir); }
+};
+
+// A daemon started on the configuration `config(fixture)` returns, in a fixture of its own.
+class RunningDaemon {
+ public:
+  template <typename MakeConfig>
+  RunningDaemon(const std::string& name, MakeConfig config, bool watchdog = false,
+                std::vector<std::string> extra_args = {})
+      : fixture(name),
+        notify((write_text(fixture.config, config(fixture)), fixture.notify_path)),
+        process(fixture.config, fixture.log, fixture.notify_path, watchdog, std::move(extra_args)) {
+  }
+
+  // Waits for the first READY=1.
+  bool ready(std::chrono::milliseconds limit = 20s) {
+    return notify.wait_for("READY=1", 0, limit) >= 0;
+  }
+  std::string log() const { return read_text(fixture.log); }
+  // SIGTERM, then the exit code (-1: it did not exit within `limit`).
+  int stop(std::chrono::milliseconds limit = 10s) {
+    process.signal(SIGTERM);
+    return process.wait_exit(limit);
+  }
+
+  Fixture fixture;
+  NotifySocket notify;
+  DaemonProcess process;
 };
 
 // A small synthetic rig the CPU engine easily keeps up with on a busy machine.

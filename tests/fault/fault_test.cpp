@@ -72,13 +72,12 @@ std::string busy_stream_config(const std::string& endpoint) {
 // subscriber, over ipc:// (after 15 s) and tcp:// (26 s), because the frames queued for it held
 // the engine's buffers. A slow subscriber loses its own frames; nobody else does.
 void paused_subscriber_keeps_nobody_else_waiting(const std::string& tag, bool tcp) {
-  Fixture f(tag);
-  write_text(f.config, busy_stream_config(tcp ? "tcp://127.0.0.1:0" : f.endpoint));
-  NotifySocket notify(f.notify_path);
-  DaemonProcess d(f.config, f.log, f.notify_path);
-  ASSERT_GE(notify.wait_for("READY=1", 0, 20s), 0) << read_text(f.log);
-  const std::string endpoint = logged_endpoint(f.log);
-  ASSERT_FALSE(endpoint.empty()) << read_text(f.log);
+  RunningDaemon d(tag, [&](const Fixture& f) {
+    return busy_stream_config(tcp ? "tcp://127.0.0.1:0" : f.endpoint);
+  });
+  ASSERT_TRUE(d.ready()) << d.log();
+  const std::string endpoint = logged_endpoint(d.fixture.log);
+  ASSERT_FALSE(endpoint.empty()) << d.log();
   client::Subscriber counter(endpoint);
   next_frame(counter, 20s);  // past the warm-up
   ChildProcess paused({STEREOD_SUB, "--endpoint", endpoint}, "");
@@ -89,12 +88,11 @@ void paused_subscriber_keeps_nobody_else_waiting(const std::string& tag, bool tc
   const Count window = count_frames(counter, 6s);
   // 15 frames/s: 90 in the window. A loaded machine drops some as "engine busy"; the defect
   // dropped all of them.
-  EXPECT_GE(window.total(), 30) << read_text(f.log);
-  EXPECT_LT(window.longest_gap.count(), 2000) << read_text(f.log);
+  EXPECT_GE(window.total(), 30) << d.log();
+  EXPECT_LT(window.longest_gap.count(), 2000) << d.log();
   EXPECT_TRUE(paused.running());
   paused.signal(SIGCONT);
-  d.signal(SIGTERM);
-  EXPECT_EQ(d.wait_exit(10s), 0) << read_text(f.log);
+  EXPECT_EQ(d.stop(), 0) << d.log();
 }
 
 }  // namespace
@@ -105,4 +103,31 @@ TEST(Subscribers, APausedSubscriberOverIpcDoesNotStopTheOthers) {
 
 TEST(Subscribers, APausedSubscriberOverTcpDoesNotStopTheOthers) {
   paused_subscriber_keeps_nobody_else_waiting("paused-tcp", true);
+}
+
+// Issue 15, defect 2: a pair name of more than 256 characters passed --check, and the daemon then
+// aborted at the first frame (`what(): ... pair must have 1 to 256 characters`, rc 134), also
+// through a live reload. Now --check and the reload refuse it, and the daemon runs on.
+TEST(Reloads, AnOverlongPairNameIsRefusedByCheckAndByReload) {
+  RunningDaemon d("longname", [](const Fixture& f) { return synthetic_config(f.endpoint); });
+  ASSERT_TRUE(d.ready()) << d.log();
+  client::Subscriber sub(d.fixture.endpoint);
+  next_frame(sub, 20s);
+
+  std::string text = synthetic_config(d.fixture.endpoint);
+  text.replace(text.find("name: front"), 11, "name: " + std::string(300, 'p'));
+  const fs::path bad = d.fixture.dir / "bad.yaml";
+  write_text(bad, text);
+  std::string out;
+  EXPECT_EQ(run_check(bad, out), 1) << out;
+  EXPECT_NE(out.find("pairs[0].name: expected a name of 1 to 256"), std::string::npos) << out;
+
+  const std::size_t before = d.notify.messages().size();
+  fs::rename(bad, d.fixture.config);
+  ASSERT_GE(d.notify.wait_for("reload failed", before, 10s), 0) << d.log();
+  EXPECT_NE(d.notify.last_status().find("pairs[0].name"), std::string::npos)
+      << d.notify.last_status();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(next_frame(sub, 20s).header().info.pair, "front");
+  EXPECT_TRUE(d.process.running());
+  EXPECT_EQ(d.stop(), 0) << d.log();
 }
