@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -45,8 +46,8 @@ void Daemon::request_reload(const std::string& why) {
   reload_requested_ = true;
 }
 
-std::string Daemon::engine_kind() const {
-  return options_.engine.empty() ? config_.engine : options_.engine;
+std::string Daemon::engine_kind(const DaemonConfig& config) const {
+  return options_.engine.empty() ? config.engine : options_.engine;
 }
 
 int Daemon::run() {
@@ -76,7 +77,7 @@ bool Daemon::start() {
   stats_ = std::make_shared<stats::StatsAggregator>();
   try {
     for (const auto& w : publish::publisher_warnings(config_.publish)) spdlog::warn("{}", w);
-    publisher_ = std::make_unique<publish::Publisher>(publisher_options(), stats_);
+    publisher_ = std::make_unique<publish::Publisher>(publisher_options(config_), stats_);
   } catch (const std::exception& e) {
     spdlog::critical("cannot publish: {}", e.what());
     notifier_.status(std::string("cannot publish: ") + e.what());
@@ -84,7 +85,10 @@ bool Daemon::start() {
   }
   spdlog::info("publishing on {}", publisher_->endpoint());
   try {
-    for (const auto& rc : config_.rigs) rigs_.push_back(build_rig(rc));
+    for (const auto& rc : config_.rigs) rigs_.push_back(build_rig(rc, config_, generation_));
+    for (const auto& rig : rigs_) {
+      for (const auto& p : rig->pairs) stats_->add_pair(p->config.name);
+    }
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     notifier_.status(e.what());
@@ -108,7 +112,9 @@ bool Daemon::start() {
   return true;
 }
 
-std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const RigConfig& rig) {
+std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const RigConfig& rig,
+                                                 const DaemonConfig& config,
+                                                 std::uint64_t generation) {
   auto p = std::make_shared<Pair>();
   p->config = pc;
   p->left_index = index_of(rig, pc.left);
@@ -119,9 +125,9 @@ std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const Rig
   eo.height = cam.height;
   eo.stereo = pc.stereo;
   eo.background = pc.background;
-  eo.inflight = config_.gpu.inflight;
-  eo.gpu_device = config_.gpu.device;
-  eo.zero_copy = config_.gpu.zero_copy;
+  eo.inflight = config.gpu.inflight;
+  eo.gpu_device = config.gpu.device;
+  eo.zero_copy = config.gpu.zero_copy;
   if (pc.calibration.kind != CalibrationConfig::Kind::kNone) {
     auto cal = std::make_shared<StereoCalibration>(load_calibration(pc.calibration));
     check_calibration_size(*cal, pc.name, cam.width, cam.height);
@@ -129,7 +135,7 @@ std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const Rig
     eo.right_map = std::shared_ptr<const RectificationMap>(cal, &cal->right);
     p->depth = {cal->focal_px, cal->baseline_m, cal->doffs_px};
   }
-  const std::string kind = engine_kind();
+  const std::string kind = engine_kind(config);
   if (kind == "auto" || kind == "cuda") {
     std::string why;
     if (!cuda_engine_available(&why)) {
@@ -143,16 +149,16 @@ std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const Rig
     spdlog::info("pair '{}': {} engine, {}x{}, {} disparities", pc.name, engine_name_, cam.width,
                  cam.height, pc.stereo.max_disparity);
   }
-  p->generations.emplace_back(0, generation_);
-  stats_->add_pair(pc.name);
+  p->generations.emplace_back(0, generation);
   return p;
 }
 
-std::unique_ptr<Daemon::Rig> Daemon::build_rig(const RigConfig& rc) {
+std::unique_ptr<Daemon::Rig> Daemon::build_rig(const RigConfig& rc, const DaemonConfig& config,
+                                               std::uint64_t generation) {
   auto rig = std::make_unique<Rig>();
   rig->config = rc;
-  for (const auto& pc : config_.pairs) {
-    if (pc.rig == rc.name) rig->pairs.push_back(build_pair(pc, rc));
+  for (const auto& pc : config.pairs) {
+    if (pc.rig == rc.name) rig->pairs.push_back(build_pair(pc, rc, config, generation));
   }
   Rig* raw = rig.get();
   rig->source = std::make_unique<RigSource>(
@@ -283,6 +289,10 @@ bool Daemon::collect(Pair& p) {
     if (!r->ok) {
       spdlog::error("pair '{}', frame set {}: {}", p.config.name, r->sequence, r->error);
     }
+    if (!publisher_) {  // lost in a failed reload; loop() makes a new one
+      stats_->record_drop(p.config.name, stats::DropReason::kSend);
+      continue;
+    }
     try {
       publisher_->publish(publish::frame_from_result(*r, std::move(info)));
     } catch (const std::exception& e) {
@@ -316,6 +326,7 @@ void Daemon::count_sync_drops() {
 void Daemon::loop() {
   auto next_watchdog = Clock::now();
   auto next_status = Clock::now() + std::chrono::seconds(1);
+  auto next_publisher_retry = Clock::now();
   while (!stop_requested_) {
     bool any = false;
     for (auto& rig : rigs_) {
@@ -333,6 +344,16 @@ void Daemon::loop() {
     }
     if (reload_requested_.exchange(false)) reload();
     const auto now = Clock::now();
+    if (!publisher_ && now >= next_publisher_retry) {
+      next_publisher_retry = now + std::chrono::seconds(1);
+      try {
+        publisher_ = std::make_unique<publish::Publisher>(publisher_options(config_), stats_);
+        publisher_error_.clear();
+        spdlog::info("publishing on {} again", publisher_->endpoint());
+      } catch (const std::exception& e) {
+        publisher_error_ = e.what();
+      }
+    }
     if (now >= next_status) {
       count_sync_drops();
       notifier_.status(status_line());
@@ -347,6 +368,8 @@ void Daemon::loop() {
 }
 
 bool Daemon::healthy() const {
+  // Without a socket nothing reaches a subscriber: let systemd restart the service.
+  if (!publisher_) return false;
   const std::int64_t now = now_ns();
   for (const auto& rig : rigs_) {
     for (const auto& p : rig->pairs) {
@@ -357,9 +380,9 @@ bool Daemon::healthy() const {
   return true;
 }
 
-publish::PublisherOptions Daemon::publisher_options() const {
-  publish::PublisherOptions o = config_.publish;
-  o.pairs = static_cast<int>(config_.pairs.size());  // buffers scale with the pairs sharing it
+publish::PublisherOptions Daemon::publisher_options(const DaemonConfig& config) {
+  publish::PublisherOptions o = config.publish;
+  o.pairs = static_cast<int>(config.pairs.size());  // buffers scale with the pairs sharing it
   return o;
 }
 
@@ -388,6 +411,7 @@ std::string Daemon::status_line() const {
       out << "; rig '" << rig->config.name << "' " << to_string(s.state);
     if (rig->failing && !s.last_error.empty()) out << " (" << s.last_error << ")";
   }
+  if (!publisher_) out << "; not publishing: " << publisher_error_;
   if (!last_reload_error_.empty()) out << "; reload failed: " << last_reload_error_;
   return out.str();
 }
@@ -422,28 +446,56 @@ void Daemon::apply(DaemonConfig next) {
     spdlog::info("reload: no changes");
     return;
   }
-  config_ = std::move(next);
-  ++generation_;
-  spdlog::info("reload (generation {}): {}", generation_, d.summary());
+  auto contains = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  auto rebuild = [&](const std::string& name) {
+    return d.engines_rebuilt || contains(d.pairs_rebuilt, name);
+  };
+  auto stays = [&](const Rig& rig) {
+    return !contains(d.rigs_removed, rig.config.name) && !contains(d.rigs_rebuilt, rig.config.name);
+  };
+  const std::uint64_t generation = generation_ + 1;
 
+  // 1. Everything new is built beside what runs, so that when any of it fails (a calibration, an
+  // engine, a source, the socket) the daemon goes on exactly as it was: pairs and rigs first,
+  // the publisher last (it may have to close the running socket to bind the same address).
+  std::map<std::string, std::shared_ptr<Pair>> new_pairs;  // of rigs that stay
+  for (const auto& rig : rigs_) {
+    if (!stays(*rig)) continue;
+    for (const auto& pc : next.pairs) {
+      if (pc.rig == rig->config.name && rebuild(pc.name)) {
+        new_pairs[pc.name] = build_pair(pc, *next.rig(pc.rig), next, generation);
+      }
+    }
+  }
+  std::vector<std::unique_ptr<Rig>> new_rigs;
+  for (const auto& rc : next.rigs) {
+    const bool running = std::any_of(rigs_.begin(), rigs_.end(), [&](const auto& rig) {
+      return rig->config.name == rc.name && stays(*rig);
+    });
+    if (!running) new_rigs.push_back(build_rig(rc, next, generation));
+  }
+  std::unique_ptr<publish::Publisher> old_publisher;
+  if (d.publisher_rebuilt) old_publisher = replace_publisher(next);
+
+  // 2. Commit: nothing below fails.
+  config_ = std::move(next);
+  generation_ = generation;
+  spdlog::info("reload (generation {}): {}", generation_, d.summary());
   if (d.log_level && options_.log_level.empty()) set_log_level(config_.log_level);
-  if (d.publisher_rebuilt) {
-    // A new socket: subscribers reconnect (ZeroMQ does it by itself).
-    publisher_->stop();
-    publisher_ = std::make_unique<publish::Publisher>(publisher_options(), stats_);
+  if (old_publisher) {
+    old_publisher->stop();  // subscribers reconnect by themselves (ZeroMQ does it)
     spdlog::info("publishing on {}", publisher_->endpoint());
-  } else {
+  } else if (publisher_) {
     if (d.publisher_outputs) publisher_->set_outputs(config_.publish.outputs);
     publisher_->set_pairs(static_cast<int>(config_.pairs.size()));
   }
 
-  auto contains = [](const std::vector<std::string>& v, const std::string& s) {
-    return std::find(v.begin(), v.end(), s) != v.end();
-  };
   // Rigs that go away or change: stop their pipelines, let their pairs finish.
   for (auto it = rigs_.begin(); it != rigs_.end();) {
     Rig& rig = **it;
-    if (contains(d.rigs_removed, rig.config.name) || contains(d.rigs_rebuilt, rig.config.name)) {
+    if (!stays(rig)) {
       rig.source->stop();
       for (auto& p : rig.pairs) {
         retiring_.push_back(p);
@@ -456,11 +508,7 @@ void Daemon::apply(DaemonConfig next) {
       ++it;
     }
   }
-  // Pairs of the remaining rigs: retune in place, rebuild (all of them when the engine kind or the
-  // GPU settings changed), add or remove.
-  auto rebuild = [&](const std::string& name) {
-    return d.engines_rebuilt || contains(d.pairs_rebuilt, name);
-  };
+  // Pairs of the remaining rigs: retune in place, swap in the rebuilt ones, add or remove.
   for (auto& rig : rigs_) {
     std::vector<std::shared_ptr<Pair>> pairs;
     for (auto& p : rig->pairs) {
@@ -471,30 +519,75 @@ void Daemon::apply(DaemonConfig next) {
         continue;
       }
       pairs.push_back(p);
-      if (!contains(d.pairs_retuned, name)) continue;
-      for (const auto& pc : config_.pairs) {
-        if (pc.name != name) continue;
-        // Frames submitted from now on use the new parameters: no frame is lost.
-        p->engine->set_params(pc.stereo, pc.background);
-        std::lock_guard<std::mutex> lock(p->mutex);
-        p->config = pc;
-        p->generations.emplace_back(++p->engine_generation, generation_);
-      }
+      if (contains(d.pairs_retuned, name)) retune(*p);
     }
     for (const auto& pc : config_.pairs) {
       if (pc.rig != rig->config.name || !rebuild(pc.name)) continue;
-      pairs.push_back(build_pair(pc, rig->config));
+      stats_->add_pair(pc.name);
+      pairs.push_back(new_pairs.at(pc.name));
     }
     std::lock_guard<std::mutex> lock(rig->pairs_mutex);
     rig->pairs = std::move(pairs);
   }
   // New and rebuilt rigs (with their pairs).
-  for (const auto& rc : config_.rigs) {
-    bool running = false;
-    for (const auto& rig : rigs_) running = running || rig->config.name == rc.name;
-    if (running) continue;
-    rigs_.push_back(build_rig(rc));
+  for (auto& rig : new_rigs) {
+    for (const auto& p : rig->pairs) stats_->add_pair(p->config.name);
+    rigs_.push_back(std::move(rig));
     start_rig(*rigs_.back());
+  }
+}
+
+void Daemon::retune(Pair& p) {
+  for (auto& pc : config_.pairs) {
+    if (pc.name != p.config.name) continue;
+    try {
+      // Frames submitted from now on use the new parameters: no frame is lost.
+      p.engine->set_params(pc.stereo, pc.background);
+    } catch (const std::exception& e) {
+      // The loader checks what the engines check, so this is not expected; the pair keeps its
+      // parameters, and the configuration the daemon reports says so.
+      spdlog::error("pair '{}' keeps its previous parameters: {}", pc.name, e.what());
+      pc.stereo = p.config.stereo;
+      pc.background = p.config.background;
+      return;
+    }
+    std::lock_guard<std::mutex> lock(p.mutex);
+    p.config = pc;
+    p.generations.emplace_back(++p.engine_generation, generation_);
+  }
+}
+
+std::unique_ptr<publish::Publisher> Daemon::replace_publisher(const DaemonConfig& next) {
+  publish::PublisherOptions wanted = publisher_options(next);
+  for (const auto& w : publish::publisher_warnings(wanted)) spdlog::warn("{}", w);
+  const std::string from = publisher_ ? publisher_->endpoint() : "";
+  const std::string to = publish::resolve_endpoint(wanted);
+  const bool any_port =
+      to.size() > 2 && (to.substr(to.size() - 2) == ":0" || to.substr(to.size() - 2) == ":*");
+  std::unique_ptr<publish::Publisher> old;
+  if (!publisher_ || from != to || any_port) {
+    // Another address: bind it while the old socket still serves.
+    auto fresh = std::make_unique<publish::Publisher>(wanted, stats_);
+    old = std::move(publisher_);
+    publisher_ = std::move(fresh);
+    return old;
+  }
+  // The same address with other settings: the old socket must let go of it first.
+  publisher_->stop();
+  try {
+    auto fresh = std::make_unique<publish::Publisher>(wanted, stats_);
+    old = std::move(publisher_);
+    publisher_ = std::move(fresh);
+    return old;
+  } catch (const std::exception& e) {
+    try {
+      publisher_ = std::make_unique<publish::Publisher>(publisher_options(config_), stats_);
+    } catch (const std::exception& again) {
+      publisher_.reset();
+      publisher_error_ = again.what();
+      spdlog::critical("cannot publish on {} again: {}; retrying", from, again.what());
+    }
+    throw;
   }
 }
 

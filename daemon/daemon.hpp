@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -81,8 +82,12 @@ class Daemon {
   void loop();
   void shutdown();
 
-  std::shared_ptr<Pair> build_pair(const PairConfig& config, const RigConfig& rig);
-  std::unique_ptr<Rig> build_rig(const RigConfig& config);
+  // A pair or rig of `config` (whose generation it is), not yet running; throws when its engine,
+  // calibration or source cannot be made.
+  std::shared_ptr<Pair> build_pair(const PairConfig& pair, const RigConfig& rig,
+                                   const DaemonConfig& config, std::uint64_t generation);
+  std::unique_ptr<Rig> build_rig(const RigConfig& rig, const DaemonConfig& config,
+                                 std::uint64_t generation);
   void start_rig(Rig& rig);
   void on_frame_set(Rig& rig, FrameSet&& set);
   void on_rig_event(Rig& rig, const RigEvent& event);
@@ -93,12 +98,18 @@ class Daemon {
   void count_sync_drops();
 
   void reload();
+  // All or nothing: throws (the daemon unchanged) when anything of `next` cannot be built.
   void apply(DaemonConfig next);
+  void retune(Pair& pair);
+  // A publisher for `next` in publisher_'s place; returns the old one, still open, for the caller
+  // to stop. Throws when the new one cannot be made, publisher_ then serving as before (or, when
+  // even rebinding the old address failed, null, with publisher_error_ saying why).
+  std::unique_ptr<publish::Publisher> replace_publisher(const DaemonConfig& next);
 
-  publish::PublisherOptions publisher_options() const;
+  static publish::PublisherOptions publisher_options(const DaemonConfig& config);
   std::string status_line() const;
   bool healthy() const;
-  std::string engine_kind() const;
+  std::string engine_kind(const DaemonConfig& config) const;
 
   Options options_;
   SystemdNotifier notifier_;
@@ -110,6 +121,7 @@ class Daemon {
   std::vector<std::shared_ptr<Pair>> retiring_;  // replaced pairs whose last results are pending
   std::string engine_name_;                      // what make_engine gave
   std::string last_reload_error_;
+  std::string publisher_error_;  // why there is no publisher, while there is none
 
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> reload_requested_{false};

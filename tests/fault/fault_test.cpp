@@ -3,7 +3,11 @@
 // test runs the real stereod binary (CPU engine) with a counting subscriber and checks that the
 // daemon does not crash, that an outage is never silent (the status and the log say what is
 // wrong), that no frame is published from mismatched inputs and that other pairs go on.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -129,5 +133,93 @@ TEST(Reloads, AnOverlongPairNameIsRefusedByCheckAndByReload) {
       << d.notify.last_status();
   for (int i = 0; i < 3; ++i) EXPECT_EQ(next_frame(sub, 20s).header().info.pair, "front");
   EXPECT_TRUE(d.process.running());
+  EXPECT_EQ(d.stop(), 0) << d.log();
+}
+
+namespace {
+
+// A TCP port on 127.0.0.1 held by the test (listening), so that binding it fails.
+class TakenPort {
+ public:
+  TakenPort() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(::listen(fd_, 1), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+  }
+  ~TakenPort() { ::close(fd_); }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+}  // namespace
+
+// Issue 15, defect 3: a reload that moved the endpoint to a port that cannot be bound logged
+// "still running on the previous configuration", but the old socket was already closed: nothing
+// listened any more, and SIGHUP then said "no changes". A reload is all or nothing.
+TEST(Reloads, AReloadToAnUnbindableEndpointKeepsTheOldOne) {
+  RunningDaemon d("unbindable", [](const Fixture& f) { return synthetic_config(f.endpoint); });
+  ASSERT_TRUE(d.ready()) << d.log();
+  client::Subscriber sub(d.fixture.endpoint);
+  next_frame(sub, 20s);
+  TakenPort taken;
+  const std::string moved = "tcp://127.0.0.1:" + std::to_string(taken.port());
+  write_text(d.fixture.dir / "new.yaml", synthetic_config(moved));
+  std::string out;
+  EXPECT_EQ(run_check(d.fixture.dir / "new.yaml", out), 0) << out;  // a valid file
+  std::size_t before = d.notify.messages().size();
+  fs::rename(d.fixture.dir / "new.yaml", d.fixture.config);
+  ASSERT_GE(d.notify.wait_for("reload failed", before, 10s), 0) << d.log();
+  EXPECT_NE(d.notify.last_status().find("cannot bind"), std::string::npos)
+      << d.notify.last_status();
+  // The old socket still serves, on the old configuration.
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(next_frame(sub, 10s).header().info.config_generation, 1u);
+  // Asked again, the daemon tries again (and fails again) rather than finding "no changes".
+  before = d.notify.messages().size();
+  d.process.signal(SIGHUP);
+  ASSERT_GE(d.notify.wait_for("RELOADING=1", before, 10s), 0);
+  ASSERT_GE(d.notify.wait_for("reload failed", before, 10s), 0) << d.log();
+  EXPECT_EQ(d.log().find("no changes"), std::string::npos) << d.log();
+  next_frame(sub, 10s);
+  EXPECT_EQ(d.stop(), 0) << d.log();
+}
+
+// The all-or-nothing reload still applies what it should: a rig rebuilt with another frame size,
+// and a new pair of its own rig added beside it.
+TEST(Reloads, ARebuiltRigAndANewRigApply) {
+  RunningDaemon d("rebuild", [](const Fixture& f) { return synthetic_config(f.endpoint); });
+  ASSERT_TRUE(d.ready()) << d.log();
+  client::Subscriber sub(d.fixture.endpoint);
+  EXPECT_EQ(next_frame(sub, 20s).disparity().width, 192);
+  std::string text = synthetic_config(d.fixture.endpoint);
+  for (auto at = text.find("width: 192"); at != std::string::npos; at = text.find("width: 192"))
+    text.replace(at, 10, "width: 160");
+  text.replace(text.find("rigs:\n"), 6,
+               "  - {name: tl, source: 'test://?pattern=ball', width: 64, height: 48, fps: 8}\n"
+               "  - {name: tr, source: 'test://?pattern=ball', width: 64, height: 48, fps: 8}\n"
+               "rigs:\n  - {name: test, cameras: [tl, tr]}\n");
+  text.replace(text.find("publish:"), 0,
+               "  - {name: extra, left: tl, right: tr, stereo: {max_disparity: 8, levels: 1}, "
+               "background: {enabled: false}}\n");
+  const std::size_t before = d.notify.messages().size();
+  write_text(d.fixture.dir / "new.yaml", text);
+  fs::rename(d.fixture.dir / "new.yaml", d.fixture.config);
+  ASSERT_GE(d.notify.wait_for("READY=1", before + 1, 10s), 0) << d.log();
+  std::map<std::string, int> widths;
+  const auto end = std::chrono::steady_clock::now() + 20s;
+  while (widths.size() < 2 && std::chrono::steady_clock::now() < end) {
+    const client::Frame f = next_frame(sub, 10s);
+    if (f.header().info.config_generation == 2) widths[f.header().info.pair] = f.disparity().width;
+  }
+  EXPECT_EQ(widths["front"], 160) << d.log();
+  EXPECT_EQ(widths["extra"], 64) << d.log();
   EXPECT_EQ(d.stop(), 0) << d.log();
 }
