@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "background_yaml.hpp"
+#include "publish/curve_keys.hpp"
 #include "publish/protocol.hpp"
 #include "stereo_yaml.hpp"
 
@@ -464,14 +465,26 @@ class Loader {
       r_.read(curve, "publish.curve", "clients", o.curve_clients);
       o.curve_server_key = resolve_path(base_dir_, o.curve_server_key);
       o.curve_clients = resolve_path(base_dir_, o.curve_clients);
-      // The publisher reads them at start-up; --check should already know they are missing.
+      // The publisher reads them at start-up, with these same functions: --check knows first.
       std::error_code ec;
-      if (!o.curve_server_key.empty() && !fs::is_regular_file(o.curve_server_key, ec)) {
+      if (!o.curve_server_key.empty() && !fs::exists(o.curve_server_key, ec)) {
         r_.add(curve["server_key"], "publish.curve.server_key",
                "no such file: " + o.curve_server_key + " (stereod-keygen makes one)");
+      } else if (!o.curve_server_key.empty()) {
+        try {
+          publish::read_server_certificate(o.curve_server_key);
+        } catch (const std::runtime_error& e) {
+          r_.add(curve["server_key"], "publish.curve.server_key", e.what());
+        }
       }
       if (!o.curve_clients.empty() && !fs::is_directory(o.curve_clients, ec)) {
         r_.add(curve["clients"], "publish.curve.clients", "no such folder: " + o.curve_clients);
+      } else if (!o.curve_clients.empty()) {
+        try {
+          publish::read_public_keys(o.curve_clients);
+        } catch (const std::runtime_error& e) {
+          r_.add(curve["clients"], "publish.curve.clients", e.what());
+        }
       }
     }
     if (r_.issues().size() != before) return;

@@ -120,16 +120,10 @@ void Publisher::configure_curve(const PublisherOptions& o) {
   require_curve("publish.curve.server_key");
   CurveCertificate server;
   try {
-    server = read_certificate(o.curve_server_key);
+    server = read_server_certificate(o.curve_server_key);
   } catch (const std::runtime_error& e) {
     throw ParameterError("publish.curve.server_key",
                          "publish.curve.server_key: " + std::string(e.what()));
-  }
-  if (server.secret_key.empty()) {
-    throw ParameterError("publish.curve.server_key",
-                         "publish.curve.server_key = " + o.curve_server_key +
-                             ": a public certificate; the server needs its secret one "
-                             "(NAME.key_secret)");
   }
   if (!o.curve_clients.empty()) {
     std::vector<std::string> clients;

@@ -276,10 +276,11 @@ class RunningDaemon {
   DaemonProcess process;
 };
 
-// A small synthetic rig the CPU engine easily keeps up with on a busy machine.
+// A small synthetic rig the CPU engine easily keeps up with on a busy machine; the extra lines go
+// into the pair's map (indented by 4) and the publish map (indented by 2), which come last.
 inline std::string synthetic_config(const std::string& endpoint,
                                     const std::string& extra_pair_keys = "",
-                                    const std::string& extra_top = "") {
+                                    const std::string& extra_publish = "") {
   std::ostringstream c;
   c << "logging: {level: info}\n"
        "cameras:\n"
@@ -297,9 +298,12 @@ inline std::string synthetic_config(const std::string& endpoint,
        "      max_disparity: 32\n"
     << extra_pair_keys
     << "    background: {warmup: 10}\n"
-       "publish: {endpoint: '"
-    << endpoint << "', stats_interval_ms: 500}\n"
-    << extra_top;
+       "publish:\n"
+       "  endpoint: '"
+    << endpoint
+    << "'\n"
+       "  stats_interval_ms: 500\n"
+    << extra_publish;
   return c.str();
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "daemon_harness.hpp"
+#include "publish/curve_keys.hpp"
 #include "stereod_client.hpp"
 
 using namespace stereod;
@@ -221,5 +222,29 @@ TEST(Reloads, ARebuiltRigAndANewRigApply) {
   }
   EXPECT_EQ(widths["front"], 160) << d.log();
   EXPECT_EQ(widths["extra"], 64) << d.log();
+  EXPECT_EQ(d.stop(), 0) << d.log();
+}
+
+// Issue 15, defect 3: a reload that set publish.curve.server_key to the public certificate passed
+// the loader and left nothing listening. --check and the reload now refuse it.
+TEST(Reloads, APublicKeyAsTheServerKeyIsRefusedByCheckAndByReload) {
+  if (!publish::curve_available()) GTEST_SKIP() << "libzmq without CURVE";
+  RunningDaemon d("publickey", [](const Fixture& f) { return synthetic_config(f.endpoint); });
+  ASSERT_TRUE(d.ready()) << d.log();
+  client::Subscriber sub(d.fixture.endpoint);
+  next_frame(sub, 20s);
+  const auto keys = publish::write_new_certificate(d.fixture.dir.string(), "server");
+  const fs::path bad = d.fixture.dir / "bad.yaml";
+  write_text(bad, synthetic_config("tcp://127.0.0.1:0", "",
+                                   "  curve: {server_key: '" + keys.public_file + "'}\n"));
+  std::string out;
+  EXPECT_EQ(run_check(bad, out), 1) << read_text(bad);
+  EXPECT_NE(out.find("publish.curve.server_key: " + keys.public_file + ": a public certificate"),
+            std::string::npos)
+      << out;
+  const std::size_t before = d.notify.messages().size();
+  fs::rename(bad, d.fixture.config);
+  ASSERT_GE(d.notify.wait_for("reload failed", before, 10s), 0) << d.log();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(next_frame(sub, 10s).header().info.config_generation, 1u);
   EXPECT_EQ(d.stop(), 0) << d.log();
 }

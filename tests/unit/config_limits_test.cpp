@@ -2,13 +2,17 @@
 // the daemon runs"): names the protocol cannot carry, scene options the synthetic source refuses,
 // and the policies of docs/CONFIG.md.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "config_issues.hpp"
 #include "daemon_config.hpp"
 #include "ingest/camera_config.hpp"
+#include "publish/curve_keys.hpp"
 
 using namespace stereod;
 
@@ -66,4 +70,76 @@ TEST(ConfigLimits, SyntheticOptionsTheSceneRefusesAreRefused) {
       "pairs: [{name: p, left: l, right: r, stereo: {max_disparity: 16}}]\n";
   const auto v = issues_of(text);
   EXPECT_TRUE(mentions(v, "cameras[0].source", "synthetic.max_disparity = 16")) << all_issues(v);
+}
+
+namespace {
+
+// A folder with a CURVE key pair (server.key, server.key_secret) and a clients folder.
+class KeyFolder {
+ public:
+  KeyFolder() {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("stereod-keys-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_ / "clients");
+    paths_ = publish::write_new_certificate(dir_.string(), "server");
+  }
+  ~KeyFolder() { std::filesystem::remove_all(dir_); }
+  const publish::CertificatePaths& server() const { return paths_; }
+  std::filesystem::path dir() const { return dir_; }
+
+  // The base configuration publishing with CURVE.
+  std::string config(const std::string& server_key, const std::string& clients = "") const {
+    return two_cameras("a", "p") +
+           "publish: {endpoint: 'tcp://127.0.0.1:0', curve: {server_key: '" + server_key + "'" +
+           (clients.empty() ? "" : ", clients: '" + clients + "'") + "}}\n";
+  }
+
+ private:
+  std::filesystem::path dir_;
+  publish::CertificatePaths paths_;
+};
+
+}  // namespace
+
+// Issue 15, defect 3: publish.curve.server_key naming the public certificate passed --check; a
+// reload to it then left nothing listening. The loader reads the certificate as the publisher
+// does.
+TEST(ConfigLimits, APublicCertificateIsRefusedAsTheServerKey) {
+  if (!publish::curve_available()) GTEST_SKIP() << "libzmq without CURVE";
+  KeyFolder keys;
+  EXPECT_TRUE(issues_of(keys.config(keys.server().secret_file)).empty());
+  const auto v = issues_of(keys.config(keys.server().public_file));
+  EXPECT_TRUE(mentions(v, "publish.curve.server_key", "a public certificate")) << all_issues(v);
+}
+
+// Issue 15, defect 10: a secret key file that every user may read was accepted without a word.
+// Policy (docs/CONFIG.md): others may not read it, nobody but its owner may write it.
+TEST(ConfigLimits, ASecretKeyOthersMayReadIsRefused) {
+  if (!publish::curve_available()) GTEST_SKIP() << "libzmq without CURVE";
+  KeyFolder keys;
+  const std::string secret = keys.server().secret_file;
+  for (const mode_t mode : {0600, 0400, 0640, 0440}) {
+    ASSERT_EQ(::chmod(secret.c_str(), mode), 0);
+    EXPECT_TRUE(issues_of(keys.config(secret)).empty()) << std::oct << mode;
+  }
+  for (const mode_t mode : {0666, 0644, 0604, 0620}) {
+    ASSERT_EQ(::chmod(secret.c_str(), mode), 0);
+    const auto v = issues_of(keys.config(secret));
+    EXPECT_TRUE(mentions(v, "publish.curve.server_key", "chmod 600")) << std::oct << mode << "\n"
+                                                                      << all_issues(v);
+  }
+}
+
+// The clients' folder is read as the publisher reads it: an empty one is refused by --check too.
+TEST(ConfigLimits, AClientsFolderWithoutCertificatesIsRefused) {
+  if (!publish::curve_available()) GTEST_SKIP() << "libzmq without CURVE";
+  KeyFolder keys;
+  const std::string clients = (keys.dir() / "clients").string();
+  auto v = issues_of(keys.config(keys.server().secret_file, clients));
+  EXPECT_TRUE(mentions(v, "publish.curve.clients", "no client certificates")) << all_issues(v);
+  publish::write_new_certificate(clients, "viewer");
+  v = issues_of(keys.config(keys.server().secret_file, clients));
+  EXPECT_TRUE(v.empty()) << all_issues(v);
 }
