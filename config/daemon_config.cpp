@@ -490,6 +490,7 @@ class Loader {
     if (r_.issues().size() != before) return;
     try {
       publish::validate_publisher_options(o);
+      publish::check_endpoint_on_this_host(o);
     } catch (const ParameterError& e) {
       const std::string key = e.parameter().substr(e.parameter().find('.') + 1);
       const std::string msg = e.what();

@@ -23,6 +23,12 @@ int check(const std::string& file) {
     for (const auto& r : c.rigs) cameras += r.cameras.size();
     std::printf("%s: OK (cameras: %zu, rigs: %zu, pairs: %zu)\n", file.c_str(), cameras,
                 c.rigs.size(), c.pairs.size());
+    // Not a fault of the file (the running daemon's own endpoint is in use too), but a second
+    // daemon would not start: say so.
+    if (const std::string who = publish::endpoint_in_use(c.publish); !who.empty()) {
+      std::printf("note: publish.endpoint = %s: %s now\n",
+                  publish::resolve_endpoint(c.publish).c_str(), who.c_str());
+    }
     return 0;
   } catch (const ConfigError& e) {
     for (const auto& issue : e.issues()) std::fprintf(stderr, "%s\n", issue.to_string().c_str());

@@ -68,6 +68,14 @@ Publisher::Publisher(const PublisherOptions& options, std::shared_ptr<stats::Sta
       queue_(static_cast<std::size_t>(queue_per_pair_) *
              static_cast<std::size_t>(std::max(options.pairs, 1))) {
   validate_publisher_options(options);
+  check_endpoint_on_this_host(options);
+  // Two daemons on one endpoint: ZeroMQ would let the second take over an ipc:// path (and
+  // delete the first one's socket when it exits). Refuse instead.
+  if (const std::string who = endpoint_in_use(options); !who.empty()) {
+    throw std::runtime_error("publish.endpoint = " + resolve_endpoint(options) + ": " + who +
+                             "; two daemons cannot share an endpoint: stop the other one or "
+                             "choose another endpoint");
+  }
   configure_socket(options);
   thread_ = std::thread([this] { run(); });
 }

@@ -36,8 +36,9 @@ namespace stereod::publish {
 class Publisher {
  public:
   // Validates the options, reads the CURVE certificates, binds the socket and starts the thread.
-  // Throws ParameterError naming the option (bad value, unreadable or malformed key file) or
-  // std::runtime_error (the bind failed: the endpoint and ZeroMQ's reason; no CURVE in libzmq).
+  // Throws ParameterError naming the option (bad value, an endpoint this host cannot bind,
+  // unreadable or malformed key file) or std::runtime_error (another process serves the endpoint;
+  // the bind failed: the endpoint and ZeroMQ's reason; no CURVE in libzmq).
   // `stats` may be shared with the daemon; nullptr makes a private one.
   explicit Publisher(const PublisherOptions& options,
                      std::shared_ptr<stats::StatsAggregator> stats = nullptr);

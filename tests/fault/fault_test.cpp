@@ -248,3 +248,59 @@ TEST(Reloads, APublicKeyAsTheServerKeyIsRefusedByCheckAndByReload) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ(next_frame(sub, 10s).header().info.config_generation, 1u);
   EXPECT_EQ(d.stop(), 0) << d.log();
 }
+
+namespace {
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int free_port() {
+  TakenPort probe;
+  return probe.port();
+}
+
+}  // namespace
+
+// Issue 15, defect 7: tcp://localhost:PORT passed --check and the daemon then failed with "cannot
+// bind (No such device)". localhost is the loopback now; what this host cannot bind is refused by
+// --check.
+TEST(Endpoints, LocalhostIsTheLoopbackAndAnUnknownHostIsRefusedByCheck) {
+  const int port = free_port();
+  RunningDaemon d("localhost", [&](const Fixture&) {
+    return synthetic_config("tcp://localhost:" + std::to_string(port));
+  });
+  std::string out;
+  EXPECT_EQ(run_check(d.fixture.config, out), 0) << out;
+  ASSERT_TRUE(d.ready()) << d.log();
+  client::Subscriber sub("tcp://127.0.0.1:" + std::to_string(port));
+  EXPECT_EQ(next_frame(sub, 20s).header().info.pair, "front");
+  EXPECT_EQ(d.stop(), 0) << d.log();
+
+  write_text(d.fixture.config, synthetic_config("tcp://stereod-no-such-host:5593"));
+  EXPECT_EQ(run_check(d.fixture.config, out), 1) << out;
+  EXPECT_NE(out.find("neither an IP address of this host"), std::string::npos) << out;
+}
+
+// Issue 15, defect 9: a second daemon on the same ipc:// path bound it silently (ZeroMQ replaces
+// the socket file), and when it exited it deleted the file: the first daemon, still running, could
+// no longer be reached. Now the second refuses to start and says why; --check says the endpoint
+// is taken.
+TEST(Instances, ASecondDaemonOnTheSameIpcPathIsRefused) {
+  RunningDaemon first("first", [](const Fixture& f) { return synthetic_config(f.endpoint); });
+  ASSERT_TRUE(first.ready()) << first.log();
+  const fs::path second_config = first.fixture.dir / "second.yaml";
+  write_text(second_config, synthetic_config(first.fixture.endpoint));
+  std::string out;
+  EXPECT_EQ(run_check(second_config, out), 0) << out;
+  EXPECT_NE(out.find("note: publish.endpoint"), std::string::npos) << out;
+  const fs::path second_log = first.fixture.dir / "second.log";
+  {
+    NotifySocket notify(first.fixture.dir / "notify2");
+    DaemonProcess second(second_config, second_log, notify.path());
+    EXPECT_EQ(second.wait_exit(20s), 1) << read_text(second_log);
+    EXPECT_NE(read_text(second_log).find("being served by another process"), std::string::npos)
+        << read_text(second_log);
+  }
+  // A subscriber arriving now still reaches the first daemon.
+  client::Subscriber late(first.fixture.endpoint);
+  EXPECT_EQ(next_frame(late, 20s).header().info.pair, "front");
+  EXPECT_EQ(first.stop(), 0) << first.log();
+}

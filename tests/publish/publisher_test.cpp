@@ -1,6 +1,9 @@
 // The Publisher end to end through the C++ client: what arrives, payload copies and their
 // keep-alives, slow, stalled and late subscribers, restarts, stats, and frames it refuses.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -530,9 +533,27 @@ TEST(Publisher, RemovesItsIpcSocketFileButNotANewerOne) {
     EXPECT_TRUE(std::filesystem::exists(path));
   }
   EXPECT_FALSE(std::filesystem::exists(path)) << "libzmq leaves the file; stop() removes it";
-  // An old instance stopping after a new one bound the same path leaves the new one's file.
-  auto old = std::make_unique<Publisher>(o);
-  Publisher newer(o);
-  old.reset();
+  // A second publisher on a path another one serves is refused (issue 15, defect 9: it used to
+  // take the path over, and delete the first one's socket file when it stopped).
+  auto first = std::make_unique<Publisher>(o);
+  try {
+    Publisher second(o);
+    ADD_FAILURE() << "a second publisher bound a served path";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("being served by another process"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(std::filesystem::exists(path));
+  first.reset();
+  // A socket file nobody serves any more (a daemon that was killed) is taken over.
+  {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    path.copy(address.sun_path, sizeof(address.sun_path) - 1);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    ::close(fd);  // the file stays, with no listener
+  }
+  Publisher again(o);
   EXPECT_TRUE(std::filesystem::exists(path));
 }

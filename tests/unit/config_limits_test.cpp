@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -142,4 +143,31 @@ TEST(ConfigLimits, AClientsFolderWithoutCertificatesIsRefused) {
   publish::write_new_certificate(clients, "viewer");
   v = issues_of(keys.config(keys.server().secret_file, clients));
   EXPECT_TRUE(v.empty()) << all_issues(v);
+}
+
+// Issue 15, defect 7: tcp://localhost:5593 passed --check and the daemon then failed with "cannot
+// bind (No such device)": ZeroMQ binds addresses and interface names, not host names. localhost
+// now means 127.0.0.1, and the loader refuses what this host cannot bind.
+TEST(ConfigLimits, EndpointsThisHostCannotBindAreRefused) {
+  const auto with = [](const std::string& endpoint) {
+    return two_cameras("a", "p") + "publish: {endpoint: '" + endpoint + "'}\n";
+  };
+  EXPECT_TRUE(issues_of(with("tcp://localhost:0")).empty())
+      << all_issues(issues_of(with("tcp://localhost:0")));
+  EXPECT_TRUE(issues_of(with("tcp://127.0.0.1:0")).empty());
+  EXPECT_TRUE(issues_of(with("tcp://lo:0")).empty());  // an interface name
+  auto v = issues_of(with("tcp://no-such-host-or-if:5593"));
+  EXPECT_TRUE(mentions(v, "publish.endpoint", "neither an IP address of this host"))
+      << all_issues(v);
+  v = issues_of(with("tcp://192.0.2.1:5593"));  // TEST-NET-1: on no interface here
+  EXPECT_TRUE(mentions(v, "publish.endpoint", "192.0.2.1")) << all_issues(v);
+  v = issues_of(with("ipc:///nonexistent-stereod-folder/s.sock"));
+  EXPECT_TRUE(mentions(v, "publish.endpoint", "no folder /nonexistent-stereod-folder"))
+      << all_issues(v);
+  // A file that is not a socket at the path: ZeroMQ would delete it to bind.
+  const std::string file = "/tmp/stereod-not-a-socket-" + std::to_string(::getpid());
+  std::ofstream(file) << "data\n";
+  v = issues_of(with("ipc://" + file));
+  EXPECT_TRUE(mentions(v, "publish.endpoint", "is not a socket")) << all_issues(v);
+  std::filesystem::remove(file);
 }
