@@ -2,6 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <map>
 #include <sstream>
@@ -29,6 +33,14 @@ int index_of(const RigConfig& rig, const std::string& camera) {
 
 // A pair with no results for this long while frames are in flight is stuck (the watchdog stops).
 constexpr std::int64_t kStuckNs = 5'000'000'000;
+
+// Gives the heap's free pages back to the system: parsing a big configuration leaves many behind
+// (glibc keeps them), which would otherwise count as the daemon's memory from then on.
+void release_free_memory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
 
 }  // namespace
 
@@ -342,7 +354,8 @@ void Daemon::loop() {
       collect(**it);
       it = (*it)->engine->in_flight() == 0 ? retiring_.erase(it) : std::next(it);
     }
-    if (reload_requested_.exchange(false)) reload();
+    if (reload_requested_.exchange(false)) start_reload();
+    if (loading_ && loading_->done) finish_reload();
     const auto now = Clock::now();
     if (!publisher_ && now >= next_publisher_retry) {
       next_publisher_retry = now + std::chrono::seconds(1);
@@ -416,7 +429,11 @@ std::string Daemon::status_line() const {
   return out.str();
 }
 
-void Daemon::reload() {
+void Daemon::start_reload() {
+  if (loading_) {  // a reload is being read: read the file again once it is done
+    reload_again_ = true;
+    return;
+  }
   std::string why;
   {
     std::lock_guard<std::mutex> lock(reload_mutex_);
@@ -424,19 +441,48 @@ void Daemon::reload() {
   }
   spdlog::info("reloading {} ({})", config_.file, why);
   notifier_.reloading();
-  try {
-    DaemonConfig next = load_daemon_config(config_.file);
-    apply(std::move(next));
-    last_reload_error_.clear();
-  } catch (const ConfigError& e) {
-    // Keep running on the configuration we have.
-    for (const auto& issue : e.issues()) spdlog::error("reload rejected: {}", issue.to_string());
-    last_reload_error_ = e.issues().empty() ? e.what() : e.issues().front().to_string();
-  } catch (const std::exception& e) {
-    spdlog::error("reload failed: {}; still running on the previous configuration", e.what());
-    last_reload_error_ = e.what();
+  // Reading and checking a file takes a while when it is big (up to the 1 MiB limit): a thread of
+  // its own does it, so that frames go on being collected and a stop is not held up.
+  loading_ = std::make_unique<Loading>();
+  Loading* job = loading_.get();
+  job->thread = std::thread([job, file = config_.file] {
+    try {
+      job->config = load_daemon_config(file);
+    } catch (const ConfigError& e) {
+      job->issues = e.issues();
+    } catch (const std::exception& e) {
+      job->error = e.what();
+    }
+    job->done = true;
+  });
+}
+
+void Daemon::finish_reload() {
+  loading_->thread.join();
+  std::unique_ptr<Loading> job = std::move(loading_);
+  if (job->config) {
+    try {
+      apply(std::move(*job->config));
+      last_reload_error_.clear();
+    } catch (const std::exception& e) {
+      job->error = e.what();
+    }
   }
+  if (!job->issues.empty()) {
+    // Keep running on the configuration we have.
+    for (const auto& issue : job->issues) spdlog::error("reload rejected: {}", issue.to_string());
+    last_reload_error_ = job->issues.front().to_string();
+  } else if (!job->error.empty()) {
+    spdlog::error("reload failed: {}; still running on the previous configuration", job->error);
+    last_reload_error_ = job->error;
+  }
+  job.reset();
+  release_free_memory();
   notifier_.ready(status_line());
+  if (reload_again_) {
+    reload_again_ = false;
+    start_reload();
+  }
 }
 
 void Daemon::apply(DaemonConfig next) {
@@ -605,6 +651,8 @@ void Daemon::drain(std::vector<std::shared_ptr<Pair>>& pairs, std::chrono::milli
 }
 
 void Daemon::shutdown() {
+  if (loading_) loading_->thread.join();  // bounded: the file is at most 1 MiB
+  loading_.reset();
   if (rigs_.empty() && !publisher_) return;
   notifier_.stopping();
   // No new frames, then the frames in flight are finished and sent, then the socket closes.

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "daemon_config.hpp"
@@ -97,7 +98,17 @@ class Daemon {
   void drain(std::vector<std::shared_ptr<Pair>>& pairs, std::chrono::milliseconds limit);
   void count_sync_drops();
 
-  void reload();
+  // A reload: the file is read and checked on a thread of its own (start_reload), the result
+  // applied by the main loop once it is there (finish_reload).
+  struct Loading {
+    std::thread thread;
+    std::atomic<bool> done{false};
+    std::optional<DaemonConfig> config;  // when valid
+    std::vector<ConfigIssue> issues;     // when refused
+    std::string error;                   // when it could not be read at all
+  };
+  void start_reload();
+  void finish_reload();
   // All or nothing: throws (the daemon unchanged) when anything of `next` cannot be built.
   void apply(DaemonConfig next);
   void retune(Pair& pair);
@@ -125,6 +136,8 @@ class Daemon {
 
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> reload_requested_{false};
+  std::unique_ptr<Loading> loading_;  // main loop only
+  bool reload_again_ = false;         // asked again while loading
   std::mutex reload_mutex_;
   std::string reload_reason_;
 };

@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
   std::string config = "/etc/stereod/stereod.yaml", check_file, engine, log_level;
   bool version = false;
   app.add_option("--config", config, "Configuration file");
-  app.add_option("--check", check_file, "Validate this configuration file and exit");
+  CLI::Option* check_option =
+      app.add_option("--check", check_file, "Validate this configuration file and exit");
   app.add_option("--engine", engine, "Override the engine: auto, cuda or cpu")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   app.add_option("--log-level", log_level, "Override the log level")
@@ -54,7 +55,8 @@ int main(int argc, char** argv) {
     std::printf("stereod %s\n", STEREOD_VERSION);
     return 0;
   }
-  if (!check_file.empty()) return check(check_file);
+  // Given at all, --check checks (an empty name is an error, not a request to run the daemon).
+  if (check_option->count() > 0) return check(check_file);
 
   // Signals go to one thread that waits for them; every other thread has them blocked (set
   // before any thread starts, GStreamer's included).

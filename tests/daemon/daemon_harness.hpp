@@ -222,7 +222,9 @@ class DaemonProcess : public ChildProcess {
 // `stereod --check FILE`: the exit code, and what it printed in `output`.
 inline int run_check(const fs::path& file, std::string& output,
                      std::chrono::milliseconds limit = 20s) {
-  const fs::path out = fs::path(file).concat(".check-output");
+  const fs::path out =
+      file.empty() ? fs::temp_directory_path() / ("stereod-check-" + std::to_string(::getpid()))
+                   : fs::path(file).concat(".check-output");
   ChildProcess check({stereod_binary(), "--check", file.string()}, out);
   const int code = check.wait_exit(limit);
   output = read_text(out);

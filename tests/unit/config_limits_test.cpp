@@ -5,8 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -170,4 +172,135 @@ TEST(ConfigLimits, EndpointsThisHostCannotBindAreRefused) {
   v = issues_of(with("ipc://" + file));
   EXPECT_TRUE(mentions(v, "publish.endpoint", "is not a socket")) << all_issues(v);
   std::filesystem::remove(file);
+}
+
+namespace {
+
+// A file of its own in /tmp, removed afterwards.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& tag)
+      : path_("/tmp/stereod-config-" + std::to_string(::getpid()) + "-" + tag) {
+    std::filesystem::remove_all(path_);
+  }
+  ~TempFile() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+  void write(const std::string& text) const { std::ofstream(path_, std::ios::binary) << text; }
+
+ private:
+  std::string path_;
+};
+
+std::vector<ConfigIssue> file_issues(const std::string& path) {
+  try {
+    load_daemon_config(path);
+  } catch (const ConfigError& e) {
+    return e.issues();
+  }
+  return {};
+}
+
+bool says(const std::vector<ConfigIssue>& v, const std::string& text) {
+  for (const auto& i : v) {
+    if (i.message.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// Issue 15, defect 5: a 10 MB configuration was read and parsed whole (874k log lines, RSS from 50
+// to 975 MB, frames stopped for 9 s on reload). Policy (docs/CONFIG.md): at most 1 MiB.
+TEST(ConfigFile, AFileOverOneMebibyteIsRefusedUnread) {
+  TempFile f("big");
+  std::string text = two_cameras("a", "p");
+  text += std::string(1024 * 1024 + 1 - text.size(), '#');
+  f.write(text);
+  const auto v = file_issues(f.path());
+  ASSERT_EQ(v.size(), 1u) << all_issues(v);
+  EXPECT_TRUE(says(v, "1048577 bytes")) << all_issues(v);
+  EXPECT_TRUE(says(v, "at most 1 MiB")) << all_issues(v);
+  text.resize(1024 * 1024);  // exactly the limit: read
+  f.write(text);
+  EXPECT_TRUE(file_issues(f.path()).empty()) << all_issues(file_issues(f.path()));
+}
+
+// /dev/zero as the configuration ended in bad_alloc (an abort); a FIFO made --check wait forever.
+// Only regular files are read, and opening one never blocks.
+TEST(ConfigFile, OnlyRegularFilesAreRead) {
+  auto v = file_issues("/dev/zero");
+  EXPECT_TRUE(says(v, "not a regular file")) << all_issues(v);
+  TempFile fifo("fifo");
+  ASSERT_EQ(::mkfifo(fifo.path().c_str(), 0600), 0);
+  auto loading = std::async(std::launch::async, [&] { return file_issues(fifo.path()); });
+  if (loading.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    ADD_FAILURE() << "reading a FIFO blocks";
+    std::ofstream(fifo.path()) << "x";  // a writer, so that the reader can go on
+  }
+  v = loading.get();
+  EXPECT_TRUE(says(v, "not a regular file")) << all_issues(v);
+  TempFile folder("folder");
+  std::filesystem::create_directories(folder.path());
+  v = file_issues(folder.path());
+  EXPECT_TRUE(says(v, "is a folder")) << all_issues(v);
+}
+
+// "cannot open the file" gave no reason.
+TEST(ConfigFile, AFileThatCannotBeOpenedSaysWhy) {
+  auto v = file_issues("/nonexistent-stereod/stereod.yaml");
+  EXPECT_TRUE(says(v, "No such file or directory")) << all_issues(v);
+  v = file_issues("");
+  EXPECT_TRUE(says(v, "no file")) << all_issues(v);
+}
+
+// Issue 15, defect 10: a second YAML document in the file was ignored without a word.
+TEST(ConfigFile, ASecondYamlDocumentIsRefused) {
+  const std::string text = two_cameras("a", "p") + "---\nlogging: {level: debug}\n";
+  const auto v = issues_of(text);
+  ASSERT_FALSE(v.empty());
+  EXPECT_TRUE(says(v, "a second YAML document")) << all_issues(v);
+  EXPECT_EQ(v[0].line, 7) << all_issues(v);
+  // A leading --- (one document) is fine.
+  EXPECT_TRUE(issues_of("---\n" + two_cameras("a", "p")).empty());
+}
+
+// One bad file could produce hundreds of thousands of issues (and log lines): the first 100 are
+// reported, then how many more there were.
+TEST(ConfigFile, AtMostAHundredIssuesAreReported) {
+  std::string text = two_cameras("a", "p") + "stereo:\n";
+  for (int i = 0; i < 500; ++i) text += "  unknown_" + std::to_string(i) + ": 1\n";
+  const auto v = issues_of(text);
+  ASSERT_EQ(v.size(), 101u);
+  EXPECT_TRUE(says({v.back()}, "and 400 more")) << v.back().to_string();
+}
+
+// A file that parses can still ask for more than a daemon should run: 20,000 pairs passed --check.
+// Policy (docs/CONFIG.md): at most 64 cameras and 64 pairs.
+TEST(ConfigLimits, AtMost64CamerasAndPairs) {
+  std::string text = "cameras:\n";
+  for (int i = 0; i < 65; ++i) {
+    text += "  - {name: c" + std::to_string(i) + ", source: 'test://', width: 64, height: 48}\n";
+  }
+  text += "pairs:\n";
+  for (int i = 0; i < 65; ++i) {
+    text += "  - {name: p" + std::to_string(i) +
+            ", left: c0, right: c1, stereo: {max_disparity: 16}}\n";
+  }
+  const auto v = issues_of(text);
+  EXPECT_TRUE(mentions(v, "cameras", "at most 64")) << all_issues(v);
+  EXPECT_TRUE(mentions(v, "pairs", "at most 64")) << all_issues(v);
+}
+
+// One bad value gave follow-on errors built on defaults: a camera whose width was not a number
+// kept 640 and was then "a different size" from its partner.
+TEST(ConfigLimits, ABadValueCausesNoFollowOnErrors) {
+  const std::string text =
+      "cameras:\n"
+      "  - {name: a, source: 'test://', width: 64, height: 48}\n"
+      "  - {name: b, source: 'test://', width: sixty-four, height: 48}\n"
+      "pairs:\n"
+      "  - {name: p, left: a, right: b, stereo: {max_disparity: 16}}\n";
+  const auto v = issues_of(text);
+  ASSERT_EQ(v.size(), 1u) << all_issues(v);
+  EXPECT_EQ(v[0].key, "cameras[1].width");
 }
