@@ -34,6 +34,10 @@ int index_of(const RigConfig& rig, const std::string& camera) {
 // A pair with no results for this long while frames are in flight is stuck (the watchdog stops).
 constexpr std::int64_t kStuckNs = 5'000'000'000;
 
+// After SIGTERM, how long the frames in flight have to finish and be sent (the stop as a whole
+// has 2 s: docs/DEPLOY-JETSON.md).
+constexpr auto kFinishFramesFor = std::chrono::milliseconds(1200);
+
 // Gives the heap's free pages back to the system: parsing a big configuration leaves many behind
 // (glibc keeps them), which would otherwise count as the daemon's memory from then on.
 void release_free_memory() {
@@ -637,8 +641,7 @@ std::unique_ptr<publish::Publisher> Daemon::replace_publisher(const DaemonConfig
   }
 }
 
-void Daemon::drain(std::vector<std::shared_ptr<Pair>>& pairs, std::chrono::milliseconds limit) {
-  const auto deadline = Clock::now() + limit;
+void Daemon::drain(std::vector<std::shared_ptr<Pair>>& pairs, Clock::time_point deadline) {
   for (;;) {
     bool busy = false;
     for (auto& p : pairs) {
@@ -651,6 +654,9 @@ void Daemon::drain(std::vector<std::shared_ptr<Pair>>& pairs, std::chrono::milli
 }
 
 void Daemon::shutdown() {
+  // SIGTERM to exit within 2 s (docs): the frames in flight get until here, whatever the engines'
+  // speed; a frame still being computed then is given up rather than waited for.
+  const auto deadline = Clock::now() + kFinishFramesFor;
   if (loading_) loading_->thread.join();  // bounded: the file is at most 1 MiB
   loading_.reset();
   if (rigs_.empty() && !publisher_) return;
@@ -659,8 +665,22 @@ void Daemon::shutdown() {
   for (auto& rig : rigs_) rig->source->stop();
   std::vector<std::shared_ptr<Pair>> all = retiring_;
   for (auto& rig : rigs_) all.insert(all.end(), rig->pairs.begin(), rig->pairs.end());
-  if (publisher_) drain(all, milliseconds(1200));
+  if (publisher_) drain(all, deadline);
   if (publisher_) publisher_->stop();
+  // An engine's destructor waits for the frame it computes (seconds for a large frame on a slow
+  // CPU): engines still busy are left to the process's exit (abandoned_work()).
+  int unfinished = 0;
+  for (auto& p : all) {
+    const int n = p->engine->in_flight();
+    if (n == 0) continue;
+    unfinished += n;
+    static_cast<void>(p->engine.release());
+  }
+  if (unfinished > 0) {
+    abandoned_ = true;
+    spdlog::warn("{} frame{} still being computed at the stop deadline: not published", unfinished,
+                 unfinished == 1 ? "" : "s");
+  }
   // What the run amounted to, per pair, for the journal.
   if (stats_) {
     for (const auto& ps : stats_->snapshot().pairs) {

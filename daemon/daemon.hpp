@@ -41,6 +41,11 @@ class Daemon {
   // are logged and give a non-zero code.
   int run();
 
+  // After run(): true when engines were still computing at the stop deadline and were left
+  // running; the process must then end without destroying them (std::quick_exit), which would
+  // wait for their frames.
+  bool abandoned_work() const { return abandoned_; }
+
   // Safe from any thread (the signal thread, the config watcher).
   void request_stop() { stop_requested_ = true; }
   void request_reload(const std::string& why);
@@ -95,7 +100,8 @@ class Daemon {
 
   // Publishes every finished result; true when any was found.
   bool collect(Pair& pair);
-  void drain(std::vector<std::shared_ptr<Pair>>& pairs, std::chrono::milliseconds limit);
+  void drain(std::vector<std::shared_ptr<Pair>>& pairs,
+             std::chrono::steady_clock::time_point deadline);
   void count_sync_drops();
 
   // A reload: the file is read and checked on a thread of its own (start_reload), the result
@@ -135,6 +141,7 @@ class Daemon {
   std::string publisher_error_;  // why there is no publisher, while there is none
 
   std::atomic<bool> stop_requested_{false};
+  bool abandoned_ = false;
   std::atomic<bool> reload_requested_{false};
   std::unique_ptr<Loading> loading_;  // main loop only
   bool reload_again_ = false;         // asked again while loading

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "config_watcher.hpp"
@@ -94,5 +95,11 @@ int main(int argc, char** argv) {
   // run() returns on a stop request or a start-up failure: wake the signal thread either way.
   pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
+  if (d.abandoned_work()) {
+    // Engines still computing a frame: their destructors (and the static ones) would wait for it.
+    spdlog::shutdown();
+    std::fflush(nullptr);
+    std::quick_exit(code);
+  }
   return code;
 }

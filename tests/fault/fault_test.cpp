@@ -378,3 +378,69 @@ TEST(Reloads, ABigConfigurationIsCheckedWhileFramesGoOn) {
   EXPECT_EQ(d.stop(), 0) << d.log();
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
 }
+
+namespace {
+
+// A 1280x720 synthetic pair at 30 frames/s: on the CPU engine of a small machine a frame takes
+// longer than the whole stop may.
+std::string hd_config(const std::string& endpoint) {
+  return "cameras:\n"
+         "  - {name: left, source: 'synthetic://left?seed=1&max_disparity=64', width: 1280, "
+         "height: 720, fps: 30, color: true}\n"
+         "  - {name: right, source: 'synthetic://right?seed=1&max_disparity=64', width: 1280, "
+         "height: 720, fps: 30, color: true}\n"
+         "pairs:\n"
+         "  - {name: hd, left: left, right: right, stereo: {max_disparity: 64}}\n"
+         "publish: {endpoint: '" +
+         endpoint + "'}\n";
+}
+
+// SIGTERM, and how long until the exit; the exit code in `code`.
+std::chrono::milliseconds time_to_exit(RunningDaemon& d, int& code) {
+  const auto t0 = std::chrono::steady_clock::now();
+  code = d.stop(10s);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               t0);
+}
+
+}  // namespace
+
+// Issue 15, defect 8: SIGTERM with a 1280x720 pair took 2.9-3.3 s; the documented limit is 2 s.
+// The stop waited for the frames being computed, twice (the drain, then the engines' destructors).
+TEST(Signals, SigtermWithAnHdPairExitsWithinTwoSeconds) {
+  RunningDaemon d("hd", [](const Fixture& f) { return hd_config(f.endpoint); });
+  ASSERT_TRUE(d.ready()) << d.log();
+  std::this_thread::sleep_for(2s);  // frames in flight
+  int code = -1;
+  const auto took = time_to_exit(d, code);
+  EXPECT_EQ(code, 0) << d.log();
+  EXPECT_LT(took.count(), 2000) << d.log();
+}
+
+// SIGTERM before the daemon is ready (its rig still starting) stops it just as quickly.
+TEST(Signals, SigtermDuringStartUp) {
+  RunningDaemon d("early", [](const Fixture& f) { return hd_config(f.endpoint); });
+  std::this_thread::sleep_for(100ms);
+  int code = -1;
+  const auto took = time_to_exit(d, code);
+  EXPECT_EQ(code, 0) << d.log();
+  EXPECT_LT(took.count(), 2000) << d.log();
+}
+
+// A storm of SIGHUPs (and SIGINT at the end): every one is a reload of the same file, none
+// crashes the daemon or stops its frames.
+TEST(Signals, AStormOfSighupsStopsNothing) {
+  RunningDaemon d("storm", [](const Fixture& f) { return synthetic_config(f.endpoint); });
+  ASSERT_TRUE(d.ready()) << d.log();
+  client::Subscriber sub(d.fixture.endpoint);
+  next_frame(sub, 20s);
+  for (int i = 0; i < 200; ++i) {
+    d.process.signal(SIGHUP);
+    std::this_thread::sleep_for(2ms);
+  }
+  const Count c = count_frames(sub, 2s);
+  EXPECT_GE(c.total(), 8) << d.log();
+  EXPECT_TRUE(d.process.running());
+  d.process.signal(SIGINT);
+  EXPECT_EQ(d.process.wait_exit(5s), 0) << d.log();
+}
