@@ -2,10 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include <algorithm>
 #include <map>
 #include <sstream>
@@ -13,6 +9,7 @@
 
 #include "logging.hpp"
 #include "publish/engine_frame.hpp"
+#include "publish/heap.hpp"
 
 namespace stereod::daemon {
 namespace {
@@ -37,14 +34,6 @@ constexpr std::int64_t kStuckNs = 5'000'000'000;
 // After SIGTERM, how long the frames in flight have to finish and be sent (the stop as a whole
 // has 2 s: docs/DEPLOY-JETSON.md).
 constexpr auto kFinishFramesFor = std::chrono::milliseconds(1200);
-
-// Gives the heap's free pages back to the system: parsing a big configuration leaves many behind
-// (glibc keeps them), which would otherwise count as the daemon's memory from then on.
-void release_free_memory() {
-#ifdef __GLIBC__
-  malloc_trim(0);
-#endif
-}
 
 }  // namespace
 
@@ -429,6 +418,9 @@ std::string Daemon::status_line() const {
     if (rig->failing && !s.last_error.empty()) out << " (" << s.last_error << ")";
   }
   if (!publisher_) out << "; not publishing: " << publisher_error_;
+  if (publisher_ && publisher_->subscriptions() > publish::Publisher::kManySubscriptions) {
+    out << "; subscribers hold " << publisher_->subscriptions() << " subscriptions";
+  }
   if (!last_reload_error_.empty()) out << "; reload failed: " << last_reload_error_;
   return out.str();
 }
@@ -481,7 +473,7 @@ void Daemon::finish_reload() {
     last_reload_error_ = job->error;
   }
   job.reset();
-  release_free_memory();
+  publish::release_free_heap();  // parsing a big file leaves many free pages behind
   notifier_.ready(status_line());
   if (reload_again_) {
     reload_again_ = false;

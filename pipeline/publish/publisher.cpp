@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+
+#include <spdlog/spdlog.h>
 #include <stdexcept>
 
 #include "publish/curve_keys.hpp"
+#include "publish/heap.hpp"
 #include "publish/zmq_payload.hpp"
 #include "stereo/params.hpp"
 
@@ -86,7 +89,10 @@ Publisher::~Publisher() {
 
 void Publisher::configure_socket(const PublisherOptions& o) {
   const std::string endpoint = resolve_endpoint(o);
-  socket_ = zmq::socket_t(context_, zmq::socket_type::pub);
+  // XPUB: a PUB socket that also hands the application its subscribers' (un)subscriptions, every
+  // one of them (verboser), so that the publisher knows how many ZeroMQ keeps.
+  socket_ = zmq::socket_t(context_, zmq::socket_type::xpub);
+  socket_.set(zmq::sockopt::xpub_verboser, true);
   if (!o.curve_server_key.empty()) configure_curve(o);
   pairs_applied_ = std::max(o.pairs, 1);
   socket_.set(zmq::sockopt::sndhwm, socket_hwm(o.hwm, pairs_applied_));
@@ -219,9 +225,12 @@ void Publisher::run() {
   const auto interval = std::chrono::milliseconds(stats_interval_ms_);
   auto next_stats = Clock::now() + interval;
   for (;;) {
+    // Awake at least every kSubscriptionPoll to take in what subscribers sent.
     const auto deadline =
-        stats_interval_ms_ > 0 ? next_stats : Clock::now() + std::chrono::hours(1);
+        std::min(stats_interval_ms_ > 0 ? next_stats : Clock::now() + std::chrono::hours(1),
+                 Clock::now() + kSubscriptionPoll);
     std::optional<Queued> item = queue_.pop_until(deadline);
+    take_subscriptions();
     apply_pairs();
     if (item) {
       send_frame(*item);
@@ -234,6 +243,42 @@ void Publisher::run() {
       // After a stall, start afresh rather than send a burst of catch-up snapshots.
       if (next_stats < Clock::now()) next_stats = Clock::now() + interval;
     }
+  }
+}
+
+void Publisher::take_subscriptions() {
+  using Clock = std::chrono::steady_clock;
+  // Bounded per call, so that a flood of subscriptions cannot hold frames up.
+  for (int i = 0; i < 20000; ++i) {
+    zmq::message_t m;
+    if (!socket_.recv(m, zmq::recv_flags::dontwait)) break;
+    if (m.size() == 0) continue;
+    const auto kind = static_cast<const std::uint8_t*>(m.data())[0];
+    if (kind == 1) {
+      ++subscriptions_;
+    } else if (kind == 0) {
+      if (subscriptions_ > 0) --subscriptions_;
+      ++unsubscribed_since_release_;
+      last_unsubscribe_ = Clock::now();
+    }
+  }
+  const std::uint64_t held = subscriptions_;
+  if (held > kManySubscriptions && !warned_subscriptions_) {
+    warned_subscriptions_ = true;
+    spdlog::warn(
+        "subscribers hold {} subscriptions (a client subscribing to ever more topics?): ZeroMQ "
+        "keeps each, about a kilobyte, until its subscriber disconnects",
+        held);
+  } else if (held < kManySubscriptions / 2) {
+    warned_subscriptions_ = false;
+  }
+  // Many subscriptions gone, and the stream of them over: ZeroMQ has freed their memory, give it
+  // back to the system (glibc would keep it).
+  if (unsubscribed_since_release_ >= 1000 &&
+      Clock::now() - last_unsubscribe_ > std::chrono::seconds(1)) {
+    unsubscribed_since_release_ = 0;
+    release_free_heap();
+    spdlog::info("subscriptions given up; {} remain", held);
   }
 }
 

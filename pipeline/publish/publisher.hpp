@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -70,6 +71,10 @@ class Publisher {
 
   // The endpoint as bound, e.g. tcp://127.0.0.1:41234 when the port was 0 or *.
   const std::string& endpoint() const { return endpoint_; }
+  // Subscriptions the connected subscribers hold now (ZeroMQ keeps each while its subscriber is
+  // connected; a client can make any number).
+  std::uint64_t subscriptions() const { return subscriptions_; }
+  static constexpr std::uint64_t kManySubscriptions = 10000;  // logged, and in the daemon's status
   stats::StatsAggregator& stats() { return *stats_; }
   stats::PublisherStats counters() const;
 
@@ -85,6 +90,10 @@ class Publisher {
   void configure_curve(const PublisherOptions& options);
   void remove_socket_file();
   void run();
+  // Reads the (un)subscriptions waiting on the socket: counts them, warns when subscribers hold
+  // very many, and gives the heap back once many are gone.
+  void take_subscriptions();
+  static constexpr auto kSubscriptionPoll = std::chrono::milliseconds(100);
   void send_frame(Queued& item);
   void send_stats();
   // Sends every part; false (and the drop counted for `pair`) when ZeroMQ refused one.
@@ -127,6 +136,10 @@ class Publisher {
   std::atomic<std::uint64_t> frames_sent_{0};
   std::atomic<std::uint64_t> zero_copy_payloads_{0};
   std::atomic<std::uint64_t> copied_payloads_{0};
+  std::atomic<std::uint64_t> subscriptions_{0};
+  std::uint64_t unsubscribed_since_release_ = 0;            // publisher thread only
+  std::chrono::steady_clock::time_point last_unsubscribe_;  // publisher thread only
+  bool warned_subscriptions_ = false;                       // publisher thread only
   std::thread thread_;
   bool stopped_ = false;
 };

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -19,6 +20,8 @@
 #include "publish/curve_keys.hpp"
 #include "stereod_client.hpp"
 
+#include <zmq.hpp>
+
 using namespace stereod;
 using namespace stereod::test;
 using namespace std::chrono_literals;
@@ -26,6 +29,13 @@ using namespace std::chrono_literals;
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The daemon's resident memory in kB (VmRSS), or -1.
+long rss_kb(pid_t pid) {
+  const std::string status = read_text("/proc/" + std::to_string(pid) + "/status");
+  const auto at = status.find("VmRSS:");
+  return at == std::string::npos ? -1 : std::stol(status.substr(at + 6));
+}
 
 // Frames of every pair that `sub` receives within `window`, and the longest time between two.
 struct Count {
@@ -314,13 +324,6 @@ TEST(CommandLine, CheckWithAnEmptyNameIsAnError) {
 
 namespace {
 
-// The daemon's resident memory in kB (VmRSS), or -1.
-long rss_kb(pid_t pid) {
-  const std::string status = read_text("/proc/" + std::to_string(pid) + "/status");
-  const auto at = status.find("VmRSS:");
-  return at == std::string::npos ? -1 : std::stol(status.substr(at + 6));
-}
-
 // `lines` pairs with a mistake each: every one is an issue.
 std::string runaway_config(const std::string& endpoint, std::size_t bytes) {
   std::string text = synthetic_config(endpoint);
@@ -443,4 +446,51 @@ TEST(Signals, AStormOfSighupsStopsNothing) {
   EXPECT_TRUE(d.process.running());
   d.process.signal(SIGINT);
   EXPECT_EQ(d.process.wait_exit(5s), 0) << d.log();
+}
+
+// Issue 15, defect 6: one client with 200k subscriptions took the daemon's RSS from 52 to 253 MB,
+// and it stayed there after the client left. ZeroMQ keeps every subscription (about a kilobyte
+// each) while its subscriber is connected; the daemon now says when subscribers hold that many,
+// and gives the memory back when they leave.
+TEST(Subscribers, AClientWithAHundredThousandSubscriptionsLeavesNoMemoryBehind) {
+  RunningDaemon d("subscriptions", [](const Fixture& f) { return synthetic_config(f.endpoint); });
+  ASSERT_TRUE(d.ready()) << d.log();
+  {
+    client::Subscriber sub(d.fixture.endpoint);
+    next_frame(sub, 20s);
+  }
+  const long before = rss_kb(d.process.pid());
+  long peak = before;
+  {
+    zmq::context_t context(1);
+    zmq::socket_t hoarder(context, zmq::socket_type::sub);
+    hoarder.set(zmq::sockopt::sndhwm, 0);  // every subscription goes out
+    hoarder.set(zmq::sockopt::linger, 0);
+    hoarder.connect(d.fixture.endpoint);
+    char topic[32];
+    for (int i = 0; i < 100000; ++i) {
+      std::snprintf(topic, sizeof topic, "disparity.x%07d", i);
+      hoarder.set(zmq::sockopt::subscribe, topic);
+    }
+    // Until the daemon has taken them all in (its memory stops growing).
+    for (int still = 0; still < 3;) {
+      std::this_thread::sleep_for(500ms);
+      const long now = rss_kb(d.process.pid());
+      still = now > peak ? 0 : still + 1;
+      peak = std::max(peak, now);
+    }
+  }
+  EXPECT_GT(peak - before, 10 * 1024) << "the subscriptions did not reach the daemon";
+  // Gone with the client (a margin for what a running daemon allocates anyway).
+  long after = 0;
+  EXPECT_TRUE(eventually(
+      [&] {
+        after = rss_kb(d.process.pid());
+        return after - before < 4 * 1024;
+      },
+      10s))
+      << "RSS before " << before << " kB, peak " << peak << " kB, after " << after << " kB\n"
+      << d.log();
+  EXPECT_NE(d.log().find("subscriptions"), std::string::npos) << d.log();
+  EXPECT_EQ(d.stop(), 0) << d.log();
 }
