@@ -316,7 +316,10 @@ bool Daemon::collect(Pair& p) {
 
 void Daemon::count_sync_drops() {
   for (auto& rig : rigs_) {
-    const std::uint64_t dropped = rig->source->stats().sync.dropped();
+    const RigStats s = rig->source->stats();
+    // Sets that could not be completed: frames without partners, and images:// numbers that a
+    // camera lacked.
+    const std::uint64_t dropped = s.sync.dropped() + s.image_gaps;
     if (dropped > rig->sync_dropped_seen) {
       std::lock_guard<std::mutex> lock(rig->pairs_mutex);
       for (const auto& p : rig->pairs) {

@@ -227,6 +227,14 @@ std::vector<IngestIssue> validate_rig(const RigConfig& rig) {
           {cam.name, "loop",
            "differs from camera '" + first.name + "': a rig's recordings loop or end together"});
     }
+    const bool images = uris[i].scheme == SourceScheme::kImages;
+    if (images != (uris[0].scheme == SourceScheme::kImages) && uris[i].is_file() &&
+        uris[0].is_file()) {
+      issues.push_back({cam.name, "uri",
+                        "rig '" + rig.name +
+                            "' mixes images:// with file://: a rig's image sequences are read "
+                            "in lockstep, number by number; give them separate rigs"});
+    }
     const bool synthetic = uris[i].scheme == SourceScheme::kSynthetic;
     if (synthetic != (uris[0].scheme == SourceScheme::kSynthetic)) {
       issues.push_back({cam.name, "uri",
