@@ -183,15 +183,13 @@ void Daemon::on_rig_event(Rig& rig, const RigEvent& e) {
       if (rig.failing.exchange(false)) spdlog::info("rig '{}' is running again", rig.config.name);
       break;
     case RigEvent::Kind::kFailed: {
+      // The rig has logged it (with the restart's delay); the pairs' stats carry it on.
       rig.failing = true;
-      spdlog::error("rig '{}': {} (restarting in {} ms)", rig.config.name, e.message,
-                    e.retry_in.count());
       std::lock_guard<std::mutex> lock(rig.pairs_mutex);
       for (const auto& p : rig.pairs) stats_->record_error(p->config.name, e.message);
       break;
     }
-    case RigEvent::Kind::kEnded:
-      spdlog::info("rig '{}': its recordings ended", rig.config.name);
+    case RigEvent::Kind::kEnded:  // the rig has logged it
       break;
   }
 }

@@ -584,3 +584,55 @@ TEST(Sources, AnImageSequenceWithMissingFramesPublishesOnlyMatchedSets) {
   EXPECT_NE(d.log().find("left_000010.png"), std::string::npos) << d.log();
   EXPECT_EQ(d.stop(), 0) << d.log();
 }
+
+// A source that dies again and again (test:// that ends after 12 frames): its rig is restarted
+// (after 200 ms) and delivers again each time, each failure is logged once (it was logged twice, by
+// the rig and by the daemon) and counted in the stats with the camera's name, and the other rig's
+// frames go on without a gap.
+TEST(Sources, ADyingSourceIsLoggedOnceAndTheOtherRigRunsOn) {
+  RunningDaemon d("dying", [](const Fixture& f) {
+    std::string cfg = synthetic_config(f.endpoint);
+    cfg.replace(cfg.find("rigs:\n"), 6,
+                "  - {name: tl, source: 'test://?pattern=ball&num_buffers=12', width: 64, "
+                "height: 48, fps: 15}\n"
+                "  - {name: tr, source: 'test://?pattern=ball&num_buffers=12', width: 64, "
+                "height: 48, fps: 15}\n"
+                "rigs:\n"
+                "  - {name: test, cameras: [tl, tr], restart: {initial_ms: 200, max_ms: 400}}\n");
+    cfg.replace(cfg.find("publish:"), 0,
+                "  - {name: test, left: tl, right: tr, stereo: {max_disparity: 16}, "
+                "background: {enabled: false}}\n");
+    return cfg;
+  });
+  ASSERT_TRUE(d.ready()) << d.log();
+  client::Subscriber sub(frames_and_stats(d.fixture.endpoint));
+  std::uint64_t errors = 0;
+  std::string last_error;
+  std::map<std::string, std::vector<std::uint64_t>> sequences;
+  const auto end = std::chrono::steady_clock::now() + 8s;
+  while (std::chrono::steady_clock::now() < end) {
+    auto m = sub.receive(100ms);
+    if (!m) continue;
+    if (m->frame) {
+      sequences[m->frame->header().info.pair].push_back(m->frame->header().info.sequence);
+    }
+    if (m->stats) {
+      for (const auto& p : m->stats->pairs) {
+        if (p.pair != "test") continue;
+        errors = p.errors_total;
+        last_error = p.last_error;
+      }
+    }
+  }
+  const int logged = count_of(d.log(), "end of stream");
+  EXPECT_GE(errors, 2u) << d.log();
+  EXPECT_TRUE(last_error.find("camera 'tl'") != std::string::npos ||
+              last_error.find("camera 'tr'") != std::string::npos)
+      << last_error;
+  EXPECT_GT(sequences["test"].size(), 24u) << "frames from the restarted rig";
+  const auto& front = sequences["front"];
+  EXPECT_LE(logged, static_cast<int>(errors) + 1) << d.log();
+  ASSERT_GT(front.size(), 20u);
+  for (std::size_t i = 1; i < front.size(); ++i) EXPECT_EQ(front[i], front[i - 1] + 1);
+  EXPECT_EQ(d.stop(), 0) << d.log();
+}
