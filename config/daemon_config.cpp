@@ -9,8 +9,11 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+
+#include <yaml-cpp/eventhandler.h>
 
 #include "background_yaml.hpp"
 #include "publish/curve_keys.hpp"
@@ -44,6 +47,41 @@ bool is_sequence(const YAML::Node& n) {
 }
 bool is_scalar(const YAML::Node& n) {
   return n.IsDefined() && n.IsScalar();
+}
+
+// Where the second YAML document of `text` starts, if it has one with any content. The parser
+// is asked for two documents at the most: YAML::LoadAll loops without end on some malformed
+// input (the fuzz test found one), since its parser goes on returning empty documents.
+std::optional<YAML::Mark> second_document(const std::string& text) {
+  struct FirstMark : YAML::EventHandler {
+    std::optional<YAML::Mark> mark;
+    void seen(const YAML::Mark& m) {
+      if (!mark) mark = m;
+    }
+    void OnDocumentStart(const YAML::Mark&) override {}
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark& m, YAML::anchor_t) override { seen(m); }
+    void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { seen(m); }
+    void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  const std::string&) override {
+      seen(m);
+    }
+    void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {
+      seen(m);
+    }
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {
+      seen(m);
+    }
+    void OnMapEnd() override {}
+  };
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  FirstMark first, second;
+  if (!parser.HandleNextDocument(first) || !parser.HandleNextDocument(second)) return {};
+  return second.mark;
 }
 
 // The node at a dotted key below `base` ("stereo.levels"), or the deepest one that exists.
@@ -86,13 +124,12 @@ class Loader {
     c.file = r_.file();
     YAML::Node root;
     try {
-      const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-      if (!documents.empty()) root = documents[0];
-      if (documents.size() > 1) {
-        // yaml-cpp's Load() reads the first and ignores the rest without a word.
-        r_.add(documents[1], "",
-               "a second YAML document: stereod reads one; remove the \"---\" line above it "
-               "(or what follows)");
+      root = YAML::Load(text);
+      // Load() reads the first document and ignores the rest without a word.
+      if (const auto second = second_document(text)) {
+        r_.issues().push_back({r_.file(), second->line + 1, second->column + 1, "",
+                               "a second YAML document: stereod reads one; remove the \"---\" "
+                               "line above it (or what follows)"});
       }
     } catch (const YAML::Exception& e) {
       r_.issues().push_back(

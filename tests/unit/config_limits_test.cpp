@@ -304,3 +304,12 @@ TEST(ConfigLimits, ABadValueCausesNoFollowOnErrors) {
   ASSERT_EQ(v.size(), 1u) << all_issues(v);
   EXPECT_EQ(v[0].key, "cameras[1].width");
 }
+
+// Found by the fuzz test: yaml-cpp's LoadAll, used at first to find a second document, never
+// returns on ",a" (its parser keeps returning empty documents until memory runs out).
+TEST(ConfigFile, AMalformedFileCannotMakeTheLoaderLoop) {
+  auto loading = std::async(std::launch::async, [] { return issues_of(",a\n"); });
+  ASSERT_EQ(loading.wait_for(std::chrono::seconds(10)), std::future_status::ready)
+      << "the loader loops";
+  EXPECT_FALSE(loading.get().empty());
+}
