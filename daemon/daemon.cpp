@@ -646,6 +646,41 @@ void Daemon::drain(std::vector<std::shared_ptr<Pair>>& pairs, Clock::time_point 
   }
 }
 
+void Daemon::stop_rigs(Clock::time_point deadline) {
+  // Each rig stops on a thread of its own, all at once. Stopping a pipeline waits for its
+  // streaming threads, and a source stuck where GStreamer cannot interrupt it (a hung camera
+  // driver) would hold the stop, and SIGTERM, for as long: such a rig is left to the process's
+  // exit (abandoned_work()).
+  struct Stopping {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done = std::make_shared<std::atomic<bool>>(false);
+  };
+  std::vector<Stopping> stopping(rigs_.size());
+  for (std::size_t i = 0; i < rigs_.size(); ++i) {
+    stopping[i].thread = std::thread([source = rigs_[i]->source.get(), done = stopping[i].done] {
+      source->stop();
+      *done = true;
+    });
+  }
+  const auto all_done = [&] {
+    return std::all_of(stopping.begin(), stopping.end(),
+                       [](const Stopping& s) { return s.done->load(); });
+  };
+  while (!all_done() && Clock::now() < deadline) std::this_thread::sleep_for(milliseconds(2));
+  for (std::size_t i = 0; i < rigs_.size(); ++i) {
+    if (*stopping[i].done) {
+      stopping[i].thread.join();
+      continue;
+    }
+    abandoned_ = true;
+    spdlog::warn("rig '{}' did not stop in time (a source is stuck): left behind",
+                 rigs_[i]->config.name);
+    stopping[i].thread.detach();
+    static_cast<void>(rigs_[i].release());  // its stop thread still uses it
+  }
+  rigs_.erase(std::remove(rigs_.begin(), rigs_.end(), nullptr), rigs_.end());
+}
+
 void Daemon::shutdown() {
   // SIGTERM to exit within 2 s (docs): the frames in flight get until here, whatever the engines'
   // speed; a frame still being computed then is given up rather than waited for.
@@ -655,7 +690,7 @@ void Daemon::shutdown() {
   if (rigs_.empty() && !publisher_) return;
   notifier_.stopping();
   // No new frames, then the frames in flight are finished and sent, then the socket closes.
-  for (auto& rig : rigs_) rig->source->stop();
+  stop_rigs(deadline);
   std::vector<std::shared_ptr<Pair>> all = retiring_;
   for (auto& rig : rigs_) all.insert(all.end(), rig->pairs.begin(), rig->pairs.end());
   if (publisher_) drain(all, deadline);

@@ -103,6 +103,8 @@ class Daemon {
   void drain(std::vector<std::shared_ptr<Pair>>& pairs,
              std::chrono::steady_clock::time_point deadline);
   void count_sync_drops();
+  // Stops every rig by `deadline`; a rig that cannot stop by then is left behind (abandoned_).
+  void stop_rigs(std::chrono::steady_clock::time_point deadline);
 
   // A reload: the file is read and checked on a thread of its own (start_reload), the result
   // applied by the main loop once it is there (finish_reload).

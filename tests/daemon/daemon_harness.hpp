@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "stereod_client.hpp"
+#include "test_wrapper.hpp"
 
 namespace stereod::test {
 
@@ -138,12 +139,14 @@ class NotifySocket {
   std::vector<std::string> messages_;
 };
 
-// A child process running `argv`, its stdout and stderr in `log` (or /dev/null), with extra
-// environment variables. Killed (SIGKILL) when still running at destruction.
+// A child process running `argv` (one of the project's programs, so through $STEREOD_TEST_WRAPPER),
+// its stdout and stderr in `log` (or /dev/null), with extra environment variables. Killed (SIGKILL)
+// when still running at destruction.
 class ChildProcess {
  public:
   ChildProcess(std::vector<std::string> argv, const fs::path& log,
                std::vector<std::pair<std::string, std::string>> env = {}) {
+    argv = wrapped(std::move(argv));  // through the emulator, where the tests run under one
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(a.data());
     args.push_back(nullptr);

@@ -254,8 +254,8 @@ TEST(Daemon, CheckReportsErrorsWithTheirPlace) {
   write_text(f.config,
              "cameras:\n  - {name: a, source: 'test://', width: 64, height: 48}\n"
              "pairs: [{name: p, left: a, right: b}]\npublsh: {}\n");
-  const std::string cmd = std::string(STEREOD_BINARY) + " --check " + f.config.string() + " 2>" +
-                          (f.dir / "err").string();
+  const std::string cmd = wrapped_command(std::string(STEREOD_BINARY) + " --check " +
+                                          f.config.string() + " 2>" + (f.dir / "err").string());
   const int status = std::system(cmd.c_str());
   EXPECT_NE(WEXITSTATUS(status), 0);
   const std::string err = read_text(f.dir / "err");
@@ -264,8 +264,8 @@ TEST(Daemon, CheckReportsErrorsWithTheirPlace) {
       << err;
   EXPECT_NE(err.find("pairs[0].right: no camera named 'b'"), std::string::npos) << err;
   write_text(f.config, synthetic_config(f.endpoint));
-  EXPECT_EQ(
-      WEXITSTATUS(std::system(
-          (std::string(STEREOD_BINARY) + " --check " + f.config.string() + " >/dev/null").c_str())),
-      0);
+  EXPECT_EQ(WEXITSTATUS(std::system(wrapped_command(std::string(STEREOD_BINARY) + " --check " +
+                                                    f.config.string() + " >/dev/null")
+                                        .c_str())),
+            0);
 }

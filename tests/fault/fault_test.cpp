@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "daemon_harness.hpp"
@@ -635,4 +637,143 @@ TEST(Sources, ADyingSourceIsLoggedOnceAndTheOtherRigRunsOn) {
   ASSERT_GT(front.size(), 20u);
   for (std::size_t i = 1; i < front.size(); ++i) EXPECT_EQ(front[i], front[i - 1] + 1);
   EXPECT_EQ(d.stop(), 0) << d.log();
+}
+
+// Subscribers that connect and leave in a loop, connections that send garbage, and a subscriber
+// that reads one frame a second, all at once: the counting subscriber still gets its frames, and
+// the daemon neither dies nor grows.
+TEST(Subscribers, ChurningHostileAndSlowClientsDisturbNobody) {
+  const int port = free_port();
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(port);
+  RunningDaemon d("hostile", [&](const Fixture&) { return synthetic_config(endpoint); });
+  ASSERT_TRUE(d.ready()) << d.log();
+  client::Subscriber counter(endpoint);
+  next_frame(counter, 20s);
+  const long rss_before = rss_kb(d.process.pid());
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> clients;
+  clients.emplace_back([&] {  // churn: connect, subscribe, leave
+    while (!stop) {
+      client::Subscriber s(endpoint);
+      s.receive(5ms);
+    }
+  });
+  clients.emplace_back([&] {  // garbage: raw TCP connections that send bytes that are no ZMTP
+    std::uint32_t x = 12345;
+    while (!stop) {
+      const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(static_cast<std::uint16_t>(port));
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+        char junk[512];
+        for (auto& c : junk) c = static_cast<char>(x = x * 1103515245u + 12345u);
+        static_cast<void>(::send(fd, junk, sizeof junk, MSG_NOSIGNAL));
+      }
+      ::close(fd);
+      std::this_thread::sleep_for(2ms);
+    }
+  });
+  clients.emplace_back([&] {  // slow: one frame a second
+    client::Subscriber s(endpoint);
+    while (!stop) {
+      s.receive(10ms);
+      std::this_thread::sleep_for(1s);
+    }
+  });
+  const Count c = count_frames(counter, 5s);
+  stop = true;
+  for (auto& t : clients) t.join();
+  EXPECT_GE(c.total(), 25) << d.log();  // 8 frames/s: 40 in the window
+  EXPECT_LT(c.longest_gap.count(), 1000) << d.log();
+  EXPECT_TRUE(d.process.running());
+  EXPECT_LT(rss_kb(d.process.pid()) - rss_before, 20 * 1024);
+  EXPECT_EQ(d.stop(), 0) << d.log();
+}
+
+// A camera that stops delivering without an error (a hung USB device): after the rig's stall
+// timeout the rig is restarted, the status says which camera and why, and the other rig's frames
+// go on.
+TEST(Sources, AStalledSourceIsRestartedAndTheStatusSaysWhy) {
+  RunningDaemon d("stall", [](const Fixture& f) {
+    std::string cfg = synthetic_config(f.endpoint);
+    // Live, and silent: an appsrc nobody feeds (no error, no end of stream).
+    const std::string stalling =
+        "gst://appsrc is-live=true format=time "
+        "caps=video/x-raw,format=GRAY8,width=64,height=48,framerate=15/1";
+    cfg.replace(cfg.find("rigs:\n"), 6,
+                "  - {name: sl, source: '" + stalling + "', width: 64, height: 48, fps: 15}\n" +
+                    "  - {name: sr, source: '" + stalling +
+                    "', width: 64, height: 48, fps: 15}\n"
+                    "rigs:\n"
+                    "  - {name: stalling, cameras: [sl, sr], restart: {initial_ms: 5000, "
+                    "stall_timeout_ms: 1000}}\n");
+    cfg.replace(cfg.find("publish:"), 0,
+                "  - {name: stalled, left: sl, right: sr, stereo: {max_disparity: 16}, "
+                "background: {enabled: false}}\n");
+    return cfg;
+  });
+  ASSERT_TRUE(d.ready()) << d.log();
+  client::Subscriber sub(d.fixture.endpoint);
+  ASSERT_GE(d.notify.wait_for("no frame in 1.0 s after start", 0, 20s), 0)
+      << d.notify.last_status() << "\n"
+      << d.log();
+  EXPECT_NE(d.notify.last_status().find("rig 'stalling' restarting"), std::string::npos)
+      << d.notify.last_status();
+  Count c = count_frames(sub, 2s);
+  EXPECT_GE(c.frames["front"], 8) << d.log();
+  EXPECT_EQ(d.stop(), 0) << d.log();
+}
+
+// A reload that adds a rig whose camera cannot be opened: the reload applies (a camera that fails
+// is not a configuration error), the rig is retried with backoff, the status names the camera,
+// and the running pair goes on.
+TEST(Reloads, ASourceThatCannotStartIsRetriedAndShown) {
+  RunningDaemon d("nostart", [](const Fixture& f) { return synthetic_config(f.endpoint); });
+  ASSERT_TRUE(d.ready()) << d.log();
+  client::Subscriber sub(d.fixture.endpoint);
+  next_frame(sub, 20s);
+  std::string cfg = synthetic_config(d.fixture.endpoint);
+  cfg.replace(
+      cfg.find("rigs:\n"), 6,
+      "  - {name: ul, source: 'v4l2:///dev/stereod-no-such-video0', width: 64, height: 48}\n"
+      "  - {name: ur, source: 'v4l2:///dev/stereod-no-such-video1', width: 64, height: 48}\n"
+      "rigs:\n  - {name: usb, cameras: [ul, ur]}\n");
+  cfg.replace(cfg.find("publish:"), 0,
+              "  - {name: usb, left: ul, right: ur, stereo: {max_disparity: 16}}\n");
+  const std::size_t before = d.notify.messages().size();
+  write_text(d.fixture.dir / "new.yaml", cfg);
+  fs::rename(d.fixture.dir / "new.yaml", d.fixture.config);
+  ASSERT_GE(d.notify.wait_for("rig 'usb' restarting", before, 20s), 0)
+      << d.notify.last_status() << "\n"
+      << d.log();
+  EXPECT_NE(d.notify.last_status().find("stereod-no-such-video"), std::string::npos)
+      << d.notify.last_status();
+  EXPECT_EQ(d.log().find("reload failed"), std::string::npos) << d.log();
+  Count c = count_frames(sub, 2s);
+  EXPECT_GE(c.frames["front"], 8) << d.log();
+  EXPECT_EQ(d.stop(), 0) << d.log();
+}
+
+// A source whose streaming thread is stuck where GStreamer cannot interrupt it (a hung driver; here
+// an identity element sleeping 30 s per buffer): stopping its rig waits for that thread, and
+// SIGTERM waited with it. The stop now leaves such a rig behind and still exits within 2 s.
+TEST(Signals, SigtermWithAStuckSourceExitsWithinTwoSeconds) {
+  RunningDaemon d("stuck", [](const Fixture& f) {
+    std::string cfg = synthetic_config(f.endpoint);
+    const std::string stuck = "gst://videotestsrc is-live=true ! identity sleep-time=30000000";
+    cfg.replace(cfg.find("rigs:\n"), 6,
+                "  - {name: kl, source: '" + stuck + "', width: 64, height: 48, fps: 15}\n" +
+                    "  - {name: kr, source: '" + stuck + "', width: 64, height: 48, fps: 15}\n" +
+                    "rigs:\n  - {name: stuck, cameras: [kl, kr]}\n");
+    cfg.replace(cfg.find("publish:"), 0,
+                "  - {name: stuck, left: kl, right: kr, stereo: {max_disparity: 16}}\n");
+    return cfg;
+  });
+  ASSERT_TRUE(d.ready(30s)) << d.log();
+  int code = -1;
+  const auto took = time_to_exit(d, code);
+  EXPECT_EQ(code, 0) << d.log();
+  EXPECT_LT(took.count(), 2000) << d.log();
 }
