@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <iomanip>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -30,6 +31,9 @@ int index_of(const RigConfig& rig, const std::string& camera) {
 
 // A pair with no results for this long while frames are in flight is stuck (the watchdog stops).
 constexpr std::int64_t kStuckNs = 5'000'000'000;
+
+// A pair of a running rig that has published nothing for this long is reported (status, log).
+constexpr std::int64_t kSilentNs = 5'000'000'000;
 
 // After SIGTERM, how long the frames in flight have to finish and be sent (the stop as a whole
 // has 2 s: docs/DEPLOY-JETSON.md).
@@ -155,6 +159,7 @@ std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const Rig
                  cam.height, pc.stereo.max_disparity);
   }
   p->generations.emplace_back(0, generation);
+  p->built_ns = now_ns();
   return p;
 }
 
@@ -180,6 +185,7 @@ void Daemon::start_rig(Rig& rig) {
 void Daemon::on_rig_event(Rig& rig, const RigEvent& e) {
   switch (e.kind) {
     case RigEvent::Kind::kRunning:
+      rig.running_since_ns = now_ns();
       if (rig.failing.exchange(false)) spdlog::info("rig '{}' is running again", rig.config.name);
       break;
     case RigEvent::Kind::kFailed: {
@@ -363,6 +369,7 @@ void Daemon::loop() {
     }
     if (now >= next_status) {
       count_sync_drops();
+      report_silent_pairs();
       notifier_.status(status_line());
       next_status = now + std::chrono::seconds(1);
     }
@@ -422,8 +429,46 @@ std::string Daemon::status_line() const {
   if (publisher_ && publisher_->subscriptions() > publish::Publisher::kManySubscriptions) {
     out << "; subscribers hold " << publisher_->subscriptions() << " subscriptions";
   }
+  for (const auto& [pair, seconds] : silent_pairs()) {
+    out << "; pair '" << pair << "' published nothing for " << std::setprecision(0) << seconds
+        << " s";
+  }
   if (!last_reload_error_.empty()) out << "; reload failed: " << last_reload_error_;
   return out.str();
+}
+
+std::vector<std::pair<std::string, double>> Daemon::silent_pairs() const {
+  std::vector<std::pair<std::string, double>> out;
+  const std::int64_t now = now_ns();
+  for (const auto& rig : rigs_) {
+    if (rig->source->stats().state != RigState::kRunning) continue;  // said otherwise
+    for (const auto& p : rig->pairs) {
+      const std::int64_t since =
+          std::max({p->last_result_ns.load(), p->built_ns, rig->running_since_ns.load()});
+      if (now - since > kSilentNs) out.emplace_back(p->config.name, double(now - since) / 1e9);
+    }
+  }
+  return out;
+}
+
+void Daemon::report_silent_pairs() {
+  const auto silent = silent_pairs();
+  for (const auto& rig : rigs_) {
+    for (const auto& p : rig->pairs) {
+      const auto it = std::find_if(silent.begin(), silent.end(),
+                                   [&](const auto& s) { return s.first == p->config.name; });
+      if (it == silent.end()) {
+        if (p->silent_reported) spdlog::info("pair '{}' publishes again", p->config.name);
+        p->silent_reported = false;
+      } else if (!p->silent_reported) {
+        p->silent_reported = true;
+        spdlog::warn(
+            "pair '{}' has published nothing for {:.0f} s while its cameras deliver (engine busy "
+            "drops so far: {})",
+            p->config.name, it->second, p->busy_logged.load());
+      }
+    }
+  }
 }
 
 void Daemon::start_reload() {

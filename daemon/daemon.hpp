@@ -70,6 +70,8 @@ class Daemon {
     std::deque<std::pair<std::uint64_t, std::uint64_t>> generations;
     std::uint64_t engine_generation = 0;
     std::atomic<std::int64_t> last_result_ns{0};
+    std::int64_t built_ns = 0;     // when it was made
+    bool silent_reported = false;  // main loop only: its outage has been logged
     std::atomic<std::uint64_t> busy_logged{0};
     std::uint64_t publish_errors_logged = 0;  // main loop only
   };
@@ -81,6 +83,7 @@ class Daemon {
     std::vector<std::shared_ptr<Pair>> pairs;
     std::uint64_t sync_dropped_seen = 0;  // FrameSync drops already counted in the stats
     std::atomic<bool> failing{false};
+    std::atomic<std::int64_t> running_since_ns{0};  // when it last reported running
     std::string last_error;
   };
 
@@ -127,6 +130,10 @@ class Daemon {
 
   static publish::PublisherOptions publisher_options(const DaemonConfig& config);
   std::string status_line() const;
+  // Pairs of running rigs that have published nothing for kSilentNs: the status names them, the
+  // log says so once per outage ("pair name" -> seconds).
+  std::vector<std::pair<std::string, double>> silent_pairs() const;
+  void report_silent_pairs();
   bool healthy() const;
   std::string engine_kind(const DaemonConfig& config) const;
 

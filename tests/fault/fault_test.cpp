@@ -777,3 +777,27 @@ TEST(Signals, SigtermWithAStuckSourceExitsWithinTwoSeconds) {
   EXPECT_EQ(code, 0) << d.log();
   EXPECT_LT(took.count(), 2000) << d.log();
 }
+
+// A pair whose engine cannot finish a frame (here 1920x1080 with 256 disparities on the CPU
+// engine: minutes a frame) while its cameras deliver: the status said "0.0 frames/s" and nothing
+// else. It now names the pair and how long it has been silent, and the log says it once.
+TEST(Engines, APairThatPublishesNothingIsNamedInTheStatus) {
+  RunningDaemon d("silent", [](const Fixture& f) {
+    return "cameras:\n"
+           "  - {name: l, source: 'test://?pattern=snow', width: 1920, height: 1080, fps: 5}\n"
+           "  - {name: r, source: 'test://?pattern=snow', width: 1920, height: 1080, fps: 5}\n"
+           "pairs:\n"
+           "  - {name: slow, left: l, right: r, stereo: {max_disparity: 256, levels: 1}, "
+           "background: {enabled: false}}\n"
+           "publish: {endpoint: '" +
+           f.endpoint + "'}\n";
+  });
+  ASSERT_TRUE(d.ready(30s)) << d.log();
+  ASSERT_GE(d.notify.wait_for("pair 'slow' published nothing for", 0, 30s), 0)
+      << d.notify.last_status() << "\n"
+      << d.log();
+  EXPECT_NE(d.log().find("pair 'slow' has published nothing"), std::string::npos) << d.log();
+  int code = -1;
+  EXPECT_LT(time_to_exit(d, code).count(), 2000);
+  EXPECT_EQ(code, 0) << d.log();
+}
