@@ -32,7 +32,14 @@ class CudaError : public std::runtime_error {
     }                                                                      \
   } while (0)
 
-// After a kernel launch: launch errors (bad configuration) surface here.
-#define STEREOD_CUDA_LAUNCHED(name) STEREOD_CUDA(cudaGetLastError())
+// After a kernel launch: launch errors (bad configuration) surface here, naming the kernel.
+#define STEREOD_CUDA_LAUNCHED(name)                                                          \
+  do {                                                                                       \
+    const cudaError_t stereod_err_ = cudaGetLastError();                                     \
+    if (stereod_err_ != cudaSuccess) {                                                       \
+      throw ::stereod::CudaError(std::string("launch of ") + (name), stereod_err_, __FILE__, \
+                                 __LINE__);                                                  \
+    }                                                                                        \
+  } while (0)
 
 }  // namespace stereod

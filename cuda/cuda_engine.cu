@@ -1,10 +1,15 @@
 #include "cuda_engine.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
@@ -14,40 +19,138 @@ namespace stereod {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using cuda::BatchRecord;
+using cuda::PairLayout;
 
-enum class SlotState { kFree, kInFlight, kHeld };
+constexpr std::size_t kAlign = 256;
+// How long a waiting thread sleeps at most before it looks at the GPU itself (a host callback
+// normally wakes it at once).
+constexpr auto kWakeSlice = std::chrono::milliseconds(5);
 
-struct Slot {
+std::size_t align_up(std::size_t n) {
+  return (n + kAlign - 1) / kAlign * kAlign;
+}
+
+// Byte offsets of one slot's input and output. Sized for the largest layout, so that a change of
+// layout never reallocates a slot whose result may still be held.
+struct SlotLayout {
+  std::size_t px = 0;
+  std::size_t gray[2] = {0, 0}, rgb[2] = {0, 0}, in_bytes = 0;
+  std::size_t disp0 = 0, fg = 0, tested = 0, disp1 = 0, out_bytes = 0;
+  explicit SlotLayout(std::size_t pixels) : px(pixels) {
+    std::size_t o = 0;
+    for (int i = 0; i < 2; ++i) {
+      gray[i] = o;
+      o = align_up(o + px);
+    }
+    for (int i = 0; i < 2; ++i) {
+      rgb[i] = o;
+      o = align_up(o + 3 * px);
+    }
+    in_bytes = o;
+    // Output: what every frame returns first, so that one copy brings it back.
+    disp0 = 0;
+    fg = align_up(2 * px);
+    tested = align_up(fg + px);
+    disp1 = align_up(tested + sizeof(unsigned long long) * 2 * kMaxLevels);
+    out_bytes = align_up(disp1 + 2 * px);
+  }
+};
+
+enum class SlotState { kFree, kReserved, kPending, kInFlight, kDone, kHeld };
+
+struct BatchSlot;
+
+struct PairSlot {
+  int index = 0;
   SlotState state = SlotState::kFree;
-  // Host side (pinned; mapped in zero-copy mode).
-  PinnedBuffer<std::uint8_t> in_gray[2], in_rgb[2];
-  PinnedBuffer<std::uint16_t> out_disp[2];
-  PinnedBuffer<std::uint8_t> out_fg;
-  PinnedBuffer<unsigned long long> out_tested;
-  // Device side (unused in zero-copy mode).
-  DeviceBuffer<std::uint8_t> dev_gray[2], dev_rgb[2];
-  DeviceBuffer<std::uint16_t> dev_disp[2];
-  DeviceBuffer<std::uint8_t> dev_fg;
-  DeviceBuffer<unsigned long long> dev_tested;
-  std::unique_ptr<Stream> stream;
-  std::unique_ptr<Event> started, uploaded, computed, done;
-  cudaGraphExec_t graph = nullptr;
-  std::uint64_t graph_config = 0;  // the configuration the graph was captured for
-  bool graph_color = false;
+  PinnedBuffer<std::uint8_t> in, out;
+  DeviceBuffer<std::uint8_t> dev_in, dev_out;
   // The frame in the slot.
   std::uint64_t sequence = 0;
   std::int64_t capture_time_ns = 0;
   std::uint64_t generation = 0;
-  bool has_color = false;
+  FrameInput borrowed;  // input uploaded straight from the caller's page-locked memory
+  bool is_borrowed = false;
+  PairLayout layout;
+  bool modeling = false;
+  long long model_frame = 0;  // frames the pair's model had seen before this one
   bool background_active = false;
   int levels = 0;
   Clock::time_point submitted;
+  BatchSlot* batch = nullptr;
+  bool ok = true;
+  std::string error;
+  StageTimings timings;
 };
 
-// What a result's hold touches after the engine may be gone.
-struct SharedState {
-  std::mutex mutex;
-  std::vector<std::unique_ptr<Slot>> slots;
+struct PairState {
+  explicit PairState(const EngineOptions& o)
+      : options(o), layout(static_cast<std::size_t>(o.width) * o.height) {}
+
+  // Pinned host and device memory of every slot (after the device state, which fails faster
+  // when the size is impossible).
+  void allocate_slots(int slots) {
+    const EngineOptions& o = options;
+    all_foreground.assign(layout.px, 255);
+    for (int k = 0; k < slots; ++k) {
+      auto s = std::make_unique<PairSlot>();
+      s->index = k;
+      s->in.allocate(layout.in_bytes, o.zero_copy);
+      s->out.allocate(layout.out_bytes, o.zero_copy);
+      if (!o.zero_copy) {
+        s->dev_in.allocate(layout.in_bytes);
+        s->dev_out.allocate(layout.out_bytes);
+      }
+      this->slots.push_back(std::move(s));
+    }
+  }
+
+  cuda::SlotIo io_of(const PairSlot& s) const {
+    std::uint8_t* in = options.zero_copy ? s.in.device() : s.dev_in.get();
+    std::uint8_t* out = options.zero_copy ? s.out.device() : s.dev_out.get();
+    cuda::SlotIo io;
+    for (int i = 0; i < 2; ++i) {
+      io.gray[i] = in + layout.gray[i];
+      io.rgb[i] = in + layout.rgb[i];
+    }
+    io.disparity[0] = reinterpret_cast<std::uint16_t*>(out + layout.disp0);
+    io.disparity[1] = reinterpret_cast<std::uint16_t*>(out + layout.disp1);
+    io.foreground = out + layout.fg;
+    io.tested = reinterpret_cast<unsigned long long*>(out + layout.tested);
+    return io;
+  }
+
+  EngineOptions options;
+  SlotLayout layout;
+  std::unique_ptr<cuda::DevicePipeline> device;
+  std::vector<std::unique_ptr<PairSlot>> slots;
+  std::deque<PairSlot*> pending;             // submitted, not yet sent to the GPU, in order
+  std::deque<PairSlot*> in_order;            // submitted and not yet polled, in order
+  std::vector<std::uint8_t> all_foreground;  // the mask of frames without background modeling
+  StereoParams stereo, pending_stereo;
+  BackgroundParams background, pending_background;
+  std::uint64_t generation = 0, applied_generation = 0;
+  long long model_frames = 0;  // frames submitted to the background model since it (re)started
+  bool configured = false;
+
+  bool busy_on_gpu() const {
+    for (const auto& s : slots) {
+      if (s->state == SlotState::kPending || s->state == SlotState::kInFlight) return true;
+    }
+    return false;
+  }
+};
+
+struct BatchSlot {
+  std::unique_ptr<Stream> stream;
+  std::unique_ptr<Event> started, uploaded, computing, computed, done;
+  PinnedBuffer<BatchRecord> record;
+  DeviceBuffer<BatchRecord> device_record;
+  std::map<std::pair<std::string, int>, cudaGraphExec_t> graphs;
+  bool busy = false;
+  std::vector<std::pair<std::shared_ptr<PairState>, PairSlot*>> members;
+  class Group* group = nullptr;
 };
 
 double elapsed_ms(const Event& a, const Event& b) {
@@ -57,351 +160,674 @@ double elapsed_ms(const Event& a, const Event& b) {
 
 void copy_rows(std::uint8_t* dst, const std::uint8_t* src, int row_bytes, int rows,
                std::ptrdiff_t src_stride) {
+  if (src_stride == row_bytes) {
+    std::memcpy(dst, src, static_cast<std::size_t>(row_bytes) * rows);
+    return;
+  }
   for (int y = 0; y < rows; ++y)
     std::memcpy(dst + static_cast<std::size_t>(y) * row_bytes, src + y * src_stride, row_bytes);
 }
 
-class CudaEngine final : public Engine {
+// One device and one image size: the pairs, the batch slots, the work lists and the launcher.
+class Group {
  public:
-  explicit CudaEngine(const EngineOptions& o)
-      : options_(o), shared_(std::make_shared<SharedState>()) {
-    validate_for_images(o.stereo, o.width, o.height, o.width, o.height);
-    validate_background_params(o.background);
-    if (o.inflight < 1 || o.inflight > 64) {
-      throw ParameterError("gpu.inflight", "gpu.inflight = " + std::to_string(o.inflight) +
-                                               ": must be between 1 and 64");
+  Group(int device, int width, int height)
+      : device_(device), width_(width), height_(height), mutex_(std::make_shared<std::mutex>()) {
+    STEREOD_CUDA(cudaSetDevice(device_));
+    capture_stream_ = std::make_unique<Stream>();
+    for (int k = 0; k < kBatchSlots; ++k) {
+      auto b = std::make_unique<BatchSlot>();
+      b->stream = std::make_unique<Stream>();
+      b->started = std::make_unique<Event>(true);
+      b->uploaded = std::make_unique<Event>(true);
+      b->computing = std::make_unique<Event>(true);
+      b->computed = std::make_unique<Event>(true);
+      b->done = std::make_unique<Event>(true);
+      b->record.allocate(1, false);
+      b->device_record.allocate(1);
+      b->group = this;
+      batches_.push_back(std::move(b));
     }
-    STEREOD_CUDA(cudaSetDevice(o.gpu_device));
-    stereo_ = o.stereo;
-    background_ = o.background;
-    pipeline_ = std::make_unique<cuda::DevicePipeline>(o.width, o.height);
-    if (!o.left_map != !o.right_map) {
-      throw ParameterError("calibration", "rectification needs maps for both cameras or neither");
-    }
-    if (o.left_map && (o.left_map->width != o.width || o.left_map->height != o.height ||
-                       o.right_map->width != o.width || o.right_map->height != o.height)) {
-      throw ParameterError("calibration",
-                           "the rectification maps are for " + std::to_string(o.left_map->width) +
-                               "x" + std::to_string(o.left_map->height) +
-                               " images, the engine's are " + std::to_string(o.width) + "x" +
-                               std::to_string(o.height));
-    }
-    pipeline_->set_rectification(o.left_map.get(), o.right_map.get());
-    control_ = std::make_unique<Stream>();
-    const std::size_t px = static_cast<std::size_t>(o.width) * o.height;
-    const bool mapped = o.zero_copy;
-    for (int k = 0; k < o.inflight; ++k) {
-      auto s = std::make_unique<Slot>();
-      for (int i = 0; i < 2; ++i) {
-        s->in_gray[i].allocate(px, mapped);
-        s->in_rgb[i].allocate(px * 3, mapped);
-        s->out_disp[i].allocate(px, mapped);
-        if (!mapped) {
-          s->dev_gray[i].allocate(px);
-          s->dev_rgb[i].allocate(px * 3);
-          s->dev_disp[i].allocate(px);
-        }
-      }
-      s->out_fg.allocate(px, mapped);
-      s->out_tested.allocate(2 * kMaxLevels, mapped);
-      if (!mapped) {
-        s->dev_fg.allocate(px);
-        s->dev_tested.allocate(2 * kMaxLevels);
-      }
-      s->stream = std::make_unique<Stream>();
-      s->started = std::make_unique<Event>(true);
-      s->uploaded = std::make_unique<Event>(true);
-      s->computed = std::make_unique<Event>(true);
-      s->done = std::make_unique<Event>(true);
-      shared_->slots.push_back(std::move(s));
-    }
-    reconfigure(false);
+    launcher_ = std::thread([this] { run_launcher(); });
   }
 
-  ~CudaEngine() override {
-    // Finish what is in flight so no kernel outlives its buffers; a result's hold may outlive us
-    // (it then only flips a flag in SharedState).
-    std::lock_guard<std::mutex> lock(shared_->mutex);
-    for (auto& s : shared_->slots) {
-      cudaStreamSynchronize(s->stream->get());
-      if (s->graph) cudaGraphExecDestroy(s->graph);
-      s->graph = nullptr;
+  ~Group() {
+    {
+      std::lock_guard<std::mutex> lock(signal_mutex_);
+      stopping_ = true;
+    }
+    signal_cv_.notify_all();
+    launcher_.join();
+    cudaSetDevice(device_);
+    for (auto& b : batches_) {
+      cudaStreamSynchronize(b->stream->get());
+      for (auto& g : b->graphs) cudaGraphExecDestroy(g.second);
     }
   }
 
-  std::string_view name() const override { return "cuda"; }
+  void add(const std::shared_ptr<PairState>& pair) {
+    std::unique_lock<std::mutex> lk(*mutex_);
+    pairs_.push_back(pair);
+    ensure_workspace(lk);
+  }
 
-  SubmitStatus submit(const FrameInput& f) override {
-    check_frame_size(f, options_.width, options_.height);
+  void remove(PairState* pair) {
+    std::unique_lock<std::mutex> lk(*mutex_);
+    wait_until(lk, [&] { return !pair->busy_on_gpu(); });
+    pairs_.erase(std::remove_if(pairs_.begin(), pairs_.end(),
+                                [&](const auto& p) { return p.get() == pair; }),
+                 pairs_.end());
+  }
+
+  SubmitStatus submit(const std::shared_ptr<PairState>& pair, const FrameInput& f) {
     const auto t0 = Clock::now();
-    std::lock_guard<std::mutex> lock(shared_->mutex);
-    Slot* slot = nullptr;
-    for (auto& s : shared_->slots) {
+    std::unique_lock<std::mutex> lk(*mutex_);
+    PairSlot* slot = nullptr;
+    for (auto& s : pair->slots) {
       if (s->state == SlotState::kFree) {
         slot = s.get();
         break;
       }
     }
     if (!slot) return SubmitStatus::kBusy;
-
-    // Parameters changed, or the frames started/stopped carrying color: reconfigure first.
-    const bool has_color = !f.left_color.empty() && !f.right_color.empty();
-    const bool want_color = background_.enabled && background_.color && has_color;
-    if (applied_generation_ != generation_ || want_color != pipeline_->color()) {
-      reconfigure(want_color);
-    }
-
-    const int w = options_.width, h = options_.height;
-    copy_rows(slot->in_gray[0].get(), f.left.data, w, h, f.left.stride);
-    copy_rows(slot->in_gray[1].get(), f.right.data, w, h, f.right.stride);
-    if (want_color) {
-      copy_rows(slot->in_rgb[0].get(), f.left_color.data, 3 * w, h, f.left_color.stride);
-      copy_rows(slot->in_rgb[1].get(), f.right_color.data, 3 * w, h, f.right_color.stride);
-    }
-    if (slot->graph == nullptr || slot->graph_config != config_version_) capture(*slot);
-
-    const cudaStream_t st = slot->stream->get();
-    const std::size_t px = static_cast<std::size_t>(w) * h;
-    STEREOD_CUDA(cudaEventRecord(slot->started->get(), st));
-    if (!options_.zero_copy) {
-      for (int i = 0; i < 2; ++i) {
-        STEREOD_CUDA(cudaMemcpyAsync(slot->dev_gray[i].get(), slot->in_gray[i].get(), px,
-                                     cudaMemcpyHostToDevice, st));
-        if (want_color) {
-          STEREOD_CUDA(cudaMemcpyAsync(slot->dev_rgb[i].get(), slot->in_rgb[i].get(), 3 * px,
-                                       cudaMemcpyHostToDevice, st));
-        }
+    slot->state = SlotState::kReserved;
+    try {
+      STEREOD_CUDA(cudaSetDevice(device_));
+      const bool derive = gray_from_color(f);
+      const bool has_color = !f.left_color.empty() && !f.right_color.empty();
+      const BackgroundParams& bg = pair->applied_generation != pair->generation
+                                       ? pair->pending_background
+                                       : pair->background;
+      PairLayout layout;
+      layout.derive_gray = derive;
+      layout.color_input = derive || (bg.enabled && bg.color && has_color);
+      layout.right_output = pair->options.right_output;
+      const PairLayout& now = pair->device->layout();
+      if (!pair->configured || pair->applied_generation != pair->generation ||
+          now.derive_gray != layout.derive_gray || now.color_input != layout.color_input) {
+        reconfigure(*pair, layout, lk);
       }
+      fill_slot(*pair, *slot, f, layout);
+    } catch (...) {
+      slot->state = SlotState::kFree;
+      throw;
     }
-    STEREOD_CUDA(cudaEventRecord(slot->uploaded->get(), st));
-    // Kernels of consecutive frames share the pyramid and the background model: keep them in order.
-    if (last_computed_) STEREOD_CUDA(cudaStreamWaitEvent(st, last_computed_, 0));
-    STEREOD_CUDA(cudaGraphLaunch(slot->graph, st));
-    STEREOD_CUDA(cudaEventRecord(slot->computed->get(), st));
-    last_computed_ = slot->computed->get();
-    if (!options_.zero_copy) {
-      for (int i = 0; i < 2; ++i) {
-        STEREOD_CUDA(cudaMemcpyAsync(slot->out_disp[i].get(), slot->dev_disp[i].get(), 2 * px,
-                                     cudaMemcpyDeviceToHost, st));
-      }
-      STEREOD_CUDA(
-          cudaMemcpyAsync(slot->out_fg.get(), slot->dev_fg.get(), px, cudaMemcpyDeviceToHost, st));
-      STEREOD_CUDA(cudaMemcpyAsync(slot->out_tested.get(), slot->dev_tested.get(),
-                                   sizeof(unsigned long long) * 2 * pipeline_->levels(),
-                                   cudaMemcpyDeviceToHost, st));
-    }
-    STEREOD_CUDA(cudaEventRecord(slot->done->get(), st));
-
-    slot->state = SlotState::kInFlight;
-    slot->sequence = f.sequence;
-    slot->capture_time_ns = f.capture_time_ns;
-    slot->generation = applied_generation_;
-    slot->has_color = want_color;
-    slot->levels = pipeline_->levels();
-    slot->background_active = background_.enabled && frames_seen_ >= background_.warmup;
-    if (background_.enabled) ++frames_seen_;
     slot->submitted = t0;
-    in_order_.push_back(slot);
+    slot->state = SlotState::kPending;
+    pair->pending.push_back(slot);
+    pair->in_order.push_back(slot);
+    launch_ready();
     return SubmitStatus::kAccepted;
   }
 
-  std::optional<EngineResult> poll(std::chrono::nanoseconds wait) override {
-    Slot* slot;
-    {
-      std::lock_guard<std::mutex> lock(shared_->mutex);
-      if (in_order_.empty()) return std::nullopt;
-      slot = in_order_.front();
-    }
+  std::optional<EngineResult> poll(const std::shared_ptr<PairState>& pair,
+                                   std::chrono::nanoseconds wait) {
     const auto deadline = Clock::now() + wait;
-    cudaError_t status;
+    std::unique_lock<std::mutex> lk(*mutex_);
+    PairSlot* slot = nullptr;
     for (;;) {
-      status = cudaEventQuery(slot->done->get());
-      if (status != cudaErrorNotReady) break;
+      if (pair->in_order.empty()) return std::nullopt;
+      slot = pair->in_order.front();
+      harvest();
+      if (slot->state == SlotState::kDone) break;
       if (Clock::now() >= deadline) return std::nullopt;
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      wait_once(lk, deadline);
     }
-    std::lock_guard<std::mutex> lock(shared_->mutex);
-    in_order_.pop_front();
+    pair->in_order.pop_front();
     slot->state = SlotState::kHeld;
-    EngineResult r;
-    r.sequence = slot->sequence;
-    r.capture_time_ns = slot->capture_time_ns;
-    r.params_generation = slot->generation;
-    r.levels_used = slot->levels;
-    const auto now = Clock::now();
-    r.timings.total_ms = std::chrono::duration<double, std::milli>(now - slot->submitted).count();
-    if (status != cudaSuccess) {
-      r.ok = false;
-      r.error = std::string("CUDA error while computing frame ") + std::to_string(slot->sequence) +
-                ": " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")";
-    } else {
-      r.ok = true;
-      const int w = options_.width, h = options_.height;
-      r.disparity = {slot->out_disp[0].get(), w, h, w};
-      r.right_disparity = {slot->out_disp[1].get(), w, h, w};
-      r.foreground = {slot->out_fg.get(), w, h, w};
-      r.background_active = slot->background_active;
-      if (slot->background_active) {
-        const unsigned long long* t = slot->out_tested.get();
-        r.tested_fraction = double(t[0] + t[slot->levels]) / (2.0 * w * h);
-      }
-      r.timings.upload_ms = elapsed_ms(*slot->started, *slot->uploaded);
-      r.timings.compute_ms = elapsed_ms(*slot->uploaded, *slot->computed);
-      r.timings.download_ms = elapsed_ms(*slot->computed, *slot->done);
-    }
-    std::shared_ptr<SharedState> shared = shared_;
-    r.hold = std::shared_ptr<const void>(slot, [shared, slot](const void*) {
-      std::lock_guard<std::mutex> guard(shared->mutex);
-      slot->state = SlotState::kFree;
-    });
-    return r;
+    return result_of(pair, *slot);
   }
 
-  void set_params(const StereoParams& stereo, const BackgroundParams& background) override {
-    validate_for_images(stereo, options_.width, options_.height, options_.width, options_.height);
-    validate_background_params(background);
-    std::lock_guard<std::mutex> lock(shared_->mutex);
-    pending_stereo_ = stereo;
-    pending_background_ = background;
-    ++generation_;
+  void set_params(PairState& pair, const StereoParams& stereo, const BackgroundParams& bg) {
+    std::lock_guard<std::mutex> lk(*mutex_);
+    pair.pending_stereo = stereo;
+    pair.pending_background = bg;
+    ++pair.generation;
   }
 
-  int in_flight() const override {
-    std::lock_guard<std::mutex> lock(shared_->mutex);
-    return static_cast<int>(in_order_.size());
+  int in_flight(const PairState& pair) const {
+    std::lock_guard<std::mutex> lk(*mutex_);
+    return static_cast<int>(pair.in_order.size());
   }
 
-  cuda::DevicePipeline& pipeline() { return *pipeline_; }
-
-  // Waits for everything in flight (test hooks and reconfiguration only).
-  void drain() {
-    for (auto& s : shared_->slots) STEREOD_CUDA(cudaStreamSynchronize(s->stream->get()));
-    STEREOD_CUDA(cudaStreamSynchronize(control_->get()));
+  // Waits until the pair has nothing on the GPU (test hooks and profiling).
+  void drain(PairState& pair) {
+    std::unique_lock<std::mutex> lk(*mutex_);
+    wait_until(lk, [&] { return !pair.busy_on_gpu(); });
+    STEREOD_CUDA(cudaSetDevice(device_));
   }
 
-  std::vector<std::pair<std::string, double>> profile(const FrameInput& f) {
-    // Through the normal path once, so the configuration and graph are settled.
-    while (submit(f) == SubmitStatus::kBusy) poll(std::chrono::milliseconds(10));
-    while (in_flight() > 0) poll(std::chrono::seconds(10));
-    if (options_.zero_copy)
-      throw std::logic_error("profiling needs the copying mode (zero_copy off)");
-    std::lock_guard<std::mutex> lock(shared_->mutex);
-    drain();
-    Slot& slot = *shared_->slots.front();
-    copy_rows(slot.in_gray[0].get(), f.left.data, options_.width, options_.height, f.left.stride);
-    copy_rows(slot.in_gray[1].get(), f.right.data, options_.width, options_.height, f.right.stride);
-    const cudaStream_t st = slot.stream->get();
-    struct Marks : cuda::StageMarks {
-      std::vector<std::pair<std::string, std::unique_ptr<Event>>> events;
-      void mark(const std::string& stage, cudaStream_t s) override {
-        events.emplace_back(stage, std::make_unique<Event>(true));
-        STEREOD_CUDA(cudaEventRecord(events.back().second->get(), s));
-      }
-    } marks;
-    const std::size_t px = static_cast<std::size_t>(options_.width) * options_.height;
-    cuda::FrameBuffers io;
-    for (int i = 0; i < 2; ++i) {
-      io.gray[i] = slot.dev_gray[i].get();
-      io.rgb[i] = slot.dev_rgb[i].get();
-      io.disparity[i] = slot.dev_disp[i].get();
-    }
-    io.foreground = slot.dev_fg.get();
-    io.tested = slot.dev_tested.get();
-    marks.mark("start", st);
-    for (int i = 0; i < 2; ++i) {
-      STEREOD_CUDA(cudaMemcpyAsync(slot.dev_gray[i].get(), slot.in_gray[i].get(), px,
-                                   cudaMemcpyHostToDevice, st));
-    }
-    marks.mark("upload (2 x 8-bit gray)", st);
-    pipeline_->enqueue(io, st, &marks);
-    for (int i = 0; i < 2; ++i) {
-      STEREOD_CUDA(cudaMemcpyAsync(slot.out_disp[i].get(), slot.dev_disp[i].get(), 2 * px,
-                                   cudaMemcpyDeviceToHost, st));
-    }
-    marks.mark("download (2 x 16-bit disparity)", st);
-    STEREOD_CUDA(cudaStreamSynchronize(st));
-    std::vector<std::pair<std::string, double>> out;
-    for (std::size_t i = 1; i < marks.events.size(); ++i) {
-      out.emplace_back(marks.events[i].first,
-                       elapsed_ms(*marks.events[i - 1].second, *marks.events[i].second));
-    }
-    return out;
+  CudaBatchStats stats() const {
+    std::lock_guard<std::mutex> lk(*mutex_);
+    return stats_;
   }
 
-  void free_buffer_for_test() {
-    std::lock_guard<std::mutex> lock(shared_->mutex);
-    drain();
-    pipeline_->free_buffer_for_test();
-    ++config_version_;  // recapture: the next frame's graph sees the freed buffer
+  // Test hook: while held, submitted frames wait; on release they go out together.
+  void hold_launches(bool hold) {
+    std::lock_guard<std::mutex> lk(*mutex_);
+    held_ = hold;
+    if (!hold) launch_ready();
   }
+
+  std::vector<std::pair<std::string, double>> profile(const std::shared_ptr<PairState>& pair,
+                                                      const FrameInput& f);
 
  private:
-  // Applies pending parameters and the color mode; not per frame (only when they change).
-  void reconfigure(bool color) {
-    drain();
-    if (applied_generation_ != generation_) {
-      stereo_ = pending_stereo_;
-      background_ = pending_background_;
-      applied_generation_ = generation_;
+  static constexpr int kBatchSlots = 2;
+
+  // While it lives, nothing is sent to the GPU and nothing is on it (what may not overlap a batch,
+  // such as moving the work lists or profiling one frame, happens meanwhile).
+  class Quiesce {
+   public:
+    Quiesce(Group& g, std::unique_lock<std::mutex>& lk) : g_(g) {
+      g_.draining_ = true;
+      g_.wait_until(lk, [&] {
+        for (auto& b : g_.batches_) {
+          if (b->busy) return false;
+        }
+        return true;
+      });
     }
-    const int old_levels = pipeline_->levels();
-    const bool old_color = pipeline_->color();
-    const bool was_enabled = configured_background_enabled_;
-    pipeline_->configure(stereo_, background_, color, control_->get());
-    // Mirror of the device model's frame counter (for the warm-up flag of results).
-    if (!configured_ || pipeline_->levels() != old_levels || color != old_color ||
-        (background_.enabled && !was_enabled)) {
-      frames_seen_ = 0;
+    ~Quiesce() { g_.draining_ = false; }
+    Quiesce(const Quiesce&) = delete;
+    Quiesce& operator=(const Quiesce&) = delete;
+
+   private:
+    Group& g_;
+  };
+
+  template <typename Pred>
+  void wait_until(std::unique_lock<std::mutex>& lk, Pred done) {
+    for (;;) {
+      harvest();
+      launch_ready();
+      if (done()) return;
+      wait_once(lk, Clock::now() + kWakeSlice);
     }
-    configured_ = true;
-    configured_background_enabled_ = background_.enabled;
-    STEREOD_CUDA(cudaStreamSynchronize(control_->get()));
-    ++config_version_;
   }
 
-  void capture(Slot& slot) {
-    if (slot.graph) {
-      STEREOD_CUDA(cudaGraphExecDestroy(slot.graph));
-      slot.graph = nullptr;
+  // Releases the group's lock until a batch finishes (a host callback), or until `until`.
+  void wait_once(std::unique_lock<std::mutex>& lk, Clock::time_point until) {
+    const std::uint64_t seen = completions_.load();
+    lk.unlock();
+    {
+      std::unique_lock<std::mutex> s(signal_mutex_);
+      signal_cv_.wait_until(s, std::min(until, Clock::now() + kWakeSlice),
+                            [&] { return completions_.load() != seen || stopping_; });
     }
-    cuda::FrameBuffers io;
-    for (int i = 0; i < 2; ++i) {
-      io.gray[i] = options_.zero_copy ? slot.in_gray[i].device() : slot.dev_gray[i].get();
-      io.rgb[i] = options_.zero_copy ? slot.in_rgb[i].device() : slot.dev_rgb[i].get();
-      io.disparity[i] = options_.zero_copy ? slot.out_disp[i].device() : slot.dev_disp[i].get();
+    lk.lock();
+  }
+
+  static void CUDART_CB on_batch_done(void* user) {
+    Group* g = static_cast<BatchSlot*>(user)->group;
+    {
+      std::lock_guard<std::mutex> s(g->signal_mutex_);
+      g->completions_.fetch_add(1);
     }
-    io.foreground = options_.zero_copy ? slot.out_fg.device() : slot.dev_fg.get();
-    io.tested = options_.zero_copy ? slot.out_tested.device() : slot.dev_tested.get();
-    const cudaStream_t st = slot.stream->get();
+    g->signal_cv_.notify_all();
+  }
+
+  void run_launcher() {
+    cudaSetDevice(device_);
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> s(signal_mutex_);
+        if (stopping_) return;
+        const std::uint64_t seen = completions_.load();
+        signal_cv_.wait_for(s, std::chrono::milliseconds(10),
+                            [&] { return completions_.load() != seen || stopping_; });
+        if (stopping_) return;
+      }
+      std::unique_lock<std::mutex> lk(*mutex_);
+      harvest();
+      launch_ready();
+    }
+  }
+
+  // Marks the frames of finished batches done and frees their batch slots. Whether a batch has
+  // finished is the event's word alone: the host callback only wakes the waiters (it may run
+  // late, after the batch slot was already harvested through the event and reused).
+  void harvest() {
+    for (auto& b : batches_) {
+      if (!b->busy) continue;
+      const cudaError_t status = cudaEventQuery(b->done->get());
+      if (status == cudaErrorNotReady) continue;
+      const double up = elapsed_ms(*b->started, *b->uploaded);
+      const double wait = elapsed_ms(*b->uploaded, *b->computing);
+      const double compute = elapsed_ms(*b->computing, *b->computed);
+      const double down = elapsed_ms(*b->computed, *b->done);
+      for (auto& m : b->members) {
+        PairSlot* s = m.second;
+        s->ok = status == cudaSuccess;
+        if (!s->ok) {
+          s->error = std::string("CUDA error while computing frame ") +
+                     std::to_string(s->sequence) + ": " + cudaGetErrorName(status) + " (" +
+                     cudaGetErrorString(status) + ")";
+        }
+        s->timings.upload_ms = up;
+        s->timings.wait_ms = wait;
+        s->timings.compute_ms = compute;
+        s->timings.download_ms = down;
+        s->state = SlotState::kDone;
+        s->batch = nullptr;
+      }
+      b->members.clear();
+      b->busy = false;
+    }
+  }
+
+  // Sends what is pending while a batch slot is free: the oldest waiting pair (round robin) and
+  // every other pair with a frame waiting that can share its batch.
+  void launch_ready() {
+    if (draining_ || held_) return;
+    for (;;) {
+      BatchSlot* slot = nullptr;
+      for (auto& b : batches_) {
+        if (!b->busy) {
+          slot = b.get();
+          break;
+        }
+      }
+      if (!slot) return;
+      const std::size_t n = pairs_.size();
+      if (n == 0) return;
+      std::vector<std::shared_ptr<PairState>> members;
+      std::string key;
+      const std::size_t first = next_pair_ % n;
+      for (std::size_t k = 0; k < n && static_cast<int>(members.size()) < cuda::kMaxBatch; ++k) {
+        const auto& p = pairs_[(first + k) % n];
+        if (p->pending.empty()) continue;
+        const std::string pk = p->device->batch_key();
+        if (members.empty()) {
+          key = pk;
+          next_pair_ = (first + k + 1) % n;  // the next batch starts after this pair
+        } else if (pk != key) {
+          continue;
+        }
+        members.push_back(p);
+      }
+      if (members.empty()) return;
+      launch(*slot, members, key);
+    }
+  }
+
+  void launch(BatchSlot& b, const std::vector<std::shared_ptr<PairState>>& members,
+              const std::string& key) {
+    BatchRecord* rec = b.record.get();
+    rec->count = static_cast<int>(members.size());
+    b.members.clear();
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      PairState& p = *members[i];
+      PairSlot* s = p.pending.front();
+      p.pending.pop_front();
+      rec->member[i] = p.device->member_args(s->index);
+      rec->frames[i] = s->model_frame;
+      s->state = SlotState::kInFlight;
+      s->batch = &b;
+      b.members.emplace_back(members[i], s);
+    }
+    b.busy = true;
+    ++stats_.batches;
+    stats_.frames += members.size();
+    try {
+      STEREOD_CUDA(cudaSetDevice(device_));
+      const cudaStream_t st = b.stream->get();
+      STEREOD_CUDA(cudaEventRecord(b.started->get(), st));
+      for (auto& m : b.members) upload(*m.first, *m.second, st);
+      STEREOD_CUDA(cudaMemcpyAsync(b.device_record.get(), rec, sizeof(BatchRecord),
+                                   cudaMemcpyHostToDevice, st));
+      STEREOD_CUDA(cudaEventRecord(b.uploaded->get(), st));
+      // Batches share the pairs' state and the work lists: one after the other.
+      if (last_computed_) STEREOD_CUDA(cudaStreamWaitEvent(st, last_computed_, 0));
+      STEREOD_CUDA(cudaEventRecord(b.computing->get(), st));
+      const cuda::BatchShape shape = members.front()->device->shape(rec->count);
+      STEREOD_CUDA(cudaGraphLaunch(graph_for(b, key, shape), st));
+      STEREOD_CUDA(cudaEventRecord(b.computed->get(), st));
+      last_computed_ = b.computed->get();
+      for (auto& m : b.members) download(*m.first, *m.second, st);
+      STEREOD_CUDA(cudaEventRecord(b.done->get(), st));
+      STEREOD_CUDA(cudaLaunchHostFunc(st, on_batch_done, &b));
+    } catch (const std::exception& e) {
+      // The frames of this batch fail; the pairs go on.
+      for (auto& m : b.members) {
+        m.second->ok = false;
+        m.second->error = e.what();
+        m.second->state = SlotState::kDone;
+        m.second->batch = nullptr;
+      }
+      b.members.clear();
+      b.busy = false;
+    }
+  }
+
+  void upload(const PairState& p, PairSlot& s, cudaStream_t st) {
+    if (p.options.zero_copy) return;
+    const SlotLayout& l = p.layout;
+    const int w = width_, h = height_;
+    if (s.is_borrowed) {
+      const FrameInput& f = s.borrowed;
+      if (!s.layout.derive_gray) {
+        const ImageView<const std::uint8_t> g[2] = {f.left, f.right};
+        for (int i = 0; i < 2; ++i) {
+          STEREOD_CUDA(cudaMemcpy2DAsync(s.dev_in.get() + l.gray[i], w, g[i].data, g[i].stride, w,
+                                         h, cudaMemcpyHostToDevice, st));
+        }
+      }
+      if (s.layout.color_input) {
+        const RgbView c[2] = {f.left_color, f.right_color};
+        for (int i = 0; i < 2; ++i) {
+          STEREOD_CUDA(cudaMemcpy2DAsync(s.dev_in.get() + l.rgb[i], 3 * w, c[i].data, c[i].stride,
+                                         3 * w, h, cudaMemcpyHostToDevice, st));
+        }
+      }
+      return;
+    }
+    // One copy from the first region in use to the end of the last.
+    const std::size_t begin = s.layout.derive_gray ? l.rgb[0] : l.gray[0];
+    const std::size_t end = s.layout.color_input ? l.rgb[1] + 3 * l.px : l.gray[1] + l.px;
+    STEREOD_CUDA(cudaMemcpyAsync(s.dev_in.get() + begin, s.in.get() + begin, end - begin,
+                                 cudaMemcpyHostToDevice, st));
+  }
+
+  void download(const PairState& p, PairSlot& s, cudaStream_t st) {
+    if (p.options.zero_copy) return;
+    const SlotLayout& l = p.layout;
+    const std::size_t end = s.modeling ? l.disp1 : 2 * l.px;
+    STEREOD_CUDA(cudaMemcpyAsync(s.out.get(), s.dev_out.get(), end, cudaMemcpyDeviceToHost, st));
+    if (s.layout.right_output) {
+      STEREOD_CUDA(cudaMemcpyAsync(s.out.get() + l.disp1, s.dev_out.get() + l.disp1, 2 * l.px,
+                                   cudaMemcpyDeviceToHost, st));
+    }
+  }
+
+  cudaGraphExec_t graph_for(BatchSlot& b, const std::string& key, const cuda::BatchShape& shape) {
+    const auto id = std::make_pair(key, shape.count);
+    auto it = b.graphs.find(id);
+    if (it != b.graphs.end()) return it->second;
+    const cudaStream_t st = capture_stream_->get();
     cudaGraph_t graph = nullptr;
     STEREOD_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
     try {
-      pipeline_->enqueue(io, st);
+      cuda::enqueue_batch(shape, b.device_record.get(), workspace_.get(), st);
     } catch (...) {
       cudaStreamEndCapture(st, &graph);
       if (graph) cudaGraphDestroy(graph);
       throw;
     }
     STEREOD_CUDA(cudaStreamEndCapture(st, &graph));
-    const cudaError_t err = cudaGraphInstantiate(&slot.graph, graph, 0);
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
     cudaGraphDestroy(graph);
     if (err != cudaSuccess) throw CudaError("cudaGraphInstantiate", err, __FILE__, __LINE__);
-    slot.graph_config = config_version_;
+    b.graphs.emplace(id, exec);
+    return exec;
   }
 
-  EngineOptions options_;
-  std::shared_ptr<SharedState> shared_;
-  std::unique_ptr<cuda::DevicePipeline> pipeline_;
-  std::unique_ptr<Stream> control_;
-  StereoParams stereo_, pending_stereo_;
-  BackgroundParams background_, pending_background_;
-  std::uint64_t generation_ = 0, applied_generation_ = 0;
-  std::uint64_t config_version_ = 0;
-  bool configured_ = false;
-  bool configured_background_enabled_ = false;
-  long long frames_seen_ = 0;
+  void fill_slot(PairState& p, PairSlot& s, const FrameInput& f, const PairLayout& layout) {
+    const int w = width_, h = height_;
+    const SlotLayout& l = p.layout;
+    s.layout = layout;
+    s.is_borrowed = f.pinned && !p.options.zero_copy;
+    if (s.is_borrowed) {
+      s.borrowed = f;
+    } else {
+      std::uint8_t* in = s.in.get();
+      if (!layout.derive_gray) {
+        copy_rows(in + l.gray[0], f.left.data, w, h, f.left.stride);
+        copy_rows(in + l.gray[1], f.right.data, w, h, f.right.stride);
+      }
+      if (layout.color_input) {
+        copy_rows(in + l.rgb[0], f.left_color.data, 3 * w, h, f.left_color.stride);
+        copy_rows(in + l.rgb[1], f.right_color.data, 3 * w, h, f.right_color.stride);
+      }
+    }
+    s.sequence = f.sequence;
+    s.capture_time_ns = f.capture_time_ns;
+    s.generation = p.applied_generation;
+    s.modeling = p.background.enabled;
+    s.levels = p.device->levels();
+    s.model_frame = p.model_frames;
+    s.background_active = s.modeling && p.model_frames >= p.background.warmup;
+    if (s.modeling) ++p.model_frames;
+    s.ok = true;
+    s.error.clear();
+    s.timings = {};
+  }
+
+  // Applies pending parameters or a new input layout; waits for the pair's frames on the GPU.
+  void reconfigure(PairState& p, const PairLayout& layout, std::unique_lock<std::mutex>& lk) {
+    wait_until(lk, [&] { return !p.busy_on_gpu(); });
+    if (p.applied_generation != p.generation) {
+      p.stereo = p.pending_stereo;
+      p.background = p.pending_background;
+      p.applied_generation = p.generation;
+    }
+    const bool restart = p.device->configure(p.stereo, p.background, layout);
+    if (restart) p.model_frames = 0;
+    for (auto& s : p.slots) p.device->set_slot_io(s->index, p.io_of(*s));
+    p.configured = true;
+    ensure_workspace(lk);
+  }
+
+  // The work lists hold every item that a batch of all the group's pairs may produce.
+  void ensure_workspace(std::unique_lock<std::mutex>& lk) {
+    std::vector<std::size_t> items(kMaxLevels, 0);
+    std::size_t post = 0;
+    for (const auto& p : pairs_) {
+      if (!p->configured) continue;
+      for (int l = 0; l < kMaxLevels; ++l) items[l] += p->device->scratch_items(l);
+      post += p->device->scratch_items(0);
+    }
+    bool grow = post > post_capacity_;
+    for (int l = 0; l < kMaxLevels; ++l) grow = grow || items[l] > item_capacity_[l];
+    if (!grow) return;
+    // Nothing may run while the lists move: wait for the batches in flight.
+    { const Quiesce quiet(*this, lk); }
+    STEREOD_CUDA(cudaSetDevice(device_));
+    workspace_.ensure(items, post);
+    for (int l = 0; l < kMaxLevels; ++l) item_capacity_[l] = std::max(item_capacity_[l], items[l]);
+    post_capacity_ = std::max(post_capacity_, post);
+    for (auto& b : batches_) {
+      for (auto& g : b->graphs) cudaGraphExecDestroy(g.second);
+      b->graphs.clear();
+    }
+  }
+
+  EngineResult result_of(const std::shared_ptr<PairState>& pair, PairSlot& s) {
+    EngineResult r;
+    r.sequence = s.sequence;
+    r.capture_time_ns = s.capture_time_ns;
+    r.params_generation = s.generation;
+    r.levels_used = s.levels;
+    r.timings = s.timings;
+    r.timings.total_ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - s.submitted).count();
+    r.ok = s.ok;
+    r.error = s.error;
+    if (s.ok) {
+      const int w = width_, h = height_;
+      const SlotLayout& l = pair->layout;
+      const std::uint8_t* out = s.out.get();
+      r.disparity = {reinterpret_cast<const std::uint16_t*>(out + l.disp0), w, h, w};
+      if (s.layout.right_output)
+        r.right_disparity = {reinterpret_cast<const std::uint16_t*>(out + l.disp1), w, h, w};
+      r.foreground = s.modeling
+                         ? ImageView<const std::uint8_t>{out + l.fg, w, h, w}
+                         : ImageView<const std::uint8_t>{pair->all_foreground.data(), w, h, w};
+      r.background_active = s.background_active;
+      if (s.background_active) {
+        const auto* t = reinterpret_cast<const unsigned long long*>(out + l.tested);
+        r.tested_fraction = double(t[0] + t[s.levels]) / (2.0 * w * h);
+      }
+    }
+    std::shared_ptr<std::mutex> mutex = mutex_;
+    std::shared_ptr<PairState> keep = pair;
+    PairSlot* slot = &s;
+    r.hold = std::shared_ptr<const void>(slot, [mutex, keep, slot](const void*) {
+      std::lock_guard<std::mutex> g(*mutex);
+      slot->state = SlotState::kFree;
+    });
+    return r;
+  }
+
+  const int device_, width_, height_;
+  std::shared_ptr<std::mutex> mutex_;  // guards everything below; shared with result holds
+  std::vector<std::unique_ptr<BatchSlot>> batches_;
+  std::vector<std::shared_ptr<PairState>> pairs_;
+  std::size_t next_pair_ = 0;
   cudaEvent_t last_computed_ = nullptr;
-  std::deque<Slot*> in_order_;
+  cuda::BatchWorkspace workspace_;
+  std::size_t item_capacity_[kMaxLevels] = {};
+  std::size_t post_capacity_ = 0;
+  bool draining_ = false;
+  bool held_ = false;
+  std::unique_ptr<Stream> capture_stream_;
+  CudaBatchStats stats_;
+  // Completion signalling, apart from the main lock: the host callback takes only this one, so a
+  // thread that holds the main lock while it waits on the GPU can never block the callback.
+  std::mutex signal_mutex_;
+  std::condition_variable signal_cv_;
+  std::atomic<std::uint64_t> completions_{0};
+  bool stopping_ = false;
+  std::thread launcher_;
+};
+
+class StageEvents : public cuda::StageMarks {
+ public:
+  void mark(const std::string& stage, cudaStream_t s) override {
+    events.emplace_back(stage, std::make_unique<Event>(true));
+    STEREOD_CUDA(cudaEventRecord(events.back().second->get(), s));
+  }
+  std::vector<std::pair<std::string, std::unique_ptr<Event>>> events;
+};
+
+std::vector<std::pair<std::string, double>> Group::profile(const std::shared_ptr<PairState>& pair,
+                                                           const FrameInput& f) {
+  if (pair->options.zero_copy)
+    throw std::logic_error("profiling needs the copying mode (zero_copy off)");
+  std::unique_lock<std::mutex> lk(*mutex_);
+  const Quiesce quiet(*this, lk);
+  PairSlot* slot = nullptr;
+  for (auto& s : pair->slots) {
+    if (s->state == SlotState::kFree) {
+      slot = s.get();
+      break;
+    }
+  }
+  if (!slot) throw std::logic_error("profiling needs a free slot");
+  STEREOD_CUDA(cudaSetDevice(device_));
+  PairLayout layout = pair->device->layout();
+  fill_slot(*pair, *slot, f, layout);
+  BatchSlot& b = *batches_.front();
+  BatchRecord* rec = b.record.get();
+  rec->count = 1;
+  rec->member[0] = pair->device->member_args(slot->index);
+  rec->frames[0] = slot->model_frame;
+  const cudaStream_t st = b.stream->get();
+  StageEvents marks;
+  marks.mark("start", st);
+  upload(*pair, *slot, st);
+  STEREOD_CUDA(
+      cudaMemcpyAsync(b.device_record.get(), rec, sizeof(BatchRecord), cudaMemcpyHostToDevice, st));
+  marks.mark("upload", st);
+  cuda::enqueue_batch(pair->device->shape(1), b.device_record.get(), workspace_.get(), st, &marks);
+  slot->modeling = pair->background.enabled;
+  download(*pair, *slot, st);
+  marks.mark("download", st);
+  STEREOD_CUDA(cudaStreamSynchronize(st));
+  std::vector<std::pair<std::string, double>> out;
+  for (std::size_t i = 1; i < marks.events.size(); ++i) {
+    out.emplace_back(marks.events[i].first,
+                     elapsed_ms(*marks.events[i - 1].second, *marks.events[i].second));
+  }
+  return out;
+}
+
+// Groups by device and image size, for the engines made with one EngineGroup.
+class CudaEngineGroup final : public EngineGroup {
+ public:
+  std::shared_ptr<Group> group_for(int device, int width, int height) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto key = std::make_tuple(device, width, height);
+    if (auto g = groups_[key].lock()) return g;
+    auto g = std::make_shared<Group>(device, width, height);
+    groups_[key] = g;
+    return g;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::tuple<int, int, int>, std::weak_ptr<Group>> groups_;
+};
+
+class CudaEngine final : public Engine {
+ public:
+  explicit CudaEngine(const EngineOptions& o) {
+    validate_for_images(o.stereo, o.width, o.height, o.width, o.height);
+    validate_background_params(o.background);
+    check_engine_options(o);
+    STEREOD_CUDA(cudaSetDevice(o.gpu_device));
+    auto hub = std::dynamic_pointer_cast<CudaEngineGroup>(o.group);
+    group_ = hub ? hub->group_for(o.gpu_device, o.width, o.height)
+                 : std::make_shared<Group>(o.gpu_device, o.width, o.height);
+    pair_ = std::make_shared<PairState>(o);
+    pair_->stereo = pair_->pending_stereo = o.stereo;
+    pair_->background = pair_->pending_background = o.background;
+    pair_->device = std::make_unique<cuda::DevicePipeline>(o.width, o.height, o.inflight);
+    pair_->device->set_rectification(o.left_map.get(), o.right_map.get());
+    // Configured for gray frames now (so errors surface here); a frame in color reconfigures.
+    PairLayout layout;
+    layout.right_output = o.right_output;
+    pair_->device->configure(o.stereo, o.background, layout);
+    pair_->allocate_slots(o.inflight);
+    for (auto& s : pair_->slots) pair_->device->set_slot_io(s->index, pair_->io_of(*s));
+    pair_->configured = true;
+    group_->add(pair_);
+  }
+
+  ~CudaEngine() override {
+    try {
+      group_->remove(pair_.get());
+    } catch (...) {
+      // The device is gone: nothing left to wait for.
+    }
+  }
+
+  std::string_view name() const override { return "cuda"; }
+
+  SubmitStatus submit(const FrameInput& f) override {
+    check_frame_size(f, pair_->options.width, pair_->options.height);
+    return group_->submit(pair_, f);
+  }
+
+  std::optional<EngineResult> poll(std::chrono::nanoseconds wait) override {
+    return group_->poll(pair_, wait);
+  }
+
+  void set_params(const StereoParams& stereo, const BackgroundParams& background) override {
+    validate_for_images(stereo, pair_->options.width, pair_->options.height, pair_->options.width,
+                        pair_->options.height);
+    validate_background_params(background);
+    group_->set_params(*pair_, stereo, background);
+  }
+
+  int in_flight() const override { return group_->in_flight(*pair_); }
+
+  cuda::DevicePipeline& drained_pipeline() {
+    group_->drain(*pair_);
+    return *pair_->device;
+  }
+  std::vector<std::pair<std::string, double>> profile(const FrameInput& f) {
+    while (submit(f) == SubmitStatus::kBusy) poll(std::chrono::milliseconds(10));
+    while (in_flight() > 0) poll(std::chrono::seconds(10));
+    return group_->profile(pair_, f);
+  }
+  CudaBatchStats batch_stats() const { return group_->stats(); }
+  void hold_launches(bool hold) { group_->hold_launches(hold); }
+
+ private:
+  std::shared_ptr<Group> group_;
+  std::shared_ptr<PairState> pair_;
 };
 
 }  // namespace
@@ -410,27 +836,36 @@ std::unique_ptr<Engine> make_cuda_engine(const EngineOptions& options) {
   return std::make_unique<CudaEngine>(options);
 }
 
+std::shared_ptr<EngineGroup> make_cuda_engine_group() {
+  return std::make_shared<CudaEngineGroup>();
+}
+
+std::shared_ptr<std::uint8_t> allocate_cuda_pinned(std::size_t bytes) {
+  void* p = nullptr;
+  STEREOD_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocDefault));
+  return std::shared_ptr<std::uint8_t>(static_cast<std::uint8_t*>(p),
+                                       [](std::uint8_t* q) { cudaFreeHost(q); });
+}
+
 CudaModelState cuda_engine_model_state(Engine& engine, int camera, int level, int channel) {
-  auto& e = dynamic_cast<CudaEngine&>(engine);
-  e.drain();
+  auto& p = dynamic_cast<CudaEngine&>(engine).drained_pipeline();
   CudaModelState s;
-  s.mean = e.pipeline().download_mean(camera, level, channel);
-  s.variance = e.pipeline().download_variance(camera, level, channel);
-  s.mask = e.pipeline().download_mask(camera, level);
+  s.mean = p.download_mean(camera, level, channel);
+  s.variance = p.download_variance(camera, level, channel);
+  s.mask = p.download_mask(camera, level);
   return s;
 }
 
 CudaStages cuda_engine_stages(Engine& engine) {
-  auto& e = dynamic_cast<CudaEngine&>(engine);
-  e.drain();
+  auto& p = dynamic_cast<CudaEngine&>(engine).drained_pipeline();
   CudaStages st;
   for (int i = 0; i < 2; ++i) {
-    for (int s = 0; s < e.pipeline().levels(); ++s) {
-      st.gray[i].push_back(s == 0 ? std::vector<std::uint8_t>{} : e.pipeline().download_gray(s, i));
-      st.census[i].push_back(e.pipeline().download_census(s, i));
-      st.disparity[i].push_back(e.pipeline().download_disparity(s, i));
+    for (int s = 0; s < p.levels(); ++s) {
+      st.gray[i].push_back(s == 0 ? std::vector<std::uint8_t>{} : p.download_gray(s, i));
+      st.census[i].push_back(p.download_census(s, i));
+      st.disparity[i].push_back(p.download_disparity(s, i));
     }
-    st.q4[i] = e.pipeline().download_q4(i);
+    st.q4[i] = p.download_q4(i);
   }
   return st;
 }
@@ -441,7 +876,15 @@ std::vector<std::pair<std::string, double>> cuda_engine_profile(Engine& engine,
 }
 
 void cuda_engine_free_buffer_for_test(Engine& engine) {
-  dynamic_cast<CudaEngine&>(engine).free_buffer_for_test();
+  dynamic_cast<CudaEngine&>(engine).drained_pipeline().free_buffer_for_test();
+}
+
+CudaBatchStats cuda_engine_batch_stats(Engine& engine) {
+  return dynamic_cast<CudaEngine&>(engine).batch_stats();
+}
+
+void cuda_engine_hold_launches(Engine& engine, bool hold) {
+  dynamic_cast<CudaEngine&>(engine).hold_launches(hold);
 }
 
 std::size_t cuda_device_memory_used() {

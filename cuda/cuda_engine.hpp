@@ -1,9 +1,15 @@
 // The CUDA engine: the whole algorithm on the GPU behind the Engine interface, bit-identical to
-// the CPU engine. Per pair: `inflight` slots, each with pinned host input/output buffers, its own
-// device input/output buffers, a stream and events, so the upload of frame N+1, the kernels of
-// frame N and the download of frame N-1 overlap; the kernels of consecutive frames are ordered by
-// an event (they share the pyramid and the background model). Each slot replays its frame as a
-// CUDA graph, captured on first use and again after a parameter change.
+// the CPU engine.
+//
+// Pairs are served by a group per device and image size (one per EngineGroup, or a private one):
+// whenever the GPU can take work, the frames that pairs have submitted go out together, one frame
+// per pair, as one batch: one upload per pair, one CUDA graph for the batch (every stage kernel
+// covers all its pairs), one download per pair. Batches of a group run in order (they share the
+// work lists); with two batch slots the upload of the next and the download of the last overlap
+// the kernels of the current one. Each pair keeps `inflight` slots of its own (pinned host input
+// and output, device input and output); a slot stays reserved until the result's hold is dropped.
+// A group's launcher thread wakes when a batch finishes (a host callback) and sends what is
+// pending; submit() sends at once when the GPU has room.
 #pragma once
 
 #include <memory>
@@ -15,6 +21,9 @@
 namespace stereod {
 
 std::unique_ptr<Engine> make_cuda_engine(const EngineOptions& options);
+std::shared_ptr<EngineGroup> make_cuda_engine_group();
+// Page-locked host memory (cudaHostAlloc), freed when the last copy of the pointer goes.
+std::shared_ptr<std::uint8_t> allocate_cuda_pinned(std::size_t bytes);
 
 // Test hooks (gpu_tests): the device background state after the last finished frame, and fault
 // injection. `engine` must come from make_cuda_engine.
@@ -40,5 +49,15 @@ std::size_t cuda_device_memory_used();
 // in milliseconds (upload and download included), in order. For the speed report.
 std::vector<std::pair<std::string, double>> cuda_engine_profile(Engine& engine,
                                                                 const FrameInput& frame);
+
+// How the frames of an engine's group went out: batches launched and the pairs in them.
+struct CudaBatchStats {
+  std::uint64_t batches = 0;
+  std::uint64_t frames = 0;
+};
+CudaBatchStats cuda_engine_batch_stats(Engine& engine);
+// Test hook: while held, frames submitted to the engine's group wait; on release (false) they go
+// out together, so a test can make a batch of several pairs on purpose.
+void cuda_engine_hold_launches(Engine& engine, bool hold);
 
 }  // namespace stereod

@@ -1,8 +1,8 @@
 #include "device_pipeline.hpp"
 
+#include <algorithm>
+
 #include "background/background_ops.hpp"
-#include "kernels/background_kernels.hpp"
-#include "kernels/stereo_kernels.hpp"
 
 namespace stereod::cuda {
 namespace {
@@ -13,6 +13,14 @@ void ensure(DeviceBuffer<T>& b, std::size_t count) {
 }
 
 template <typename T>
+void keep_if(bool wanted, DeviceBuffer<T>& b, std::size_t count) {
+  if (wanted)
+    ensure(b, count);
+  else
+    b.release();
+}
+
+template <typename T>
 std::vector<T> download(const DeviceBuffer<T>& b) {
   std::vector<T> out(b.size());
   if (!out.empty())
@@ -20,99 +28,97 @@ std::vector<T> download(const DeviceBuffer<T>& b) {
   return out;
 }
 
-}  // namespace
-
-DevicePipeline::DevicePipeline(int width, int height)
-    : width_(width), height_(height), workers_(match_workers()) {
-  frames_.allocate(1);
-  STEREOD_CUDA(cudaMemset(frames_.get(), 0, sizeof(long long)));
+int tiles_of(int side, int tile) {
+  return (side + tile - 1) / tile;
 }
 
-void DevicePipeline::configure(const StereoParams& stereo, const BackgroundParams& background,
-                               bool color, cudaStream_t stream) {
+int segments_of(int disparities, int segment = kSegment) {
+  return (disparities + segment - 1) / segment;
+}
+
+}  // namespace
+
+DevicePipeline::DevicePipeline(int width, int height, int slots)
+    : width_(width),
+      height_(height),
+      workers_(match_window_workers()),
+      io_(static_cast<std::size_t>(slots)) {
+  args_.allocate(static_cast<std::size_t>(slots));
+}
+
+bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParams& background,
+                               const PairLayout& layout) {
   const int levels = effective_levels(stereo);
+  const bool color = background.enabled && background.color && layout.color_input;
   // The CPU model restarts when it is switched back on, or when its levels or channels change.
   const bool restart = !configured_ || levels != levels_ || color != color_ ||
                        (background.enabled && !background_.enabled);
   stereo_ = stereo;
   background_ = background;
+  layout_ = layout;
   tables_ = make_cost_tables(stereo);
   color_ = color;
   levels_ = levels;
   configured_ = true;
 
   level_.resize(static_cast<std::size_t>(levels));
+  segment_.assign(static_cast<std::size_t>(levels), kSegment);
   const bool census = tables_.uses_census;
   const bool ad = stereo.ad_mean_radius > 0 && stereo.cost != MatchingCost::kCensus;
+  const bool modeling = background.enabled;
   for (int s = 0; s < levels; ++s) {
     Level& lv = level_[s];
     lv.w = level_side(width_, s);
     lv.h = level_side(height_, s);
     const std::size_t n = static_cast<std::size_t>(lv.w) * lv.h;
+    const std::size_t tiles =
+        static_cast<std::size_t>(tiles_of(lv.w, kTileW)) * tiles_of(lv.h, kTileH);
+    const std::size_t blocks =
+        static_cast<std::size_t>(tiles_of(lv.w, kBlockW)) * tiles_of(lv.h, kBlockH);
+    // The coarsest level searches every disparity of every pixel: where it has too few tiles to
+    // keep the GPU busy, its disparities are split into shorter segments (more, shorter items).
+    const int nd = level_disparities(stereo.max_disparity, s);
+    if (s == levels - 1) segment_[s] = segment_length(static_cast<int>(tiles), nd, workers_);
+    const int segments = segments_of(nd, segment_[s]);
     for (int i = 0; i < 2; ++i) {
-      if (s > 0) ensure(lv.gray[i], n);
-      if (census)
-        ensure(lv.census[i], n);
-      else
-        lv.census[i].release();
-      if (ad)
-        ensure(lv.ad[i], n);
-      else
-        lv.ad[i].release();
+      keep_if(s > 0 || layout.derive_gray, lv.gray[i], n);
+      keep_if(census, lv.census[i], n);
+      keep_if(ad, lv.ad[i], n);
       ensure(lv.disp[i], n);
-      const MatchScratchSizes z = match_scratch_sizes(
-          lv.w, lv.h, level_disparities(stereo.max_disparity, s), stereo.subwindow);
-      if (z.chunks > 0) {
-        ensure(lv.range_lo[i], z.pixels);
-        ensure(lv.range_hi[i], z.pixels);
-        ensure(lv.tile_lo[i], z.tiles);
-        ensure(lv.tile_hi[i], z.tiles);
-        ensure(lv.key[i], z.pixels);
-        if (i == 0) {
-          ensure(lv.work, z.work_items);
-          ensure(lv.work_counters, 2);
-        }
-        if (s == 0)
-          ensure(lv.cmcp[i], z.pixels * z.chunks);
-        else
-          lv.cmcp[i].release();
+      ensure(lv.lo[i], n);
+      ensure(lv.hi[i], n);
+      ensure(lv.tile_lo[i], tiles);
+      ensure(lv.tile_hi[i], tiles);
+      ensure(lv.tile_done[i], tiles);
+      keep_if(segments > 1, lv.key[i], n);
+      keep_if(s == 0 && segments > 1, lv.cmcp[i], n * static_cast<std::size_t>(segments));
+      for (int c = 0; c < 3; ++c) {
+        keep_if(modeling && color, lv.hsv[i][c], n);
+        const bool plane = modeling && (color || c == kValue);
+        keep_if(plane, lv.mean[i][c], n);
+        keep_if(plane, lv.var[i][c], n);
       }
-      if (background.enabled) {
-        for (int c = 0; c < 3; ++c) {
-          const bool plane = color || c == kValue;
-          if (color && s > 0)
-            ensure(lv.rgb[i][c], n);
-          else
-            lv.rgb[i][c].release();
-          if (color)
-            ensure(lv.hsv[i][c], n);
-          else
-            lv.hsv[i][c].release();
-          if (plane) {
-            ensure(lv.mean[i][c], n);
-            ensure(lv.var[i][c], n);
-          } else {
-            lv.mean[i][c].release();
-            lv.var[i][c].release();
-          }
-        }
-        ensure(lv.raw[i], n);
-        ensure(lv.closed[i], n);
-        ensure(lv.mask[i], n);
-        ensure(lv.still[i], n);
-        ensure(lv.prev[i], n);
-      }
+      keep_if(modeling, lv.raw[i], n);
+      keep_if(modeling, lv.closed[i], n);
+      keep_if(modeling, lv.mask[i], n);
+      keep_if(modeling, lv.block_fg[i], blocks);
+      keep_if(modeling, lv.still[i], n);
+      keep_if(modeling, lv.prev[i], n);
     }
   }
   const std::size_t full = static_cast<std::size_t>(width_) * height_;
+  const std::size_t tiles0 =
+      static_cast<std::size_t>(tiles_of(width_, kTileW)) * tiles_of(height_, kTileH);
   for (int i = 0; i < 2; ++i) {
     ensure(q4_[i], full);
-    if (stereo.speckle_size > 0) {
-      ensure(speckle_parent_[i], full);
-      ensure(speckle_count_[i], full);
-    }
+    ensure(post_active_[i], tiles0);
+    const bool speckles = stereo.speckle_size > 0 && (i == 0 || layout.right_output);
+    keep_if(speckles, label_[i], full);
+    keep_if(speckles, local_size_[i], full);
+    keep_if(speckles, size_[i], full);
   }
-  if (restart) reset_background(stream);
+  write_args();
+  return restart;
 }
 
 void DevicePipeline::set_rectification(const RectificationMap* left,
@@ -121,6 +127,8 @@ void DevicePipeline::set_rectification(const RectificationMap* left,
   for (int i = 0; i < 2; ++i) {
     if (!maps[i]) {
       map_[i].release();
+      rect_gray_[i].release();
+      rect_rgb_[i].release();
       continue;
     }
     map_[i].allocate(maps[i]->xy.size());
@@ -130,239 +138,142 @@ void DevicePipeline::set_rectification(const RectificationMap* left,
     rect_gray_[i].allocate(px);
     rect_rgb_[i].allocate(3 * px);
   }
+  if (configured_) write_args();
 }
 
-void DevicePipeline::reset_background(cudaStream_t stream) {
-  STEREOD_CUDA(cudaMemsetAsync(frames_.get(), 0, sizeof(long long), stream));
+void DevicePipeline::set_slot_io(int slot, const SlotIo& io) {
+  io_[static_cast<std::size_t>(slot)] = io;
+  if (configured_) write_args();
 }
 
-const std::uint8_t* DevicePipeline::gray_at(const FrameBuffers& io, int level, int image) const {
-  if (level > 0) return level_[level].gray[image].get();
-  return map_[image].get() ? rect_gray_[image].get() : io.gray[image];
-}
-
-const std::uint8_t* DevicePipeline::rgb_at(const FrameBuffers& io, int image) const {
-  if (!io.rgb[image]) return nullptr;
-  return map_[image].get() ? rect_rgb_[image].get() : io.rgb[image];
-}
-
-void DevicePipeline::enqueue(const FrameBuffers& io, cudaStream_t stream, StageMarks* marks) {
-  const StereoParams& p = stereo_;
-  const int levels = levels_;
-  auto mark = [&](const std::string& stage) {
-    if (marks) marks->mark(stage, stream);
-  };
-
-  // Rectification first: everything after reads the rectified frame.
-  if (map_[0].get()) {
-    RectifyArgs r;
-    for (int i = 0; i < 2; ++i) {
-      r.gray[i] = io.gray[i];
-      r.rgb[i] = color_ ? io.rgb[i] : nullptr;
-      r.map[i] = map_[i].get();
-      r.out_gray[i] = rect_gray_[i].get();
-      r.out_rgb[i] = rect_rgb_[i].get();
-    }
-    r.width = width_;
-    r.height = height_;
-    launch_rectify(r, stream);
-    mark("rectification");
+MemberArgs DevicePipeline::make_args(int slot) const {
+  const SlotIo& io = io_[static_cast<std::size_t>(slot)];
+  MemberArgs a;
+  a.width = width_;
+  a.height = height_;
+  a.levels = levels_;
+  a.stereo = stereo_;
+  a.tables = tables_;
+  a.modeling = background_.enabled;
+  a.color = color_;
+  a.fixed = to_fixed(background_);
+  a.initial_variance = static_cast<std::uint32_t>(background_.min_sigma * background_.min_sigma)
+                       << 8;
+  a.hierarchy = background_.hierarchy;
+  a.closing_radius = background_.closing_radius;
+  a.warmup = background_.warmup;
+  const bool rectify = map_[0].get() != nullptr;
+  for (int i = 0; i < 2; ++i) {
+    a.in_gray[i] = layout_.derive_gray ? nullptr : io.gray[i];
+    a.in_rgb[i] = layout_.color_input ? io.rgb[i] : nullptr;
+    a.map[i] = map_[i].get();
+    a.rect_gray[i] = rectify ? rect_gray_[i].get() : nullptr;
+    a.rect_rgb[i] = rectify && color_ ? rect_rgb_[i].get() : nullptr;
+    a.src_gray[i] = rectify ? rect_gray_[i].get() : a.in_gray[i];
+    a.src_rgb[i] = rectify ? (color_ ? rect_rgb_[i].get() : nullptr) : a.in_rgb[i];
+    a.q4[i] = q4_[i].get();
+    a.label[i] = label_[i].get();
+    a.local_size[i] = local_size_[i].get();
+    a.size[i] = size_[i].get();
+    a.post_active[i] = post_active_[i].get();
   }
-
-  // Pyramid, census and the AD term's input, finest first.
-  for (int s = 0; s < levels; ++s) {
+  a.out_disp[0] = io.disparity[0];
+  a.out_disp[1] = layout_.right_output ? io.disparity[1] : nullptr;
+  a.out_fg = background_.enabled ? io.foreground : nullptr;
+  a.tested = io.tested;
+  for (int s = 0; s < levels_; ++s) {
     const Level& lv = level_[s];
-    PreprocessArgs a;
+    LevelBuffers& b = a.level[s];
+    b.width = lv.w;
+    b.height = lv.h;
+    b.tiles_x = tiles_of(lv.w, kTileW);
+    b.tiles_y = tiles_of(lv.h, kTileH);
+    b.disparities = level_disparities(stereo_.max_disparity, s);
+    b.segment = segment_[s];
     for (int i = 0; i < 2; ++i) {
-      a.gray[i] = gray_at(io, s, i);
-      a.census[i] = lv.census[i].get();
-      a.ad[i] = lv.ad[i].get();
-      a.down[i] = s + 1 < levels ? level_[s + 1].gray[i].get() : nullptr;
-    }
-    a.width = lv.w;
-    a.height = lv.h;
-    if (s + 1 < levels) {
-      a.down_width = level_[s + 1].w;
-      a.down_height = level_[s + 1].h;
-    }
-    a.census_width = p.census_width;
-    a.census_height = p.census_height;
-    a.ad_radius = p.ad_mean_radius;
-    launch_preprocess(a, stream);
-  }
-  mark("pyramid, census, mean removal");
-
-  // Background model of both cameras, coarsest level first.
-  const bool modeling = background_.enabled;
-  if (modeling) {
-    STEREOD_CUDA(cudaMemsetAsync(io.tested, 0, sizeof(unsigned long long) * 2 * levels, stream));
-    if (color_) {
-      for (int s = 0; s < levels; ++s) {
-        Level& lv = level_[s];
-        HsvLevelArgs a;
-        for (int i = 0; i < 2; ++i) {
-          a.rgb_interleaved[i] = s == 0 ? rgb_at(io, i) : nullptr;
-          for (int c = 0; c < 3; ++c) {
-            a.rgb_planar[i][c] = s == 0 ? nullptr : lv.rgb[i][c].get();
-            a.hsv[i][c] = lv.hsv[i][c].get();
-            a.down[i][c] = s + 1 < levels ? level_[s + 1].rgb[i][c].get() : nullptr;
-          }
-        }
-        a.width = lv.w;
-        a.height = lv.h;
-        if (s + 1 < levels) {
-          a.down_width = level_[s + 1].w;
-          a.down_height = level_[s + 1].h;
-        }
-        launch_hsv_level(a, stream);
+      // Level 0's gray: the rectified frame, the input, or (color only, unrectified) the luma the
+      // pyramid writes.
+      const bool derived0 = s == 0 && a.src_gray[i] == nullptr;
+      b.gray[i] = s > 0 || derived0 ? lv.gray[i].get() : a.src_gray[i];
+      b.gray_out[i] = s > 0 || derived0 ? lv.gray[i].get() : nullptr;
+      b.census[i] = lv.census[i].get();
+      b.ad[i] = lv.ad[i].get();
+      for (int c = 0; c < 3; ++c) {
+        b.hsv[i][c] = lv.hsv[i][c].get();
+        b.mean[i][c] = lv.mean[i][c].get();
+        b.var[i][c] = lv.var[i][c].get();
       }
+      b.still[i] = lv.still[i].get();
+      b.prev[i] = lv.prev[i].get();
+      b.raw[i] = lv.raw[i].get();
+      b.closed[i] = lv.closed[i].get();
+      b.mask[i] = lv.mask[i].get();
+      b.block_fg[i] = lv.block_fg[i].get();
+      b.disp[i] = lv.disp[i].get();
+      b.lo[i] = lv.lo[i].get();
+      b.hi[i] = lv.hi[i].get();
+      b.tile_lo[i] = lv.tile_lo[i].get();
+      b.tile_hi[i] = lv.tile_hi[i].get();
+      b.tile_done[i] = lv.tile_done[i].get();
+      b.key[i] = lv.key[i].get();
+      b.cmcp[i] = lv.cmcp[i].get();
     }
-    const BackgroundFixed fixed = to_fixed(background_);
-    for (int s = levels - 1; s >= 0; --s) {
-      Level& lv = level_[s];
-      BackgroundLevelArgs a;
-      for (int i = 0; i < 2; ++i) {
-        BackgroundCameraLevel& c = a.camera[i];
-        for (int ch = 0; ch < 3; ++ch) {
-          c.planes[ch] =
-              color_ ? lv.hsv[i][ch].get() : (ch == kValue ? gray_at(io, s, i) : nullptr);
-          c.mean[ch] = lv.mean[i][ch].get();
-          c.var[ch] = lv.var[i][ch].get();
-        }
-        c.raw = lv.raw[i].get();
-        c.closed = lv.closed[i].get();
-        c.mask = lv.mask[i].get();
-        c.still = lv.still[i].get();
-        c.prev = lv.prev[i].get();
-        c.parent_closed = s + 1 < levels ? level_[s + 1].closed[i].get() : nullptr;
-        c.tested = io.tested + i * levels + s;
-        c.output = (s == 0 && i == 0) ? io.foreground : nullptr;
-      }
-      a.width = lv.w;
-      a.height = lv.h;
-      if (s + 1 < levels) {
-        a.parent_width = level_[s + 1].w;
-        a.parent_height = level_[s + 1].h;
-      }
-      a.channels = color_ ? 3 : 1;
-      a.fixed = fixed;
-      a.initial_variance = static_cast<std::uint32_t>(background_.min_sigma * background_.min_sigma)
-                           << 8;
-      a.hierarchy = background_.hierarchy;
-      a.closing_radius = background_.closing_radius;
-      a.warmup = background_.warmup;
-      a.frames = frames_.get();
-      launch_background_classify(a, stream);
-      launch_background_close_learn(a, stream);
-    }
-    launch_background_advance(frames_.get(), stream);
-  } else {
-    STEREOD_CUDA(
-        cudaMemsetAsync(io.foreground, 255, static_cast<std::size_t>(width_) * height_, stream));
   }
-  mark("background model");
+  return a;
+}
 
-  // Coarse to fine matching, both views per launch.
-  for (int s = levels - 1; s >= 0; --s) {
-    Level& lv = level_[s];
-    MatchArgs a;
-    for (int i = 0; i < 2; ++i) {
-      MatchViewArgs& v = a.view[i];
-      const int o = 1 - i;
-      v.ref_ad = lv.ad[i].get() ? lv.ad[i].get() : gray_at(io, s, i);
-      v.tgt_ad = lv.ad[o].get() ? lv.ad[o].get() : gray_at(io, s, o);
-      v.ref_census = lv.census[i].get();
-      v.tgt_census = lv.census[o].get();
-      v.ref_fg = modeling ? lv.mask[i].get() : nullptr;
-      v.tgt_fg = modeling ? lv.mask[o].get() : nullptr;
-      v.parent_this = s + 1 < levels ? level_[s + 1].disp[i].get() : nullptr;
-      v.parent_other = s + 1 < levels ? level_[s + 1].disp[o].get() : nullptr;
-      v.out_disp = lv.disp[i].get();
-      v.out_q4 = s == 0 ? q4_[i].get() : nullptr;
-      v.direction = i == 0 ? -1 : 1;
-    }
-    a.width = lv.w;
-    a.height = lv.h;
-    if (s + 1 < levels) {
-      a.parent_width = level_[s + 1].w;
-      a.parent_height = level_[s + 1].h;
-    }
-    a.disparities = level_disparities(p.max_disparity, s);
-    a.subwindow = p.subwindow;
-    a.best_k = p.best_k;
-    a.parent_radius = p.parent_radius;
-    a.cross_check = p.cross_check;
-    a.tolerance = p.cross_check_tolerance;
-    a.subpixel = s == 0;
-    a.uniqueness = p.uniqueness;
-    a.tables = tables_;
-    MatchScratch m;
-    for (int i = 0; i < 2; ++i) {
-      m.lo[i] = lv.range_lo[i].get();
-      m.hi[i] = lv.range_hi[i].get();
-      m.tile_lo[i] = lv.tile_lo[i].get();
-      m.tile_hi[i] = lv.tile_hi[i].get();
-      m.key[i] = lv.key[i].get();
-      m.cmcp[i] = s == 0 ? lv.cmcp[i].get() : nullptr;
-    }
-    m.work = lv.work.get();
-    m.counters = lv.work_counters.get();
-    m.workers = workers_;
-    launch_match(a, m, stream);
-    mark("match level " + std::to_string(s) + " (" + std::to_string(lv.w) + "x" +
-         std::to_string(lv.h) + ", D=" + std::to_string(a.disparities) + ")");
-  }
+void DevicePipeline::write_args() {
+  std::vector<MemberArgs> host;
+  for (std::size_t k = 0; k < io_.size(); ++k) host.push_back(make_args(static_cast<int>(k)));
+  STEREOD_CUDA(cudaMemcpy(args_.get(), host.data(), sizeof(MemberArgs) * host.size(),
+                          cudaMemcpyHostToDevice));
+}
 
-  // Finest level: cross-check, speckles, median, filling.
-  FinalCheckArgs fc;
-  for (int i = 0; i < 2; ++i) {
-    fc.disp[i] = level_[0].disp[i].get();
-    fc.q4[i] = q4_[i].get();
+BatchShape DevicePipeline::shape(int count) const {
+  BatchShape s;
+  s.count = count;
+  s.width = width_;
+  s.height = height_;
+  s.levels = levels_;
+  for (int l = 0; l < levels_; ++l) {
+    s.level_width[l] = level_[l].w;
+    s.level_height[l] = level_[l].h;
   }
-  fc.width = width_;
-  fc.height = height_;
-  fc.tolerance = p.cross_check_tolerance;
-  fc.enabled = p.cross_check;
-  launch_final_check(fc, stream);
-  mark("cross-check");
-  if (p.speckle_size > 0) {
-    SpeckleArgs sp;
-    for (int i = 0; i < 2; ++i) {
-      sp.q4[i] = q4_[i].get();
-      sp.parent[i] = speckle_parent_[i].get();
-      sp.count[i] = speckle_count_[i].get();
-    }
-    sp.width = width_;
-    sp.height = height_;
-    sp.min_size = p.speckle_size;
-    sp.max_step = p.speckle_range * kSubpixelScale;
-    launch_speckle(sp, stream);
-    mark("speckles");
+  s.rectify = map_[0].get() != nullptr;
+  s.derive_gray = layout_.derive_gray;
+  s.color = color_;
+  s.modeling = background_.enabled;
+  s.census = tables_.uses_census;
+  s.mean_removal = stereo_.ad_mean_radius > 0 && stereo_.cost != MatchingCost::kCensus;
+  s.window_path = stereo_.subwindow == 3 && stereo_.uniqueness == 0;
+  s.best4 = stereo_.best_k == 4;
+  s.speckles = stereo_.speckle_size > 0;
+  s.fill = stereo_.fill;
+  s.right_output = layout_.right_output;
+  s.max_segments = segments_of(stereo_.max_disparity, segment_.empty() ? kSegment : segment_[0]);
+  return s;
+}
+
+std::string DevicePipeline::batch_key() const {
+  const BatchShape s = shape(1);
+  std::string key =
+      std::to_string(width_) + "x" + std::to_string(height_) + "/L" + std::to_string(levels_) + "/";
+  for (bool b : {s.rectify, s.derive_gray, s.color, s.modeling, s.census, s.mean_removal,
+                 s.window_path, s.best4, s.speckles, s.fill, s.right_output}) {
+    key += b ? '1' : '0';
   }
-  MedianArgs md;
-  for (int i = 0; i < 2; ++i) {
-    md.in[i] = q4_[i].get();
-    md.out[i] = io.disparity[i];
-  }
-  md.width = width_;
-  md.height = height_;
-  md.enabled = p.median;
-  launch_median(md, stream);
-  mark("median");
-  if (p.fill) {
-    FillArgs f;
-    for (int i = 0; i < 2; ++i) {
-      f.disp[i] = io.disparity[i];
-      f.intensity[i] = gray_at(io, 0, i);
-      f.fg[i] = modeling ? level_[0].mask[i].get() : nullptr;
-    }
-    f.width = width_;
-    f.height = height_;
-    f.background_mode = p.fill_mode == FillMode::kBackground;
-    f.interpolate_max = p.fill_interpolate_max;
-    launch_fill(f, stream);
-    mark("fill");
-  }
+  return key;
+}
+
+std::size_t DevicePipeline::scratch_items(int level) const {
+  if (level >= levels_) return 0;
+  const Level& lv = level_[static_cast<std::size_t>(level)];
+  const std::size_t tiles =
+      static_cast<std::size_t>(tiles_of(lv.w, kTileW)) * tiles_of(lv.h, kTileH);
+  // The most pieces a tile can be cut into: its whole range in the shortest pieces.
+  const int nd = level_disparities(stereo_.max_disparity, level);
+  const int piece = piece_length(0, nd - 1, segment_[level], nd, level == 0);
+  return 2 * tiles * static_cast<std::size_t>(segments_of(nd, piece));
 }
 
 std::vector<std::uint16_t> DevicePipeline::download_mean(int camera, int level, int channel) const {
@@ -379,7 +290,7 @@ std::vector<std::uint8_t> DevicePipeline::download_mask(int camera, int level) c
 }
 
 std::vector<std::uint8_t> DevicePipeline::download_gray(int level, int image) const {
-  return download(level_[level].gray[image]);  // levels above 0
+  return download(level_[level].gray[image]);
 }
 
 std::vector<std::uint64_t> DevicePipeline::download_census(int level, int image) const {
@@ -396,6 +307,79 @@ std::vector<std::uint16_t> DevicePipeline::download_q4(int view) const {
 
 void DevicePipeline::free_buffer_for_test() {
   level_[0].disp[0].release();
+  write_args();  // the next frame writes through a null pointer: an illegal address
+}
+
+void BatchWorkspace::ensure(const std::vector<std::size_t>& items_per_level,
+                            std::size_t post_items) {
+  if (!counters_.get()) {
+    counters_.allocate(kMaxLevels);
+    ws_.counters = counters_.get();
+    ws_.workers = match_window_workers();
+    ws_.post_workers = post_workers();
+  }
+  for (std::size_t l = 0; l < items_per_level.size() && l < kMaxLevels; ++l) {
+    if (l >= items_.size()) items_.push_back(0);
+    if (items_per_level[l] > items_[l]) {
+      items_[l] = items_per_level[l];
+      heavy_[l].allocate(items_[l]);
+      light_[l].allocate(items_[l]);
+      ws_.heavy[l] = heavy_[l].get();
+      ws_.light[l] = light_[l].get();
+      resized_ = true;
+    }
+  }
+  if (post_items > post_items_) {
+    post_items_ = post_items;
+    post_.allocate(post_items_);
+    ws_.post = post_.get();
+    resized_ = true;
+  }
+}
+
+void enqueue_batch(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
+                   cudaStream_t stream, StageMarks* marks) {
+  auto mark = [&](const std::string& stage) {
+    if (marks) marks->mark(stage, stream);
+  };
+  STEREOD_CUDA(cudaMemsetAsync(ws.counters, 0, sizeof(ListCounters) * kMaxLevels, stream));
+  if (shape.rectify) {
+    launch_rectify(shape, batch, stream);
+    mark("rectification");
+  }
+  launch_pyramid(shape, batch, stream);
+  mark("pyramid");
+  if (shape.modeling) {
+    for (int s = shape.levels - 1; s >= 0; --s) {
+      launch_background_classify(shape, batch, s, stream);
+      launch_background_close_learn(shape, batch, s, stream);
+    }
+    mark("background model");
+  }
+  // After the model: with it, only where matching will read.
+  launch_census(shape, batch, stream);
+  mark("census, mean removal");
+  for (int s = shape.levels - 1; s >= 0; --s) {
+    launch_search_ranges(shape, batch, ws, s, stream);
+    if (shape.window_path)
+      launch_match_window(shape, batch, ws, s, stream);
+    else
+      launch_match_generic(shape, batch, s, stream);
+    mark("match level " + std::to_string(s) + " (" + std::to_string(shape.level_width[s]) + "x" +
+         std::to_string(shape.level_height[s]) + ")");
+  }
+  launch_check_and_label(shape, batch, ws, stream);
+  if (shape.speckles) {
+    launch_speckle_join(shape, batch, ws, stream);
+    launch_speckle_count(shape, batch, ws, stream);
+  }
+  mark("cross-check, speckle labels");
+  launch_speckle_median(shape, batch, stream);
+  mark("speckle removal, median");
+  if (shape.fill) {
+    launch_fill(shape, batch, stream);
+    mark("fill");
+  }
 }
 
 }  // namespace stereod::cuda

@@ -1,31 +1,39 @@
-// One camera pair's device-side state and its per-frame kernel sequence: the pyramid and matching
-// buffers, the background model of both cameras, and enqueue(), which puts every kernel of one
-// frame on a stream without synchronising (so it can be captured once as a CUDA graph and
-// replayed). Buffers are allocated when the parameters are set, never per frame.
+// One camera pair's device-side state: the pyramid, matching and post-processing buffers and the
+// background model of both cameras, allocated when the parameters are set (never per frame), and
+// the MemberArgs through which the stage kernels find them (one per in-flight slot, in device
+// memory). enqueue_batch() puts every stage of one batch of pairs on a stream without
+// synchronising, so the sequence is captured once as a CUDA graph and replayed.
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "background/background_params.hpp"
 #include "device_buffer.hpp"
+#include "kernels/stages.hpp"
 #include "rectify/remap.hpp"
-#include "stereo/cost.hpp"
 #include "stereo/params.hpp"
 
 namespace stereod::cuda {
 
-// Where one frame's input and output live on the device (a slot's buffers, or mapped host memory).
-struct FrameBuffers {
+// Where one slot's frame lives on the device: input (gray null: the frame is color only) and
+// output (a slot's buffers, or mapped host memory).
+struct SlotIo {
   const std::uint8_t* gray[2] = {nullptr, nullptr};
-  const std::uint8_t* rgb[2] = {nullptr, nullptr};  // interleaved; null without color
-  std::uint16_t* disparity[2] = {nullptr, nullptr};
-  std::uint8_t* foreground = nullptr;    // left, 0/255
-  unsigned long long* tested = nullptr;  // [camera * levels + level]
+  const std::uint8_t* rgb[2] = {nullptr, nullptr};
+  std::uint16_t* disparity[2] = {nullptr, nullptr};  // right: null unless asked for
+  std::uint8_t* foreground = nullptr;                // null: modeling off
+  unsigned long long* tested = nullptr;
+};
+
+// How a pair's frames arrive and what it returns (beyond the parameters).
+struct PairLayout {
+  bool color_input = false;   // frames carry color (kept for the background model)
+  bool derive_gray = false;   // frames carry color only: gray is its luma
+  bool right_output = false;  // return the right view's map too
 };
 
 // Marks the end of each stage with an event (profiling only; never inside a captured graph).
@@ -37,76 +45,104 @@ class StageMarks {
 
 class DevicePipeline {
  public:
-  DevicePipeline(int width, int height);
+  DevicePipeline(int width, int height, int slots);
 
-  // Sizes the buffers for these parameters (validated by the caller). `color`: the background
-  // model compares HSV. Keeps the background state when the levels and color mode are unchanged,
-  // like the CPU model; otherwise the next frame starts a new warm-up.
-  void configure(const StereoParams& stereo, const BackgroundParams& background, bool color,
-                 cudaStream_t stream);
+  // Sizes the buffers for these parameters (validated by the caller) and rewrites every slot's
+  // MemberArgs. Keeps the background model when the levels and color mode are unchanged, like the
+  // CPU model (reports whether it restarted). Synchronous: call with nothing in flight.
+  bool configure(const StereoParams& stereo, const BackgroundParams& background,
+                 const PairLayout& layout);
   // Rectification maps (copied to the device once); both null: frames are already rectified.
   void set_rectification(const RectificationMap* left, const RectificationMap* right);
+  // Where slot `slot`'s frames are read from and results written to.
+  void set_slot_io(int slot, const SlotIo& io);
 
-  // Forgets what the background model learned (the next frame starts a warm-up).
-  void reset_background(cudaStream_t stream);
-
-  void enqueue(const FrameBuffers& io, cudaStream_t stream, StageMarks* marks = nullptr);
+  // The shape of a batch of `count` pairs like this one, and a key that is equal for pairs that
+  // can share a batch (same size, same kernels).
+  BatchShape shape(int count) const;
+  std::string batch_key() const;
+  const MemberArgs* member_args(int slot) const { return args_.get() + slot; }
 
   int levels() const { return levels_; }
   bool color() const { return color_; }
-  int width() const { return width_; }
-  int height() const { return height_; }
+  const PairLayout& layout() const { return layout_; }
+  const StereoParams& stereo() const { return stereo_; }
+  const BackgroundParams& background() const { return background_; }
+  std::size_t scratch_items(int level) const;  // work-list entries one pair may need per level
 
   // For tests: the model's state and masks after the last frame (synchronous copies).
   std::vector<std::uint16_t> download_mean(int camera, int level, int channel) const;
   std::vector<std::uint32_t> download_variance(int camera, int level, int channel) const;
   std::vector<std::uint8_t> download_mask(int camera, int level) const;
   // Intermediate results of the last frame, for stage-by-stage comparison with the CPU.
-  std::vector<std::uint8_t> download_gray(int level, int image) const;
+  std::vector<std::uint8_t> download_gray(int level, int image) const;  // levels above 0
   std::vector<std::uint64_t> download_census(int level, int image) const;
   std::vector<std::int16_t> download_disparity(int level, int view) const;
-  std::vector<std::uint16_t> download_q4(int view) const;  // after cross-check and speckles
-  // Fault injection for the error-reporting test: frees a buffer the next frame reads.
+  std::vector<std::uint16_t> download_q4(int view) const;  // after the check
+  // Fault injection for the error-reporting test: frees a buffer the next frame writes.
   void free_buffer_for_test();
 
  private:
   struct Level {
     int w = 0, h = 0;
-    DeviceBuffer<std::uint8_t> gray[2];  // levels above 0 (level 0 is the frame's input)
+    DeviceBuffer<std::uint8_t> gray[2];  // levels above 0, and level 0 when derived from color
     DeviceBuffer<std::uint64_t> census[2];
     DeviceBuffer<std::uint8_t> ad[2];
-    DeviceBuffer<std::int16_t> disp[2];
-    // Scratch of the chunked matching path (kernels/stereo_kernels.hpp: MatchScratch).
-    DeviceBuffer<std::int16_t> range_lo[2], range_hi[2];
+    DeviceBuffer<std::int16_t> disp[2], lo[2], hi[2];
     DeviceBuffer<std::int32_t> tile_lo[2], tile_hi[2];
-    DeviceBuffer<std::uint32_t> key[2], cmcp[2];
-    DeviceBuffer<std::uint32_t> work, work_counters;  // the chunked path's work list
-    DeviceBuffer<std::uint8_t> rgb[2][3];             // planar RGB above level 0 (color mode)
+    DeviceBuffer<std::uint32_t> tile_done[2], key[2], cmcp[2];
     DeviceBuffer<std::uint8_t> hsv[2][3];
     DeviceBuffer<std::uint16_t> mean[2][3];
     DeviceBuffer<std::uint32_t> var[2][3];
-    DeviceBuffer<std::uint8_t> raw[2], closed[2], mask[2];
+    DeviceBuffer<std::uint8_t> raw[2], closed[2], mask[2], block_fg[2];
     DeviceBuffer<std::uint16_t> still[2];
     DeviceBuffer<std::uint8_t> prev[2];
   };
 
-  const std::uint8_t* gray_at(const FrameBuffers& io, int level, int image) const;
-  const std::uint8_t* rgb_at(const FrameBuffers& io, int image) const;
+  MemberArgs make_args(int slot) const;
+  void write_args();
 
   int width_, height_;
-  int workers_;  // chunk_kernel blocks resident on this device (match_workers())
+  int workers_;               // resident blocks of the window matcher on this device
+  std::vector<int> segment_;  // disparities per work item, per level
   StereoParams stereo_;
   BackgroundParams background_;
+  PairLayout layout_;
   CostTables tables_;
   bool color_ = false;
   bool configured_ = false;
   int levels_ = 0;
   std::vector<Level> level_;
   DeviceBuffer<std::uint16_t> q4_[2];
-  DeviceBuffer<std::int32_t> speckle_parent_[2], speckle_count_[2];
-  DeviceBuffer<long long> frames_;     // the background model's frame counter
+  DeviceBuffer<std::int32_t> label_[2], local_size_[2], size_[2];
+  DeviceBuffer<std::uint8_t> post_active_[2];
   DeviceBuffer<std::int32_t> map_[2];  // rectification maps (empty: none)
   DeviceBuffer<std::uint8_t> rect_gray_[2], rect_rgb_[2];
+  std::vector<SlotIo> io_;
+  DeviceBuffer<MemberArgs> args_;  // one per slot
 };
+
+// Scratch shared by the members of a batch: the work lists, sized for `max_count` pairs whose
+// largest needs are `items` per level.
+class BatchWorkspace {
+ public:
+  void ensure(const std::vector<std::size_t>& items_per_level, std::size_t post_items);
+  const Workspace& get() const { return ws_; }
+  bool resized() const { return resized_; }
+  void clear_resized() { resized_ = false; }
+
+ private:
+  DeviceBuffer<ListCounters> counters_;
+  DeviceBuffer<std::uint32_t> heavy_[kMaxLevels], light_[kMaxLevels];
+  DeviceBuffer<std::uint32_t> post_;
+  std::vector<std::size_t> items_;
+  std::size_t post_items_ = 0;
+  Workspace ws_;
+  bool resized_ = true;
+};
+
+// Every stage of one batch, in order (one launcher call per stage; kernels/<stage>.cu).
+void enqueue_batch(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
+                   cudaStream_t stream, StageMarks* marks = nullptr);
 
 }  // namespace stereod::cuda

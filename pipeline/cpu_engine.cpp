@@ -54,10 +54,7 @@ class CpuEngine final : public Engine {
   explicit CpuEngine(const EngineOptions& o) : options_(o), state_(std::make_shared<State>()) {
     validate_for_images(o.stereo, o.width, o.height, o.width, o.height);
     validate_background_params(o.background);
-    if (o.inflight < 1 || o.inflight > 64) {
-      throw ParameterError("gpu.inflight", "gpu.inflight = " + std::to_string(o.inflight) +
-                                               ": must be between 1 and 64");
-    }
+    check_engine_options(o);
     state_->slots.resize(static_cast<std::size_t>(o.inflight));
     for (auto& s : state_->slots) {
       s.left.resize(o.width, o.height);
@@ -65,13 +62,6 @@ class CpuEngine final : public Engine {
     }
     state_->params = o.stereo;
     state_->background = o.background;
-    if (o.left_map && (o.left_map->width != o.width || o.left_map->height != o.height)) {
-      throw ParameterError("calibration",
-                           "the rectification maps are for " + std::to_string(o.left_map->width) +
-                               "x" + std::to_string(o.left_map->height) +
-                               " images, the engine's are " + std::to_string(o.width) + "x" +
-                               std::to_string(o.height));
-    }
     processor_ = std::make_unique<CpuPairProcessor>(o.stereo, o.background, o.cpu_threads,
                                                     o.left_map, o.right_map);
     worker_ = std::thread([this] { work(); });
@@ -104,12 +94,17 @@ class CpuEngine final : public Engine {
       state_->slots[index].state = SlotState::kQueued;  // reserved; the worker waits for the queue
     }
     Slot& s = state_->slots[index];
-    copy_into(f.left, s.left);
-    copy_into(f.right, s.right);
     s.has_color = !f.left_color.empty() && !f.right_color.empty();
     if (s.has_color) {
       copy_into(f.left_color, s.left_color);
       copy_into(f.right_color, s.right_color);
+    }
+    if (gray_from_color(f)) {
+      rgb_to_gray(s.left_color, s.left);  // what the CUDA engine computes on the device
+      rgb_to_gray(s.right_color, s.right);
+    } else {
+      copy_into(f.left, s.left);
+      copy_into(f.right, s.right);
     }
     s.sequence = f.sequence;
     s.capture_time_ns = f.capture_time_ns;
@@ -146,7 +141,7 @@ class CpuEngine final : public Engine {
     r.error = s.error;
     if (s.ok) {
       r.disparity = s.out.stereo.left.view();
-      r.right_disparity = s.out.stereo.right.view();
+      if (options_.right_output) r.right_disparity = s.out.stereo.right.view();
       r.foreground = s.out.foreground.view();
       r.background_active = s.out.background_active;
       r.tested_fraction = s.out.tested_fraction;
@@ -209,6 +204,7 @@ class CpuEngine final : public Engine {
         PairFrame in;
         in.left = s.left.view();
         in.right = s.right.view();
+        in.right_output = options_.right_output;
         if (s.has_color) {
           in.left_color = view_of(s.left_color);
           in.right_color = view_of(s.right_color);

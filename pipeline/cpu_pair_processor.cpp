@@ -69,6 +69,7 @@ void CpuPairProcessor::process(const PairFrame& raw, PairOutput& out) {
   StereoInput in;
   in.left = f.left;
   in.right = f.right;
+  in.right_output = f.right_output;
   const bool modeling = left_model_.params().enabled;
   if (modeling) {
     // The two models are independent: the right one runs beside the left one (a third of a

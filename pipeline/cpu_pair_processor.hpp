@@ -16,6 +16,7 @@ namespace stereod {
 struct PairFrame {
   ImageView<const std::uint8_t> left, right;  // gray
   RgbView left_color, right_color;            // optional
+  bool right_output = true;                   // post-process the right view's map too
 };
 
 struct PairOutput {

@@ -8,6 +8,17 @@ namespace stereod {
 
 void check_frame_size(const FrameInput& f, int width, int height) {
   auto size = [](int w, int h) { return std::to_string(w) + "x" + std::to_string(h); };
+  const bool has_color = !f.left_color.empty() && !f.right_color.empty();
+  if (gray_from_color(f)) {
+    if (f.left_color.width != width || f.left_color.height != height ||
+        f.right_color.width != width || f.right_color.height != height) {
+      throw ParameterError("frame", "frame " + std::to_string(f.sequence) + " is " +
+                                        size(f.left_color.width, f.left_color.height) + " / " +
+                                        size(f.right_color.width, f.right_color.height) +
+                                        " (color only), the engine expects " + size(width, height));
+    }
+    return;
+  }
   if (f.left.width != width || f.left.height != height || f.right.width != width ||
       f.right.height != height) {
     throw ParameterError("frame", "frame " + std::to_string(f.sequence) + " is " +
@@ -15,10 +26,28 @@ void check_frame_size(const FrameInput& f, int width, int height) {
                                       size(f.right.width, f.right.height) +
                                       ", the engine expects " + size(width, height));
   }
-  const bool has_color = !f.left_color.empty() && !f.right_color.empty();
   if (has_color && (f.left_color.width != width || f.left_color.height != height ||
                     f.right_color.width != width || f.right_color.height != height)) {
     throw ParameterError("color", "color images do not have the frame's size");
+  }
+}
+
+void check_engine_options(const EngineOptions& o) {
+  if (o.inflight < 1 || o.inflight > 64) {
+    // The daemon's key for it (both engines keep this many frames of a pair in flight).
+    throw ParameterError("gpu.inflight", "gpu.inflight = " + std::to_string(o.inflight) +
+                                             ": must be between 1 and 64 frames per pair");
+  }
+  if (!o.left_map != !o.right_map) {
+    throw ParameterError("calibration", "rectification needs maps for both cameras or neither");
+  }
+  for (const auto* m : {o.left_map.get(), o.right_map.get()}) {
+    if (m && (m->width != o.width || m->height != o.height)) {
+      throw ParameterError("calibration",
+                           "the rectification maps are for " + std::to_string(m->width) + "x" +
+                               std::to_string(m->height) + " images, the engine's are " +
+                               std::to_string(o.width) + "x" + std::to_string(o.height));
+    }
   }
 }
 

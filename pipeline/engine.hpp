@@ -21,6 +21,16 @@
 
 namespace stereod {
 
+// Engines made with one group share what can be shared: on the GPU, pairs of one image size whose
+// frames are ready together run as one batch (one set of launches) instead of one set each. The
+// CPU engine ignores it. Make one per process (or per daemon configuration) and hand it to every
+// engine; engines made without one run on their own.
+class EngineGroup {
+ public:
+  virtual ~EngineGroup() = default;
+};
+std::shared_ptr<EngineGroup> make_engine_group();
+
 struct EngineOptions {
   int width = 0;  // every frame of this pair has this size
   int height = 0;
@@ -33,24 +43,44 @@ struct EngineOptions {
   std::shared_ptr<const RectificationMap> left_map, right_map;
   int gpu_device = 0;      // CUDA engine: which device
   bool zero_copy = false;  // CUDA engine: mapped pinned memory (integrated-memory boards)
+  // Post-process and return the right view's map as well (result.right_disparity). Off, the right
+  // view is matched only as far as the left-right check needs it.
+  bool right_output = false;
+  std::shared_ptr<EngineGroup> group;  // null: this engine runs on its own
 };
 
 struct FrameInput {
   std::uint64_t sequence = 0;
   std::int64_t capture_time_ns = 0;    // carried through to the result untouched
-  ImageView<const std::uint8_t> left;  // 8-bit gray, may be strided
+  ImageView<const std::uint8_t> left;  // 8-bit gray, may be strided; empty: the luma of the color
   ImageView<const std::uint8_t> right;
   // Optional color of the same pixels, for the background model's HSV test (ignored unless
-  // background.color is on). Without it the model compares intensities.
+  // background.color is on). Without it the model compares intensities. A frame may come in color
+  // only (left and right empty): the engine then matches its BT.601 luma (luma_bt601), as if the
+  // caller had converted it.
   RgbView left_color;
   RgbView right_color;
+  // The views point into page-locked memory (e.g. from allocate_pinned) that stays unchanged until
+  // this frame's result has been polled: the CUDA engine uploads straight from it instead of
+  // copying it into its own slot first. Ignored by the CPU engine.
+  bool pinned = false;
 };
+
+// True when the frame carries no gray and must be matched on the luma of its color.
+inline bool gray_from_color(const FrameInput& f) {
+  return f.left.data == nullptr && f.right.data == nullptr && !f.left_color.empty() &&
+         !f.right_color.empty();
+}
+
+// Page-locked host memory for FrameInput::pinned (ordinary memory where no CUDA is available).
+std::shared_ptr<std::uint8_t> allocate_pinned(std::size_t bytes);
 
 struct StageTimings {
   double upload_ms = 0;    // host -> engine input (copy into the slot, or H2D)
   double compute_ms = 0;   // every stage of the algorithm
   double download_ms = 0;  // engine -> host result (D2H); 0 for the CPU engine
   double total_ms = 0;     // submit to result ready
+  double wait_ms = 0;      // CUDA: uploaded, waiting for the GPU (the batch before this one)
 };
 
 struct EngineResult {
@@ -101,6 +131,10 @@ class Engine {
 // What both engines' submit() check first: left and right (and their color, when both views
 // carry it) have the engine's size. Throws ParameterError naming the frame and the sizes.
 void check_frame_size(const FrameInput& frame, int width, int height);
+
+// The checks of EngineOptions that do not depend on the engine (slots, maps); throws
+// ParameterError naming the configuration key.
+void check_engine_options(const EngineOptions& options);
 
 // kind: "cpu", "cuda", or "auto" (CUDA when a usable device is present, else CPU). Throws
 // std::runtime_error naming the problem (e.g. "cuda engine: not built", CUDA's error message).

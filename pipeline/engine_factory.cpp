@@ -19,6 +19,22 @@ bool cuda_engine_available(std::string* why) {
 #endif
 }
 
+std::shared_ptr<EngineGroup> make_engine_group() {
+#if defined(STEREOD_HAVE_CUDA)
+  return make_cuda_engine_group();
+#else
+  return std::make_shared<EngineGroup>();
+#endif
+}
+
+std::shared_ptr<std::uint8_t> allocate_pinned(std::size_t bytes) {
+#if defined(STEREOD_HAVE_CUDA)
+  if (cuda_engine_available()) return allocate_cuda_pinned(bytes);
+#endif
+  return std::shared_ptr<std::uint8_t>(new std::uint8_t[bytes],
+                                       std::default_delete<std::uint8_t[]>());
+}
+
 std::unique_ptr<Engine> make_engine(std::string_view kind, const EngineOptions& options) {
   if (kind == "cpu") return make_cpu_engine(options);
   if (kind == "cuda" || kind == "auto") {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "image.hpp"
+#include "stereo/pixel_ops.hpp"
 
 namespace stereod {
 
@@ -50,9 +51,9 @@ inline RgbView view_of(const RgbImage& img) {
 // Copies a view into a packed image (resizing it if needed).
 void copy_into(const RgbView& src, RgbImage& dst);
 
-// BT.601 luma, integer: (77 R + 150 G + 29 B + 128) >> 8.
+// BT.601 luma, integer: (77 R + 150 G + 29 B + 128) >> 8 (pixel_ops.hpp, shared with the GPU).
 inline std::uint8_t luma(std::uint8_t r, std::uint8_t g, std::uint8_t b) {
-  return static_cast<std::uint8_t>((77 * r + 150 * g + 29 * b + 128) >> 8);
+  return luma_bt601(r, g, b);
 }
 void rgb_to_gray(const RgbImage& rgb, Gray8& gray);
 

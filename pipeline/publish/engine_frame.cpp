@@ -10,6 +10,7 @@ PublishedFrame frame_from_result(const EngineResult& r, FrameInfo info) {
   if (info.ready_ns == 0) info.ready_ns = realtime_ns();
   const StageTimings& t = r.timings;
   info.latency.push_back({"upload", t.upload_ms});
+  if (t.wait_ms > 0) info.latency.push_back({"wait", t.wait_ms});
   info.latency.push_back({"compute", t.compute_ms});
   info.latency.push_back({"download", t.download_ms});
   info.latency.push_back({"engine", t.total_ms});

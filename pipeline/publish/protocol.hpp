@@ -21,7 +21,7 @@ namespace stereod::publish {
 // Major: a client rejects a header whose major differs from its own. Minor: additions only (new
 // fields, new payloads, new stages); a client accepts any minor and ignores what it does not know.
 constexpr int kProtocolMajor = 1;
-constexpr int kProtocolMinor = 1;  // 1.1 added source_index
+constexpr int kProtocolMinor = 2;  // 1.1 added source_index, 1.2 the "wait" latency stage
 
 constexpr std::string_view kFrameTopicPrefix = "disparity.";
 constexpr std::string_view kStatsTopic = "stats";

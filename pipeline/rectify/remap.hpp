@@ -66,10 +66,10 @@ STEREOD_HD int remap_tap(const std::uint8_t* src, int width, int height, int str
   return (x >= 0 && x < width && y >= 0 && y < height) ? src[y * stride + x * step] : 0;
 }
 
-// The destination value for source position (sx, sy) in 1/256 pixel (see the definition above).
-STEREOD_HD std::uint8_t remap_bilinear_at(const std::uint8_t* src, int width, int height,
-                                          int stride, std::int32_t sx, std::int32_t sy,
-                                          int step = 1) {
+// The destination value for source position (sx, sy) in 1/256 pixel (see the definition above),
+// with the taps read through `tap(x, y)` (0 outside the image).
+template <typename Tap>
+STEREOD_HD std::uint8_t remap_bilinear_sampled(const Tap& tap, std::int32_t sx, std::int32_t sy) {
   // Shift non-negative values only: the bias moves the clamped range [-2, size + 1] above 0.
   const int bias = kRemapClampPixels * kRemapOne;
   const int bx = sx + bias;
@@ -78,12 +78,18 @@ STEREOD_HD std::uint8_t remap_bilinear_at(const std::uint8_t* src, int width, in
   const int y0 = (by >> kRemapFracBits) - kRemapClampPixels;
   const int fx = bx & (kRemapOne - 1);
   const int fy = by & (kRemapOne - 1);
-  const int top = remap_tap(src, width, height, stride, x0, y0, step) * (kRemapOne - fx) +
-                  remap_tap(src, width, height, stride, x0 + 1, y0, step) * fx;
-  const int bottom = remap_tap(src, width, height, stride, x0, y0 + 1, step) * (kRemapOne - fx) +
-                     remap_tap(src, width, height, stride, x0 + 1, y0 + 1, step) * fx;
+  const int top = tap(x0, y0) * (kRemapOne - fx) + tap(x0 + 1, y0) * fx;
+  const int bottom = tap(x0, y0 + 1) * (kRemapOne - fx) + tap(x0 + 1, y0 + 1) * fx;
   const int sum = top * (kRemapOne - fy) + bottom * fy;  // <= 255 * 65536
   return static_cast<std::uint8_t>((sum + (1 << (2 * kRemapFracBits - 1))) >> (2 * kRemapFracBits));
+}
+
+// The same for the pixels of one plane (`step` as in remap_tap).
+STEREOD_HD std::uint8_t remap_bilinear_at(const std::uint8_t* src, int width, int height,
+                                          int stride, std::int32_t sx, std::int32_t sy,
+                                          int step = 1) {
+  return remap_bilinear_sampled(
+      [&](int x, int y) { return remap_tap(src, width, height, stride, x, y, step); }, sx, sy);
 }
 
 // dst = src remapped through `map` (dst takes the map's size). Throws std::invalid_argument when

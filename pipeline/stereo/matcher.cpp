@@ -148,23 +148,29 @@ void CpuStereoMatcher::compute(const StereoInput& in, StereoOutput& out) {
   Level& finest = levels_[0];
   apply_check(finest.left_checked, left_q4_);
   apply_check(finest.right_checked, right_q4_);
+  // The right view's map is post-processed only when the caller wants it (the left-right check
+  // above is all the left map needs from it).
+  const int step = params_.speckle_range * kSubpixelScale;
   if (params_.speckle_size > 0) {
-    speckle_.apply(left_q4_, params_.speckle_size, params_.speckle_range * kSubpixelScale);
-    speckle_.apply(right_q4_, params_.speckle_size, params_.speckle_range * kSubpixelScale);
+    speckle_.apply(left_q4_, params_.speckle_size, step);
+    if (in.right_output) speckle_.apply(right_q4_, params_.speckle_size, step);
   }
   if (params_.median) {
     median3x3(left_q4_, out.left, pool_.get());
-    median3x3(right_q4_, out.right, pool_.get());
+    if (in.right_output) median3x3(right_q4_, out.right, pool_.get());
   } else {
     out.left = left_q4_;
-    out.right = right_q4_;
+    if (in.right_output) out.right = right_q4_;
   }
   if (params_.fill) {
     fill_holes(out.left, finest.left.view(), mask_at(in.left_foreground, 0), params_.fill_mode,
                params_.fill_interpolate_max, pool_.get());
-    fill_holes(out.right, finest.right.view(), mask_at(in.right_foreground, 0), params_.fill_mode,
-               params_.fill_interpolate_max, pool_.get());
+    if (in.right_output) {
+      fill_holes(out.right, finest.right.view(), mask_at(in.right_foreground, 0), params_.fill_mode,
+                 params_.fill_interpolate_max, pool_.get());
+    }
   }
+  if (!in.right_output) out.right.resize(0, 0);
 }
 
 }  // namespace stereod

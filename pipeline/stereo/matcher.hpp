@@ -25,11 +25,13 @@ struct StereoInput {
   // pixel is foreground. When given they must cover every level the matcher uses.
   std::vector<ImageView<const std::uint8_t>> left_foreground;
   std::vector<ImageView<const std::uint8_t>> right_foreground;
+  // Post-process the right view's map too (StereoOutput::right); off, it stays empty.
+  bool right_output = true;
 };
 
 struct StereoOutput {
   Disparity16 left;   // left reference: 16*d, kInvalidDisparity where there is none
-  Disparity16 right;  // right reference, same encoding
+  Disparity16 right;  // right reference, same encoding (empty unless asked for)
   int levels_used = 0;
   // Candidates evaluated per level (index 0 = finest), both reference views together.
   std::vector<long long> candidates;

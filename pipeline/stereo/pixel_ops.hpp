@@ -38,6 +38,12 @@ STEREOD_HD int popcount64(std::uint64_t v) {
 #endif
 }
 
+// BT.601 luma, integer: (77 R + 150 G + 29 B + 128) >> 8. What the daemon turns color into, and
+// what both engines compute when a frame arrives in color only.
+STEREOD_HD std::uint8_t luma_bt601(int r, int g, int b) {
+  return static_cast<std::uint8_t>((77 * r + 150 * g + 29 * b + 128) >> 8);
+}
+
 // Census code of pixel (x, y): one bit per window pixel other than the centre, in row-major window
 // order, set when that pixel is darker than the centre. Pixels beyond the border repeat the edge.
 STEREOD_HD std::uint64_t census_at(const std::uint8_t* img, int width, int height, int stride,
@@ -233,24 +239,30 @@ STEREOD_HD std::uint16_t lower_median(std::uint16_t* v, int n) {
   return v[(n - 1) / 2];
 }
 
-// The 3x3 median at (x, y) of a w x h map of 16-bit disparities (row-major, no padding) over its
-// valid in-image neighbours; a pixel without disparity stays without.
-STEREOD_HD std::uint16_t median3x3_at(const std::uint16_t* in, int w, int h, int x, int y) {
-  const std::uint16_t c = in[y * w + x];
+// The 3x3 median around a centre value `c` over the neighbours that `at(dx, dy)` returns
+// (kInvalidDisparity for a neighbour that is missing or outside the image); a pixel without
+// disparity stays without.
+template <typename At>
+STEREOD_HD std::uint16_t median3x3_sampled(std::uint16_t c, const At& at) {
   if (c == kInvalidDisparity) return c;
   std::uint16_t v[9];
   int n = 0;
   for (int dy = -1; dy <= 1; ++dy) {
-    const int yy = y + dy;
-    if (yy < 0 || yy >= h) continue;
     for (int dx = -1; dx <= 1; ++dx) {
-      const int xx = x + dx;
-      if (xx < 0 || xx >= w) continue;
-      const std::uint16_t d = in[yy * w + xx];
+      const std::uint16_t d = at(dx, dy);
       if (d != kInvalidDisparity) v[n++] = d;
     }
   }
   return lower_median(v, n);
+}
+
+// The 3x3 median at (x, y) of a w x h map of 16-bit disparities (row-major, no padding) over its
+// valid in-image neighbours.
+STEREOD_HD std::uint16_t median3x3_at(const std::uint16_t* in, int w, int h, int x, int y) {
+  return median3x3_sampled(in[y * w + x], [&](int dx, int dy) -> std::uint16_t {
+    const int xx = x + dx, yy = y + dy;
+    return (xx < 0 || xx >= w || yy < 0 || yy >= h) ? kInvalidDisparity : in[yy * w + xx];
+  });
 }
 
 // Linear interpolation across a hole, rounded to nearest: the value at x between (xl, dl), (xr,

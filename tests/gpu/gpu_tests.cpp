@@ -4,11 +4,15 @@
 // ring, and errors that must be reported. Every test skips itself where there is no usable GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <future>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "background/background_ops.hpp"
 #include "cpu_pair_processor.hpp"
@@ -41,9 +45,13 @@ bool gpu_present() {
     GTEST_SKIP() << "no usable CUDA device"; \
   }
 
+// The Middlebury scenes: STEREOD_DATA, else ../shared/data beside the checkout, else the scenes
+// bundled in tests/data (always there, so the test never skips for want of data).
 std::string data_dir() {
   const char* env = std::getenv("STEREOD_DATA");
-  return env ? env : STEREOD_SHARED_DATA;
+  if (env && *env) return env;
+  if (std::filesystem::is_directory(STEREOD_SHARED_DATA)) return STEREOD_SHARED_DATA;
+  return STEREOD_TEST_DATA;
 }
 
 // First difference between two images of the same size, as "x,y: cpu A gpu B (N pixels differ)".
@@ -101,12 +109,14 @@ RunResult run_gpu(Engine& engine, const FrameInput& in) {
   return collect(*r);
 }
 
+// Both views' maps are returned, so both are compared.
 EngineOptions options_for(int w, int h, const StereoParams& sp, const BackgroundParams& bp) {
   EngineOptions o;
   o.width = w;
   o.height = h;
   o.stereo = sp;
   o.background = bp;
+  o.right_output = true;
   return o;
 }
 
@@ -145,6 +155,24 @@ FrameInput frame_of(const Gray8& l, const Gray8& r, std::uint64_t seq = 0) {
   return in;
 }
 
+// The synthetic video's options for a w x h rig with disparities below d.
+SyntheticOptions scene_options(int w, int h, int d, std::uint32_t seed) {
+  SyntheticOptions so;
+  so.width = w;
+  so.height = h;
+  so.max_disparity = d;
+  so.seed = seed;
+  return so;
+}
+
+// The sequence's frame i as a frame input, gray and color.
+FrameInput color_frame(const SyntheticFrame& f, int i) {
+  FrameInput in = frame_of(f.left_gray, f.right_gray, static_cast<std::uint64_t>(i));
+  in.left_color = view_of(f.left);
+  in.right_color = view_of(f.right);
+  return in;
+}
+
 // A random stereo pair: random textured planes at random depths (a plausible scene), or, when
 // `noise`, two unrelated noise images (the hardest case for the coarse-to-fine ranges).
 SyntheticPair random_pair(int w, int h, int max_disparity, std::uint32_t seed, bool noise) {
@@ -176,9 +204,12 @@ SyntheticPair random_pair(int w, int h, int max_disparity, std::uint32_t seed, b
 
 }  // namespace
 
-TEST(Gpu, DeviceSummary) {
+TEST(Gpu, DeviceSummaryNamesTheDevice) {
   REQUIRE_GPU();
-  std::printf("[ GPU      ] %s\n", cuda_device_summary(0).c_str());
+  const std::string summary = cuda_device_summary(0);
+  std::printf("[ GPU      ] %s\n", summary.c_str());
+  EXPECT_NE(summary.find("sm_"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("no device"), std::string::npos) << summary;
 }
 
 // One frame, compared stage by stage, so a mismatch names the first stage that differs.
@@ -232,7 +263,6 @@ TEST(Gpu, StagesMatchCpu) {
 
 TEST(Gpu, MiddleburyScenesBitExact) {
   REQUIRE_GPU();
-  if (!std::filesystem::is_directory(data_dir())) GTEST_SKIP() << data_dir() << " not found";
   const auto scenes = find_scenes(data_dir());
   ASSERT_FALSE(scenes.empty());
   for (const auto& files : scenes) {
@@ -264,7 +294,14 @@ TEST(Gpu, RandomImagesOverSizesRangesAndLevels) {
       {1920, 1080, {64, 128, 256, 512}},
       {4096, 2160, {64, 256, 512}},
   };
-  int compared = 0, rejected = 0;
+  struct Job {
+    int w = 0, h = 0;
+    StereoParams sp;
+    bool noise = false;
+    std::uint32_t seed = 0;
+    std::string what;
+  };
+  std::vector<Job> jobs;
   std::uint32_t seed = 100;
   for (const auto& c : cases) {
     for (int d : c.ranges) {
@@ -272,37 +309,81 @@ TEST(Gpu, RandomImagesOverSizesRangesAndLevels) {
         for (bool noise : {false, true}) {
           if (noise && c.w * c.h > 640 * 480)
             continue;  // CPU time; noise is covered at the smaller sizes
-          StereoParams sp;
-          sp.max_disparity = d;
-          sp.levels = levels;
-          const auto pair = random_pair(c.w, c.h, d, ++seed, noise);
-          const std::string what = std::to_string(c.w) + "x" + std::to_string(c.h) +
-                                   " D=" + std::to_string(d) + " L=" + std::to_string(levels) +
-                                   (noise ? " noise" : " planes");
-          std::unique_ptr<Engine> gpu;
-          std::string cpu_error, gpu_error;
-          try {
-            validate_for_images(sp, c.w, c.h, c.w, c.h);
-          } catch (const ParameterError& e) {
-            cpu_error = e.what();
-          }
-          try {
-            gpu = make_engine("cuda", options_for(c.w, c.h, sp, background_off()));
-          } catch (const ParameterError& e) {
-            gpu_error = e.what();
-          }
-          EXPECT_EQ(cpu_error, gpu_error) << what;
-          if (!cpu_error.empty()) {
-            ++rejected;
-            continue;
-          }
-          CpuPairProcessor cpu(sp, background_off());
-          expect_same_frame(what, cpu, *gpu, frame_of(pair.left, pair.right));
-          ++compared;
-          if (HasFailure()) return;
+          Job j;
+          j.w = c.w;
+          j.h = c.h;
+          j.sp.max_disparity = d;
+          j.sp.levels = levels;
+          j.noise = noise;
+          j.seed = ++seed;
+          j.what = std::to_string(c.w) + "x" + std::to_string(c.h) + " D=" + std::to_string(d) +
+                   " L=" + std::to_string(levels) + (noise ? " noise" : " planes");
+          jobs.push_back(j);
         }
       }
     }
+  }
+  // The CPU side is the slow one. Small jobs run in parallel, one thread each, a chunk at a time;
+  // the big ones (full-resolution searches of large images) one after the other on every core.
+  struct Reference {
+    std::string error;
+    SyntheticPair pair;
+    PairOutput out;
+  };
+  auto reference = [](const Job& job, unsigned threads) {
+    Reference r;
+    try {
+      validate_for_images(job.sp, job.w, job.h, job.w, job.h);
+    } catch (const ParameterError& e) {
+      r.error = e.what();
+      return r;
+    }
+    r.pair = random_pair(job.w, job.h, job.sp.max_disparity, job.seed, job.noise);
+    CpuPairProcessor cpu(job.sp, background_off(), threads);
+    cpu.process(PairFrame{r.pair.left.view(), r.pair.right.view(), {}, {}}, r.out);
+    return r;
+  };
+  auto cost = [](const Job& j) {
+    return double(j.w) * j.h * j.sp.max_disparity / std::pow(4.0, j.sp.levels - 1);
+  };
+  std::vector<const Job*> small, big;
+  for (const Job& j : jobs) (cost(j) > 2e8 ? big : small).push_back(&j);
+  int compared = 0, rejected = 0;
+  auto compare = [&](const Job& job, const Reference& ref) {
+    std::unique_ptr<Engine> gpu;
+    std::string gpu_error;
+    try {
+      gpu = make_engine("cuda", options_for(job.w, job.h, job.sp, background_off()));
+    } catch (const ParameterError& e) {
+      gpu_error = e.what();
+    }
+    EXPECT_EQ(ref.error, gpu_error) << job.what;
+    if (!ref.error.empty()) {
+      ++rejected;
+      return;
+    }
+    ASSERT_TRUE(gpu) << job.what;
+    const RunResult got = run_gpu(*gpu, frame_of(ref.pair.left, ref.pair.right));
+    EXPECT_EQ(first_difference(ref.out.stereo.left.data(), got.left.data(), job.w, job.h), "")
+        << job.what << " (left)";
+    EXPECT_EQ(first_difference(ref.out.stereo.right.data(), got.right.data(), job.w, job.h), "")
+        << job.what << " (right)";
+    ++compared;
+  };
+  const std::size_t workers = std::max(2u, std::thread::hardware_concurrency());
+  for (std::size_t first = 0; first < small.size(); first += workers) {
+    const std::size_t last = std::min(small.size(), first + workers);
+    std::vector<std::future<Reference>> refs;
+    for (std::size_t k = first; k < last; ++k)
+      refs.push_back(std::async(std::launch::async, reference, std::cref(*small[k]), 1u));
+    for (std::size_t k = first; k < last; ++k) {
+      compare(*small[k], refs[k - first].get());
+      if (HasFailure()) return;
+    }
+  }
+  for (const Job* job : big) {
+    compare(*job, reference(*job, 0));
+    if (HasFailure()) return;
   }
   std::printf("[ GPU      ] %d configurations bit-exact, %d rejected by both engines\n", compared,
               rejected);
@@ -313,12 +394,7 @@ class GpuBackground : public ::testing::TestWithParam<int> {};  // 0: color, 1: 
 
 TEST_P(GpuBackground, SyntheticSequenceFrameByFrame) {
   REQUIRE_GPU();
-  SyntheticOptions so;
-  so.width = 320;
-  so.height = 240;
-  so.max_disparity = 48;
-  so.seed = 3;
-  SyntheticScene scene(so);
+  SyntheticScene scene(scene_options(320, 240, 48, 3));
   StereoParams sp;
   sp.max_disparity = 48;
   BackgroundParams bp;
@@ -330,10 +406,7 @@ TEST_P(GpuBackground, SyntheticSequenceFrameByFrame) {
   SyntheticFrame f;
   for (int i = 0; i < 100; ++i) {
     scene.render(i, f);
-    FrameInput in = frame_of(f.left_gray, f.right_gray, static_cast<std::uint64_t>(i));
-    in.left_color = view_of(f.left);
-    in.right_color = view_of(f.right);
-    expect_same_frame("frame " + std::to_string(i), cpu, *gpu, in);
+    expect_same_frame("frame " + std::to_string(i), cpu, *gpu, color_frame(f, i));
     if (HasFailure()) return;
     if (bp.enabled && (i % 10 == 9)) {
       const int levels = effective_levels(sp);
@@ -519,10 +592,7 @@ TEST(Gpu, RectificationEqualsCpu) {
   SyntheticFrame f;
   for (int i = 0; i < 12; ++i) {
     scene.render(i, f);
-    FrameInput in = frame_of(f.left_gray, f.right_gray, static_cast<std::uint64_t>(i));
-    in.left_color = view_of(f.left);
-    in.right_color = view_of(f.right);
-    expect_same_frame("rectified frame " + std::to_string(i), cpu, *gpu, in);
+    expect_same_frame("rectified frame " + std::to_string(i), cpu, *gpu, color_frame(f, i));
     if (HasFailure()) return;
   }
 }
@@ -580,4 +650,235 @@ TEST(GpuDeathTest, FreedBufferIsReported) {
     std::_Exit(first_ok && reported ? 0 : 1);
   };
   EXPECT_EXIT(child(), ::testing::ExitedWithCode(0), "reported: .*");
+}
+
+// Pairs that share an EngineGroup: frames submitted together go out as one batch (one graph over
+// every pair). Pairs with the same kernels and levels batch even with other parameters (ranges,
+// costs' curves); others (another matching cost, no background model, another size) go their own
+// way. Every pair, every frame, bit for bit against its own CPU processor, model state included.
+TEST(Gpu, BatchedPairsEqualCpu) {
+  REQUIRE_GPU();
+  struct Setup {
+    int w, h, d;
+    bool modeling;
+    MatchingCost cost;
+    int lambda_census;
+  };
+  const Setup setups[] = {
+      {320, 240, 48, true, MatchingCost::kAdCensus, 30},
+      {320, 240, 40, true, MatchingCost::kAdCensus, 20},  // batches with the first (L = 3)
+      {320, 240, 32, true, MatchingCost::kAdCensus, 30},  // and this one
+      {320, 240, 48, true, MatchingCost::kCensus, 30},    // other kernels: its own batch
+      {320, 240, 48, false, MatchingCost::kAdCensus, 30},
+      {256, 192, 48, true, MatchingCost::kAdCensus, 30},  // another size: another group
+  };
+  auto group = make_engine_group();
+  std::vector<std::unique_ptr<Engine>> gpus;
+  std::vector<std::unique_ptr<CpuPairProcessor>> cpus;
+  std::vector<std::unique_ptr<SyntheticScene>> scenes;
+  for (const auto& s : setups) {
+    StereoParams sp;
+    sp.max_disparity = s.d;
+    sp.cost = s.cost;
+    sp.lambda_census = s.lambda_census;
+    BackgroundParams bp;
+    bp.enabled = s.modeling;
+    bp.warmup = 6;
+    EngineOptions o = options_for(s.w, s.h, sp, bp);
+    o.group = group;
+    gpus.push_back(make_engine("cuda", o));
+    cpus.push_back(std::make_unique<CpuPairProcessor>(sp, bp));
+    SyntheticOptions so;
+    so.width = s.w;
+    so.height = s.h;
+    so.max_disparity = s.d;
+    so.seed = 11 + static_cast<std::uint32_t>(scenes.size());
+    scenes.push_back(std::make_unique<SyntheticScene>(so));
+  }
+  SyntheticFrame f;
+  for (int frame = 0; frame < 16; ++frame) {
+    std::vector<SyntheticFrame> frames(gpus.size());
+    // Held, so that this frame of every pair goes out in as few batches as the kernels allow.
+    cuda_engine_hold_launches(*gpus.front(), true);
+    for (std::size_t k = 0; k < gpus.size(); ++k) {
+      scenes[k]->render(frame, frames[k]);
+      FrameInput in = frame_of(frames[k].left_gray, frames[k].right_gray, frame);
+      in.left_color = view_of(frames[k].left);
+      in.right_color = view_of(frames[k].right);
+      ASSERT_EQ(gpus[k]->submit(in), SubmitStatus::kAccepted);
+    }
+    cuda_engine_hold_launches(*gpus.front(), false);
+    for (std::size_t k = 0; k < gpus.size(); ++k) {
+      auto r = gpus[k]->poll(60s);
+      ASSERT_TRUE(r && r->ok) << "pair " << k << " frame " << frame;
+      ASSERT_EQ(r->sequence, static_cast<std::uint64_t>(frame));
+      PairOutput ref;
+      const SyntheticFrame& sf = frames[k];
+      cpus[k]->process(
+          PairFrame{sf.left_gray.view(), sf.right_gray.view(), view_of(sf.left), view_of(sf.right)},
+          ref);
+      const RunResult got = collect(*r);
+      const int w = sf.left_gray.width(), h = sf.left_gray.height();
+      EXPECT_EQ(first_difference(ref.stereo.left.data(), got.left.data(), w, h), "")
+          << "pair " << k << " frame " << frame << " (left)";
+      EXPECT_EQ(first_difference(ref.stereo.right.data(), got.right.data(), w, h), "")
+          << "pair " << k << " frame " << frame << " (right)";
+      EXPECT_EQ(first_difference(ref.foreground.data(), got.foreground.data(), w, h), "")
+          << "pair " << k << " frame " << frame << " (mask)";
+      EXPECT_EQ(ref.background_active, got.background_active) << "pair " << k;
+      if (HasFailure()) return;
+    }
+  }
+  // The model state of every pair that models, after the last frame.
+  for (std::size_t k = 0; k < gpus.size(); ++k) {
+    if (!setups[k].modeling) continue;
+    StereoParams sp;
+    sp.max_disparity = setups[k].d;
+    const int levels = effective_levels(sp);
+    for (int s = 0; s < levels; ++s) {
+      const CudaModelState st = cuda_engine_model_state(*gpus[k], 1, s, kValue);
+      ASSERT_EQ(cpus[k]->right_model().mean(s, kValue), st.mean) << "pair " << k << " level " << s;
+      ASSERT_EQ(cpus[k]->right_model().variance(s, kValue), st.variance)
+          << "pair " << k << " level " << s;
+    }
+  }
+  const CudaBatchStats stats = cuda_engine_batch_stats(*gpus.front());
+  std::printf("[ GPU      ] 320x240 group: %llu frames in %llu batches\n",
+              static_cast<unsigned long long>(stats.frames),
+              static_cast<unsigned long long>(stats.batches));
+  // Five pairs of 320x240 in three kinds of batch per frame: 16 x 3 batches at most.
+  EXPECT_EQ(stats.frames, 16u * 5u);
+  EXPECT_LE(stats.batches, 16u * 3u);
+}
+
+// Frames that arrive in color only: both engines match the luma (with and without
+// rectification, with the color and the intensity model); and frames uploaded straight from the
+// caller's page-locked memory, strided.
+TEST(Gpu, ColorOnlyAndPinnedInputEqualCpu) {
+  REQUIRE_GPU();
+  SyntheticScene scene(scene_options(320, 240, 48, 21));
+  StereoParams sp;
+  sp.max_disparity = 48;
+  auto shift = [](double dx) {
+    auto m = std::make_shared<RectificationMap>();
+    m->resize(320, 240);
+    for (int y = 0; y < 240; ++y) {
+      for (int x = 0; x < 320; ++x) {
+        m->at(x, y)[0] = quantize_map_coord(x + dx, 320);
+        m->at(x, y)[1] = quantize_map_coord(y + 0.3 * dx, 240);
+      }
+    }
+    return std::shared_ptr<const RectificationMap>(m);
+  };
+  for (int variant = 0; variant < 4; ++variant) {
+    BackgroundParams bp;
+    bp.warmup = 3;
+    bp.color = variant != 1;
+    EngineOptions o = options_for(320, 240, sp, bp);
+    if (variant == 2) {
+      o.left_map = shift(0.75);
+      o.right_map = shift(-0.4);
+    }
+    auto gpu = make_engine("cuda", o);
+    CpuPairProcessor cpu(sp, bp, 0, o.left_map, o.right_map);
+    // Pinned, strided copies of the frames (variant 3).
+    const int stride = 3 * 320 + 64;
+    std::shared_ptr<std::uint8_t> pinned =
+        allocate_pinned(2 * static_cast<std::size_t>(stride) * 240);
+    SyntheticFrame f;
+    for (int i = 0; i < 8; ++i) {
+      scene.render(i, f);
+      FrameInput in;
+      in.sequence = static_cast<std::uint64_t>(i);
+      in.left_color = view_of(f.left);
+      in.right_color = view_of(f.right);
+      if (variant == 3) {
+        for (int cam = 0; cam < 2; ++cam) {
+          const RgbImage& img = cam == 0 ? f.left : f.right;
+          std::uint8_t* base = pinned.get() + cam * static_cast<std::size_t>(stride) * 240;
+          for (int y = 0; y < 240; ++y) std::memcpy(base + y * stride, img.row(y), 3 * 320);
+          (cam == 0 ? in.left_color : in.right_color) = RgbView{base, 320, 240, stride};
+        }
+        in.pinned = true;
+      }
+      // The CPU reference is given the luma explicitly: what "color only" promises.
+      Gray8 lg, rg;
+      rgb_to_gray(f.left, lg);
+      rgb_to_gray(f.right, rg);
+      PairOutput ref;
+      cpu.process(PairFrame{lg.view(), rg.view(), view_of(f.left), view_of(f.right)}, ref);
+      const RunResult got = run_gpu(*gpu, in);
+      const std::string what = "variant " + std::to_string(variant) + " frame " + std::to_string(i);
+      EXPECT_EQ(first_difference(ref.stereo.left.data(), got.left.data(), 320, 240), "") << what;
+      EXPECT_EQ(first_difference(ref.foreground.data(), got.foreground.data(), 320, 240), "")
+          << what;
+      if (HasFailure()) return;
+    }
+  }
+}
+
+// Without right_output the right view is matched only for the check: the left map is the same,
+// the right one is not returned.
+TEST(Gpu, RightOutputOffKeepsTheLeftMap) {
+  REQUIRE_GPU();
+  StereoParams sp;
+  sp.max_disparity = 64;
+  sp.fill = true;
+  const auto p = random_pair(333, 257, 64, 81, false);
+  EngineOptions o = options_for(333, 257, sp, background_off());
+  o.right_output = false;
+  auto gpu = make_engine("cuda", o);
+  CpuPairProcessor cpu(sp, background_off());
+  PairOutput ref;
+  cpu.process(PairFrame{p.left.view(), p.right.view(), {}, {}}, ref);
+  ASSERT_EQ(gpu->submit(frame_of(p.left, p.right)), SubmitStatus::kAccepted);
+  auto r = gpu->poll(60s);
+  ASSERT_TRUE(r && r->ok);
+  EXPECT_TRUE(r->right_disparity.data == nullptr);
+  const RunResult got = collect(*r);
+  EXPECT_EQ(first_difference(ref.stereo.left.data(), got.left.data(), 333, 257), "");
+}
+
+// Background modeling with two frames in flight (the next frame uploads while this one computes)
+// at a size and range where tiles split into several segments: frame by frame against the CPU.
+TEST(Gpu, PipelinedBackgroundFramesEqualCpu) {
+  REQUIRE_GPU();
+  SyntheticScene scene(scene_options(640, 480, 128, 5));
+  StereoParams sp;
+  sp.max_disparity = 128;
+  BackgroundParams bp;
+  bp.warmup = 8;
+  EngineOptions o = options_for(640, 480, sp, bp);
+  o.inflight = 2;
+  auto gpu = make_engine("cuda", o);
+  CpuPairProcessor cpu(sp, bp);
+  constexpr int kFrames = 24;
+  std::vector<SyntheticFrame> frames(kFrames);
+  for (int i = 0; i < kFrames; ++i) scene.render(i, frames[i]);
+  auto input = [&](int i) {
+    FrameInput in =
+        frame_of(frames[i].left_gray, frames[i].right_gray, static_cast<std::uint64_t>(i));
+    in.left_color = view_of(frames[i].left);
+    in.right_color = view_of(frames[i].right);
+    return in;
+  };
+  ASSERT_EQ(gpu->submit(input(0)), SubmitStatus::kAccepted);
+  for (int i = 0; i < kFrames; ++i) {
+    if (i + 1 < kFrames) {
+      ASSERT_EQ(gpu->submit(input(i + 1)), SubmitStatus::kAccepted);
+    }
+    auto r = gpu->poll(60s);
+    ASSERT_TRUE(r && r->ok) << "frame " << i;
+    ASSERT_EQ(r->sequence, static_cast<std::uint64_t>(i));
+    PairOutput ref;
+    cpu.process(PairFrame{frames[i].left_gray.view(), frames[i].right_gray.view(),
+                          view_of(frames[i].left), view_of(frames[i].right)},
+                ref);
+    const RunResult got = collect(*r);
+    EXPECT_EQ(first_difference(ref.stereo.left.data(), got.left.data(), 640, 480), "")
+        << "frame " << i << " (left)";
+    EXPECT_EQ(first_difference(ref.foreground.data(), got.foreground.data(), 640, 480), "")
+        << "frame " << i << " (mask)";
+    if (HasFailure()) return;
+  }
 }

@@ -63,6 +63,13 @@ TEST(EngineFrame, CarriesTheResultsFactsAndHold) {
   EXPECT_EQ(f.disparity.data, pixels.data());
   EXPECT_EQ(f.disparity_keep_alive, r.hold);
 
+  // The CUDA engine's time waiting for the GPU is a stage of its own.
+  r.timings.wait_ms = 0.75;
+  const PublishedFrame waited = frame_from_result(r, info);
+  ASSERT_EQ(waited.info.latency.size(), 6u);
+  EXPECT_EQ(waited.info.latency[2], (StageLatency{"wait", 0.75}));
+  EXPECT_EQ(waited.info.latency[3], (StageLatency{"compute", 4.0}));
+
   r.ok = false;
   r.error = "stereo.max_disparity: too large";
   const PublishedFrame failed = frame_from_result(r, info);

@@ -217,3 +217,51 @@ TEST(CpuEngine, RectifiesEachFrameBeforeMatching) {
   bad.left_map = tilted_map(80, 64, 0, 0);
   EXPECT_THROW(make_engine("cpu", bad), ParameterError);
 }
+
+// A frame that comes in color only is matched on its BT.601 luma, exactly as if the caller had
+// converted it; the right view's map is returned only when asked for.
+TEST(CpuEngine, ColorOnlyFramesAreMatchedOnTheirLuma) {
+  const auto s = make_benchmark_pair(96, 64, 32);
+  // Color whose luma is the pair's gray: the same gray on all three channels.
+  RgbImage lc, rc;
+  lc.resize(96, 64);
+  rc.resize(96, 64);
+  for (int y = 0; y < 64; ++y) {
+    for (int x = 0; x < 96; ++x) {
+      for (int c = 0; c < 3; ++c) {
+        lc.row(y)[3 * x + c] = s.left(x, y);
+        rc.row(y)[3 * x + c] = s.right(x, y);
+      }
+    }
+  }
+  Gray8 luma_left;
+  rgb_to_gray(lc, luma_left);
+  ASSERT_EQ(luma_left, s.left) << "gray on every channel has itself as luma";
+  EngineOptions o = small_options();
+  o.background.enabled = false;
+  for (bool right_output : {false, true}) {
+    o.right_output = right_output;
+    auto engine = make_engine("cpu", o);
+    FrameInput color_only;
+    color_only.left_color = view_of(lc);
+    color_only.right_color = view_of(rc);
+    ASSERT_TRUE(gray_from_color(color_only));
+    ASSERT_EQ(engine->submit(color_only), SubmitStatus::kAccepted);
+    auto a = engine->poll(10s);
+    ASSERT_TRUE(a && a->ok) << (a ? a->error : "no result");
+    ASSERT_EQ(engine->submit(frame_of(s, 1)), SubmitStatus::kAccepted);
+    auto b = engine->poll(10s);
+    ASSERT_TRUE(b && b->ok);
+    Disparity16 da(96, 64), db(96, 64);
+    copy_into(a->disparity, da);
+    copy_into(b->disparity, db);
+    EXPECT_EQ(da, db);
+    EXPECT_EQ(a->right_disparity.data != nullptr, right_output);
+  }
+}
+
+TEST(CpuEngine, AFrameWithoutGrayOrColorIsRefused) {
+  auto engine = make_engine("cpu", small_options());
+  FrameInput empty;
+  EXPECT_THROW(engine->submit(empty), ParameterError);
+}

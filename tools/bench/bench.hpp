@@ -26,7 +26,9 @@ PairParams resolve_params(const CommonOptions& o, const PairParams& base = {});
 PairParams resolve_stereo_only(const CommonOptions& o, bool fill);
 
 std::unique_ptr<Engine> open_engine(const CommonOptions& o, int width, int height,
-                                    const PairParams& params, int inflight = 2);
+                                    const PairParams& params, int inflight = 2,
+                                    std::shared_ptr<EngineGroup> group = nullptr,
+                                    bool right_output = false);
 
 // Runs one pair through an engine and waits for it. Throws std::runtime_error on a failed frame.
 Disparity16 run_pair(Engine& engine, const Gray8& left, const Gray8& right,
@@ -56,6 +58,11 @@ struct SpeedOptions {
   bool profile = false;     // CUDA: time each stage of one frame with events
   bool background = false;  // background modeling on, over the synthetic video
   int objects = 3;          // moving objects in that video (3: about 15 % foreground)
+  bool color_only = false;  // frames in color only: the engine derives the gray (luma)
+  bool pageable = false;    // input in ordinary memory (copied into the engine's slot)
+  bool batch = true;        // pairs share an EngineGroup (batched on the GPU)
+  bool latency = false;     // one frame at a time (pair 0), submit to result
+  std::string timeline;     // CSV of per-frame times
 };
 int run_speed(const CommonOptions& common, const SpeedOptions& o);
 

@@ -48,8 +48,11 @@ PairParams resolve_stereo_only(const CommonOptions& o, bool fill) {
 }
 
 std::unique_ptr<Engine> open_engine(const CommonOptions& o, int width, int height,
-                                    const PairParams& params, int inflight) {
+                                    const PairParams& params, int inflight,
+                                    std::shared_ptr<EngineGroup> group, bool right_output) {
   EngineOptions eo;
+  eo.group = std::move(group);
+  eo.right_output = right_output;
   eo.width = width;
   eo.height = height;
   eo.stereo = params.stereo;

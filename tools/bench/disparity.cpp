@@ -16,7 +16,8 @@ int run_disparity(const CommonOptions& common, const std::string& left_path,
   const Gray8 left = load_gray(left_path);
   const Gray8 right = load_gray(right_path);
   validate_for_images(p, left.width(), left.height(), right.width(), right.height());
-  auto engine = open_engine(common, left.width(), left.height(), params);
+  auto engine =
+      open_engine(common, left.width(), left.height(), params, 2, nullptr, !right_out.empty());
   FrameInput in;
   in.left = left.view();
   in.right = right.view();

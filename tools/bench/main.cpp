@@ -75,6 +75,13 @@ int main(int argc, char** argv) {
                "Background modeling on, over a synthetic video with moving objects");
   sp->add_option("--objects", speed.objects, "With --background: moving objects in the video")
       ->check(CLI::Range(0, 64));
+  sp->add_flag("--color-only", speed.color_only,
+               "With --background: frames in color only (the engine derives the gray)");
+  sp->add_flag("--pageable", speed.pageable,
+               "Input frames in ordinary memory, copied into the engine (default: page-locked)");
+  sp->add_flag("!--no-batch", speed.batch, "Pairs on engines of their own (no batching)");
+  sp->add_flag("--latency", speed.latency, "One frame at a time: submit, wait for it, repeat");
+  sp->add_option("--timeline", speed.timeline, "Write each timed frame's times to this CSV");
 
   CommonOptions seq_common;
   SequenceOptions seq;

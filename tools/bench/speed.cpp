@@ -1,11 +1,19 @@
 // stereod-bench speed: frames per second per pair on generated textured pairs with a known
 // disparity, with every pair's engine kept busy (so uploads, compute and downloads of successive
-// frames overlap as they do in the daemon). Times are wall clock over the timed frames; the
-// per-frame latency (submit to result) is reported too.
+// frames overlap as they do in the daemon), or, with --latency, one frame at a time. Times are
+// wall clock over the timed frames; the per-frame latency (submit to result) and the engine's own
+// stage times are reported too. With --timeline the per-frame times go to a CSV file, to explain
+// the gaps between the frame time and the GPU's busy time.
+//
+// The input frames sit in page-locked memory, as a capture driver with a pinned buffer pool (or
+// libSGM's benchmark) would hold them: the engine uploads them straight from there (--pageable
+// copies each frame into the engine's own slot first, as the daemon does today).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -22,25 +30,343 @@
 namespace stereod::bench {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
 
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * (v.size() - 1) + 0.5))];
+}
+
 // Share of visible pixels whose disparity is within 1 of the truth: proves the timed work is real.
-double percent_correct(ImageView<const std::uint16_t> d, const SyntheticPair& truth) {
+double percent_correct(ImageView<const std::uint16_t> d, const Image<float>& truth,
+                       const Gray8& visible) {
   long long n = 0, good = 0;
   for (int y = 0; y < d.height; ++y) {
     for (int x = 0; x < d.width; ++x) {
-      if (truth.visible(x, y) == 0) continue;
+      if (visible(x, y) == 0) continue;
       ++n;
       const std::uint16_t v = d(x, y);
       good += v != kInvalidDisparity &&
-              std::fabs(v / double(kSubpixelScale) - static_cast<double>(truth.truth(x, y))) <= 1.0;
+              std::fabs(v / double(kSubpixelScale) - static_cast<double>(truth(x, y))) <= 1.0;
     }
   }
   return n ? 100.0 * good / n : 0;
+}
+
+// The input frames, each gray pair (and color pair) packed in one block of (pinned) memory.
+class Clip {
+ public:
+  Clip(int width, int height, int frames, bool color, bool pinned)
+      : w_(width), h_(height), frames_(frames), color_(color) {
+    const std::size_t px = static_cast<std::size_t>(width) * height;
+    frame_bytes_ = (color ? 8 : 2) * px;
+    const std::size_t bytes = frame_bytes_ * static_cast<std::size_t>(frames);
+    if (pinned) {
+      storage_ = allocate_pinned(bytes);
+    } else {
+      storage_ = std::shared_ptr<std::uint8_t>(new std::uint8_t[bytes],
+                                               std::default_delete<std::uint8_t[]>());
+    }
+    pinned_ = pinned;
+  }
+  int frames() const { return frames_; }
+  std::uint8_t* gray(int frame, int cam) { return base(frame) + cam * px(); }
+  std::uint8_t* rgb(int frame, int cam) { return base(frame) + 2 * px() + 3 * cam * px(); }
+  void set(int frame, const Gray8& l, const Gray8& r, const RgbImage* lc, const RgbImage* rc) {
+    std::memcpy(gray(frame, 0), l.data(), px());
+    std::memcpy(gray(frame, 1), r.data(), px());
+    if (color_ && lc && rc) {
+      std::memcpy(rgb(frame, 0), lc->pixels.data(), 3 * px());
+      std::memcpy(rgb(frame, 1), rc->pixels.data(), 3 * px());
+    }
+  }
+  // The frame as an engine takes it; color_only leaves the gray out (the engine derives it).
+  FrameInput input(int frame, std::uint64_t sequence, bool color_only) {
+    FrameInput f;
+    f.sequence = sequence;
+    if (!color_only) {
+      f.left = {gray(frame, 0), w_, h_, w_};
+      f.right = {gray(frame, 1), w_, h_, w_};
+    }
+    if (color_) {
+      f.left_color = {rgb(frame, 0), w_, h_, 3 * w_};
+      f.right_color = {rgb(frame, 1), w_, h_, 3 * w_};
+    }
+    f.pinned = pinned_;
+    return f;
+  }
+
+ private:
+  std::size_t px() const { return static_cast<std::size_t>(w_) * h_; }
+  std::uint8_t* base(int frame) { return storage_.get() + frame_bytes_ * frame; }
+  int w_, h_, frames_;
+  bool color_, pinned_ = false;
+  std::size_t frame_bytes_ = 0;
+  std::shared_ptr<std::uint8_t> storage_;
+};
+
+struct Truth {
+  int frame = -1;  // the clip frame scored (the last timed one)
+  Image<float> disparity;
+  Gray8 visible;
+};
+
+// With background modeling: 8 s of the synthetic video (--objects moving objects; the default 3
+// cover about 15 % of the frame), played forward, then backward, and so on: objects reverse, they
+// never jump, so the model sees the motion it would see from a camera. Without: three different
+// generated pairs in rotation, so no cache holds the next frame's input.
+struct Source {
+  std::unique_ptr<Clip> clip;
+  Truth truth;
+  bool video = false;
+  int clip_index(int i) const {
+    const int n = clip->frames();
+    if (!video || n < 2) return i % n;
+    const int c = i % (2 * n - 2);
+    return c < n ? c : 2 * n - 2 - c;
+  }
+};
+
+Source make_source(const SpeedOptions& o, bool pinned, int scored) {
+  Source src;
+  if (!o.background) {
+    src.clip = std::make_unique<Clip>(o.width, o.height, 3, false, pinned);
+    for (std::uint32_t seed = 0; seed < 3; ++seed) {
+      const SyntheticPair p =
+          make_benchmark_pair(o.width, o.height, o.max_disparity, 11 + seed * 7);
+      src.clip->set(static_cast<int>(seed), p.left, p.right, nullptr, nullptr);
+      if (static_cast<int>(seed) == src.clip_index(scored)) {
+        src.truth.frame = static_cast<int>(seed);
+        src.truth.disparity = p.truth;
+        src.truth.visible = p.visible;
+      }
+    }
+    return src;
+  }
+  constexpr int kClipFrames = 240;
+  src.video = true;
+  src.clip = std::make_unique<Clip>(o.width, o.height, kClipFrames, true, pinned);
+  SyntheticOptions so;
+  so.width = o.width;
+  so.height = o.height;
+  so.max_disparity = o.max_disparity;
+  so.objects = o.objects;
+  const SyntheticScene scene(so);
+  src.truth.frame = src.clip_index(scored);
+  const unsigned workers = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (unsigned w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      SyntheticFrame f;
+      for (int i = static_cast<int>(w); i < kClipFrames; i += static_cast<int>(workers)) {
+        scene.render(i, f);
+        src.clip->set(i, f.left_gray, f.right_gray, &f.left, &f.right);
+        if (i == src.truth.frame) {
+          src.truth.disparity = f.disparity;
+          src.truth.visible.resize(o.width, o.height);
+          for (std::size_t k = 0; k < src.truth.visible.size(); ++k) {
+            src.truth.visible.data()[k] = f.mask.data()[k] == kMaskForeground ? 255 : 0;
+          }
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return src;
+}
+
+struct FrameRecord {
+  int pair = 0;
+  std::uint64_t sequence = 0;
+  double submit_ms = 0, result_ms = 0;  // since the start of the timed window
+  StageTimings timings;
+  double foreground = 0, tested = 0;
+};
+
+struct Run {
+  double seconds = 0;
+  int timed = 0;
+  int levels = 0;
+  double correct = 100;
+  std::vector<FrameRecord> records;
+};
+
+class Runner {
+ public:
+  Runner(const SpeedOptions& o, std::vector<std::unique_ptr<Engine>>& engines, Source& src)
+      : o_(o), engines_(engines), src_(src), warmup_(o.warmup) {
+    submitted_.assign(engines.size(), 0);
+    completed_.assign(engines.size(), 0);
+    submit_time_.assign(engines.size(), std::vector<double>());
+  }
+  void set_warmup(int w) { warmup_ = w; }
+  int total() const { return warmup_ + o_.frames; }
+
+  // Every pair's engine kept full: submit until busy, take what is ready.
+  Run throughput() {
+    const int pairs = static_cast<int>(engines_.size());
+    bool timing = warmup_ == 0;
+    if (timing) start_ = Clock::now();
+    while (std::any_of(completed_.begin(), completed_.end(), [&](int c) { return c < total(); })) {
+      bool progress = false;
+      for (int k = 0; k < pairs; ++k) {
+        // Warm-up frames first on every pair, so the timed window starts with all pairs warm.
+        const int limit = timing ? total() : warmup_;
+        while (submitted_[k] < limit) {
+          if (!submit(k)) break;
+          progress = true;
+        }
+        while (auto r = engines_[k]->poll(std::chrono::nanoseconds(0))) {
+          progress = true;
+          handle(k, *r);
+        }
+      }
+      if (!timing &&
+          std::all_of(completed_.begin(), completed_.end(), [&](int c) { return c >= warmup_; })) {
+        timing = true;
+        start_ = Clock::now();
+        continue;
+      }
+      if (!progress) {
+        // Nothing ready: wait on the oldest frame of some busy pair instead of spinning.
+        for (int k = 0; k < pairs; ++k) {
+          if (completed_[k] < submitted_[k]) {
+            if (auto r = engines_[k]->poll(std::chrono::microseconds(200))) handle(k, *r);
+            break;
+          }
+        }
+      }
+    }
+    run_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+    return run_;
+  }
+
+  // One frame at a time (pair 0): submit, wait for its result, then the next.
+  Run latency() {
+    for (int i = 0; i < total(); ++i) {
+      if (i == warmup_) start_ = Clock::now();
+      if (!submit(0)) throw std::runtime_error("engine busy with nothing in flight");
+      auto r = engines_[0]->poll(std::chrono::seconds(60));
+      if (!r) throw std::runtime_error("no result within 60 s");
+      handle(0, *r);
+    }
+    run_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+    return run_;
+  }
+
+ private:
+  double now_ms() const {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
+  }
+
+  bool submit(int k) {
+    const int i = submitted_[k];
+    const FrameInput f =
+        src_.clip->input(src_.clip_index(i), static_cast<std::uint64_t>(i), o_.color_only);
+    const double t = now_ms();
+    if (engines_[k]->submit(f) == SubmitStatus::kBusy) return false;
+    submit_time_[k].push_back(t);
+    ++submitted_[k];
+    return true;
+  }
+
+  void handle(int k, const EngineResult& r) {
+    if (!r.ok) throw std::runtime_error("frame failed: " + r.error);
+    if (r.sequence != static_cast<std::uint64_t>(completed_[k])) {
+      throw std::runtime_error("results out of order: expected " + std::to_string(completed_[k]) +
+                               ", got " + std::to_string(r.sequence));
+    }
+    run_.levels = r.levels_used;
+    const int i = completed_[k];
+    if (i >= warmup_) {
+      ++run_.timed;
+      FrameRecord rec;
+      rec.pair = k;
+      rec.sequence = r.sequence;
+      rec.submit_ms = submit_time_[k][static_cast<std::size_t>(i)];
+      rec.result_ms = now_ms();
+      rec.timings = r.timings;
+      rec.tested = r.tested_fraction;
+      // The share of foreground, from every 16th frame: counting every frame's mask would cost
+      // this loop more than the engine spends on the frame.
+      rec.foreground = -1;
+      if (o_.background && run_.timed % 16 == 1) {
+        long long fg = 0;
+        for (int y = 0; y < r.foreground.height; ++y) {
+          const std::uint8_t* row = r.foreground.row(y);
+          for (int x = 0; x < r.foreground.width; ++x) fg += row[x] != 0;
+        }
+        rec.foreground = double(fg) / (double(r.foreground.width) * r.foreground.height);
+      }
+      run_.records.push_back(rec);
+    }
+    if (i == total() - 1 && src_.clip_index(i) == src_.truth.frame) {
+      run_.correct = std::min(
+          run_.correct, percent_correct(r.disparity, src_.truth.disparity, src_.truth.visible));
+    }
+    ++completed_[k];
+  }
+
+  const SpeedOptions& o_;
+  std::vector<std::unique_ptr<Engine>>& engines_;
+  Source& src_;
+  int warmup_;
+  std::vector<int> submitted_, completed_;
+  std::vector<std::vector<double>> submit_time_;
+  Clock::time_point start_ = Clock::now();
+  Run run_;
+};
+
+std::vector<std::pair<std::string, double>> profile_stages(Engine& engine, Runner& runner,
+                                                           Source& src, bool color_only) {
+  std::vector<std::pair<std::string, double>> stages;
+#if defined(STEREOD_HAVE_CUDA)
+  if (engine.name() != "cuda") return stages;
+  // Median of several profiled frames per stage: the frames that follow the timed ones, so a
+  // background model sees continuous motion.
+  std::vector<std::vector<std::pair<std::string, double>>> runs;
+  for (int i = 0; i < 21; ++i) {
+    const int n = runner.total() + i;
+    runs.push_back(cuda_engine_profile(
+        engine, src.clip->input(src.clip_index(n), static_cast<std::uint64_t>(n), color_only)));
+  }
+  for (std::size_t s = 0; s < runs.front().size(); ++s) {
+    std::vector<double> t;
+    for (const auto& r : runs) t.push_back(r[s].second);
+    stages.emplace_back(runs.front()[s].first, median(t));
+  }
+#else
+  (void)engine;
+  (void)runner;
+  (void)src;
+  (void)color_only;
+#endif
+  return stages;
+}
+
+void write_timeline(const std::string& path, const Run& run) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write " + path);
+  out << "pair,sequence,submit_ms,result_ms,upload_ms,wait_ms,compute_ms,download_ms,total_ms,"
+         "foreground\n";
+  for (const auto& r : run.records) {
+    out << r.pair << "," << r.sequence << "," << r.submit_ms << "," << r.result_ms << ","
+        << r.timings.upload_ms << "," << r.timings.wait_ms << "," << r.timings.compute_ms << ","
+        << r.timings.download_ms << "," << r.timings.total_ms << "," << r.foreground << "\n";
+  }
+}
+
+std::vector<double> field(const Run& run, double StageTimings::*member) {
+  std::vector<double> v;
+  for (const auto& r : run.records) v.push_back(r.timings.*member);
+  return v;
 }
 
 }  // namespace
@@ -52,225 +378,115 @@ int run_speed(const CommonOptions& common, const SpeedOptions& o) {
   p.max_disparity = o.max_disparity;
   if (o.levels > 0) p.levels = o.levels;
   validate_for_images(p, o.width, o.height, o.width, o.height);
+  if (o.color_only && !o.background)
+    throw std::invalid_argument("--color-only needs --background (the frames with color)");
 
-  // A few different pairs in rotation, so no cache holds the next frame's input. With background
-  // modeling: 8 s of the synthetic video (--objects moving objects; the default 3 cover about
-  // 15 % of the frame, the share the issue asks about), played forward, then backward, and so on:
-  // objects reverse, they never jump, so the model sees the motion it would see from a camera.
-  // (A short clip in a plain loop kept objects over the same pixels, where the model learned
-  // them, and made them jump at the seam: a third of the foreground was lost.)
-  std::vector<SyntheticPair> inputs;
-  std::vector<RgbImage> colors;
+  const bool cuda = common.engine != "cpu" && cuda_engine_available();
+  const bool pinned = cuda && !o.pageable;
   int warmup = o.warmup;
-  const auto input_index = [&](int i) -> std::size_t {
-    const std::size_t n = inputs.size(), k = static_cast<std::size_t>(i);
-    if (colors.empty() || n < 2) return k % n;
-    const std::size_t c = k % (2 * n - 2);
-    return c < n ? c : 2 * n - 2 - c;
-  };
-  if (o.background) {
-    warmup = std::max(o.warmup, params.background.warmup + 10);  // time the model at work
-    SyntheticOptions so;
-    so.width = o.width;
-    so.height = o.height;
-    so.max_disparity = o.max_disparity;
-    so.objects = o.objects;
-    const SyntheticScene scene(so);
-    constexpr int kClipFrames = 240;
-    inputs.resize(kClipFrames);
-    colors.resize(2 * kClipFrames);
-    // Ground truth is kept for the frame that is scored only (the last one), to save memory.
-    const std::size_t scored = input_index(warmup + o.frames - 1);
-    const unsigned workers = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
-    std::vector<std::thread> threads;
-    for (unsigned w = 0; w < workers; ++w) {
-      threads.emplace_back([&, w] {
-        SyntheticFrame f;
-        for (int i = static_cast<int>(w); i < kClipFrames; i += static_cast<int>(workers)) {
-          scene.render(i, f);
-          SyntheticPair& frame = inputs[static_cast<std::size_t>(i)];
-          frame.left = f.left_gray;
-          frame.right = f.right_gray;
-          if (static_cast<std::size_t>(i) == scored) {
-            frame.truth = f.disparity;
-            frame.visible.resize(o.width, o.height);
-            for (std::size_t k = 0; k < frame.visible.size(); ++k) {
-              frame.visible.data()[k] = f.mask.data()[k] == kMaskForeground ? 255 : 0;
-            }
-          }
-          colors[2 * static_cast<std::size_t>(i)] = f.left;
-          colors[2 * static_cast<std::size_t>(i) + 1] = f.right;
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
-  } else {
-    for (std::uint32_t seed = 0; seed < 3; ++seed) {
-      inputs.push_back(make_benchmark_pair(o.width, o.height, o.max_disparity, 11 + seed * 7));
-    }
-  }
+  if (o.background)
+    warmup = std::max(o.warmup, params.background.warmup + 10);  // the model at work
+  Source src = make_source(o, pinned, warmup + o.frames - 1);
+
+  std::shared_ptr<EngineGroup> group = o.batch ? make_engine_group() : nullptr;
   std::vector<std::unique_ptr<Engine>> engines;
   for (int k = 0; k < o.pairs; ++k) {
-    engines.push_back(open_engine(common, o.width, o.height, params, o.inflight));
+    engines.push_back(
+        open_engine(common, o.width, o.height, params, o.latency ? 1 : o.inflight, group));
   }
+  Runner runner(o, engines, src);
+  runner.set_warmup(warmup);
+  const Run run = o.latency ? runner.latency() : runner.throughput();
+  const auto stages = o.profile ? profile_stages(*engines.front(), runner, src, o.color_only)
+                                : std::vector<std::pair<std::string, double>>{};
+  if (!o.timeline.empty()) write_timeline(o.timeline, run);
 
-  const int total = warmup + o.frames;
-  std::vector<int> submitted(o.pairs, 0), completed(o.pairs, 0);
-  std::vector<double> latency, compute, tested, foreground;
-  double correct = 100;
-  int levels_used = 0;
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point start;
-  bool timing = warmup == 0;
-  if (timing) start = Clock::now();
-  int timed_done = 0;
-  auto all_warm = [&] {
-    return std::all_of(completed.begin(), completed.end(), [&](int c) { return c >= warmup; });
-  };
-  auto handle = [&](int k, const EngineResult& r) {
-    if (!r.ok) throw std::runtime_error("frame failed: " + r.error);
-    if (r.sequence != static_cast<std::uint64_t>(completed[k])) {
-      throw std::runtime_error("results out of order: expected " + std::to_string(completed[k]) +
-                               ", got " + std::to_string(r.sequence));
-    }
-    levels_used = r.levels_used;
-    if (completed[k] >= warmup) {
-      ++timed_done;
-      latency.push_back(r.timings.total_ms);
-      compute.push_back(r.timings.compute_ms);
-      tested.push_back(r.tested_fraction);
-      long long fg = 0;
-      for (int y = 0; y < r.foreground.height; ++y) {
-        for (int x = 0; x < r.foreground.width; ++x) fg += r.foreground(x, y) != 0;
-      }
-      foreground.push_back(double(fg) / (double(r.foreground.width) * r.foreground.height));
-    }
-    if (completed[k] == total - 1) {
-      const auto& truth = inputs[input_index(completed[k])];
-      correct = std::min(correct, percent_correct(r.disparity, truth));
-    }
-    ++completed[k];
-  };
-  while (std::any_of(completed.begin(), completed.end(), [&](int c) { return c < total; })) {
-    bool progress = false;
-    for (int k = 0; k < o.pairs; ++k) {
-      // Warm-up frames first on every pair, so the timed window starts with all pairs warm.
-      const int limit = timing ? total : warmup;
-      while (submitted[k] < limit) {
-        const SyntheticPair& in = inputs[input_index(submitted[k])];
-        FrameInput f;
-        f.sequence = static_cast<std::uint64_t>(submitted[k]);
-        f.left = in.left.view();
-        f.right = in.right.view();
-        if (!colors.empty()) {
-          const std::size_t c = 2 * input_index(submitted[k]);
-          f.left_color = view_of(colors[c]);
-          f.right_color = view_of(colors[c + 1]);
-        }
-        if (engines[k]->submit(f) == SubmitStatus::kBusy) break;
-        ++submitted[k];
-        progress = true;
-      }
-      while (auto r = engines[k]->poll(std::chrono::nanoseconds(0))) {
-        progress = true;
-        handle(k, *r);
-      }
-    }
-    if (!timing && all_warm()) {
-      timing = true;
-      start = Clock::now();
-      continue;
-    }
-    if (!progress) {
-      // Nothing ready: wait on the oldest frame of some busy pair instead of spinning.
-      for (int k = 0; k < o.pairs; ++k) {
-        if (completed[k] < submitted[k]) {
-          if (auto r = engines[k]->poll(std::chrono::microseconds(200))) handle(k, *r);
-          break;
-        }
-      }
-    }
-  }
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  std::vector<std::pair<std::string, double>> stages;
-#if defined(STEREOD_HAVE_CUDA)
-  if (o.profile && engines.front()->name() == "cuda") {
-    // Median of several profiled frames per stage.
-    std::vector<std::vector<std::pair<std::string, double>>> runs;
-    for (int i = 0; i < 21; ++i) {
-      // The frames that follow the timed ones, so a background model sees continuous motion.
-      const std::size_t k = input_index(total + i);
-      const SyntheticPair& in = inputs[k];
-      FrameInput f;
-      f.sequence = static_cast<std::uint64_t>(total + i);
-      f.left = in.left.view();
-      f.right = in.right.view();
-      if (!colors.empty()) {
-        f.left_color = view_of(colors[2 * k]);
-        f.right_color = view_of(colors[2 * k + 1]);
-      }
-      runs.push_back(cuda_engine_profile(*engines.front(), f));
-    }
-    for (std::size_t s = 0; s < runs.front().size(); ++s) {
-      std::vector<double> t;
-      for (const auto& r : runs) t.push_back(r[s].second);
-      stages.emplace_back(runs.front()[s].first, median(t));
-    }
-  }
-#endif
-  const double pair_frames = static_cast<double>(timed_done);
-  const double fps_total = pair_frames / seconds;
+  const double fps_total = run.timed / run.seconds;
   const double fps_pair = fps_total / o.pairs;
   const double ms_per_frame = 1000.0 / fps_pair;
   const double mde = double(o.width) * o.height * o.max_disparity * fps_total / 1e6;
   const std::string engine_name(engines.front()->name());
+  std::vector<double> latency = field(run, &StageTimings::total_ms);
+  const std::vector<double> compute = field(run, &StageTimings::compute_ms);
+  double gpu_busy_ms = 0;
+  for (double c : compute) gpu_busy_ms += c;
+  std::vector<double> foreground, tested;
+  for (const auto& r : run.records) {
+    if (r.foreground >= 0) foreground.push_back(r.foreground);
+    tested.push_back(r.tested);
+  }
+  std::uint64_t batches = 0, batched_frames = 0;
+#if defined(STEREOD_HAVE_CUDA)
+  if (engine_name == "cuda") {
+    const CudaBatchStats b = cuda_engine_batch_stats(*engines.front());
+    batches = b.batches;
+    batched_frames = b.frames;
+  }
+#endif
   if (common.json) {
     nlohmann::json j = {{"engine", engine_name},
                         {"width", o.width},
                         {"height", o.height},
                         {"max_disparity", o.max_disparity},
-                        {"levels", levels_used},
+                        {"levels", run.levels},
                         {"pairs", o.pairs},
                         {"frames", o.frames},
-                        {"inflight", o.inflight},
+                        {"inflight", o.latency ? 1 : o.inflight},
+                        {"mode", o.latency ? "latency" : "throughput"},
+                        {"pinned_input", pinned},
+                        {"batched", o.batch},
                         {"ms_per_frame", ms_per_frame},
                         {"fps_per_pair", fps_pair},
                         {"fps_total", fps_total},
                         {"mde_per_s", mde},
                         {"latency_ms_median", median(latency)},
+                        {"latency_ms_p99", percentile(latency, 0.99)},
                         {"compute_ms_median", median(compute)},
-                        {"percent_correct", correct}};
+                        {"gpu_busy_fraction", gpu_busy_ms / (1000 * run.seconds)},
+                        {"percent_correct", run.correct}};
     for (const auto& [stage, ms] : stages) j["stages_ms"][stage] = ms;
+    if (batches) j["frames_per_batch"] = double(batched_frames) / double(batches);
     if (o.background) {
       j["background"] = true;
       j["foreground_fraction_median"] = median(foreground);
       j["tested_fraction_median"] = median(tested);
     }
     std::cout << j.dump() << "\n";
-  } else {
+    return 0;
+  }
+  std::printf(
+      "engine %s  %dx%d  D=%d  L=%d  pairs=%d%s  inflight=%d  frames=%d  %s  input %s%s\n"
+      "  %.3f ms/frame per pair   %.1f fps per pair   %.1f pair-frames/s total   %.0f MDE/s\n"
+      "  latency (submit to result) median %.3f ms, p99 %.3f ms\n"
+      "  per frame (medians): upload %.3f, waiting for the GPU %.3f, compute %.3f, download "
+      "%.3f ms; GPU busy %.0f%% of the wall time\n"
+      "  %.1f%% of visible pixels within 1 of the truth\n",
+      engine_name.c_str(), o.width, o.height, o.max_disparity, run.levels, o.pairs,
+      o.batch && o.pairs > 1 ? " batched" : "", o.latency ? 1 : o.inflight, o.frames,
+      o.latency ? "one frame at a time" : "throughput", pinned ? "pinned" : "pageable",
+      o.color_only ? ", color only" : "", ms_per_frame, fps_pair, fps_total, mde, median(latency),
+      percentile(latency, 0.99), median(field(run, &StageTimings::upload_ms)),
+      median(field(run, &StageTimings::wait_ms)), median(compute),
+      median(field(run, &StageTimings::download_ms)), 100 * gpu_busy_ms / (1000 * run.seconds),
+      run.correct);
+  if (batches) {
+    std::printf("  %llu batches, %.2f pairs per batch\n", static_cast<unsigned long long>(batches),
+                double(batched_frames) / double(batches));
+  }
+  if (o.background) {
     std::printf(
-        "engine %s  %dx%d  D=%d  L=%d  pairs=%d  inflight=%d  frames=%d\n"
-        "  %.3f ms/frame per pair   %.1f fps per pair   %.1f pair-frames/s total   %.0f MDE/s\n"
-        "  latency (submit to result) median %.3f ms, compute median %.3f ms, %.1f%% of visible "
-        "pixels within 1 of the truth\n",
-        engine_name.c_str(), o.width, o.height, o.max_disparity, levels_used, o.pairs, o.inflight,
-        o.frames, ms_per_frame, fps_pair, fps_total, mde, median(latency), median(compute),
-        correct);
-    if (o.background) {
-      std::printf(
-          "  background modeling on: foreground %.1f%% of pixels, %.1f%% tested individually "
-          "(medians)\n",
-          100 * median(foreground), 100 * median(tested));
+        "  background modeling on: foreground %.1f%% of pixels, %.1f%% tested individually "
+        "(medians)\n",
+        100 * median(foreground), 100 * median(tested));
+  }
+  if (!stages.empty()) {
+    double sum = 0;
+    std::printf("  stages of one frame, outside the graph (median of 21, ms):\n");
+    for (const auto& [stage, ms] : stages) {
+      std::printf("    %-48s %8.4f\n", stage.c_str(), ms);
+      sum += ms;
     }
-    if (!stages.empty()) {
-      double sum = 0;
-      std::printf("  stages of one frame, outside the graph (median of 21, ms):\n");
-      for (const auto& [stage, ms] : stages) {
-        std::printf("    %-48s %8.4f\n", stage.c_str(), ms);
-        sum += ms;
-      }
-      std::printf("    %-48s %8.4f\n", "sum", sum);
-    }
+    std::printf("    %-48s %8.4f\n", "sum", sum);
   }
   return 0;
 }

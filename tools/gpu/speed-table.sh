@@ -1,26 +1,46 @@
 #!/usr/bin/env bash
-# The speed table of docs/PERFORMANCE.md, measured on this machine's GPU. BENCH is the command
-# that runs stereod-bench (default: build/tools/stereod-bench); DATA the Middlebury folder for the
-# accuracy check (default: ../shared/data, else tests/data).
-set -euo pipefail
+# The CUDA engine's speed table of docs/PERFORMANCE.md, measured on this machine's GPU, with the
+# libSGM baseline in the same run when SGM names a folder holding ../shared/tools/libsgm-bench.
+#   BENCH  command that runs stereod-bench (default: build/tools/stereod-bench)
+#   BASE   an older stereod-bench to time beside it (optional; only options both know are used)
+#   SGM    libsgm-bench folder (optional)
+#   DATA   Middlebury folder for the CUDA accuracy check (default: ../shared/data, else tests/data)
+set -uo pipefail
 cd "$(dirname "$0")/../.."
 BENCH=${BENCH:-build/tools/stereod-bench}
-DATA=${DATA:-$( [ -d ../shared/data ] && echo ../shared/data || echo tests/data )}
+DATA=${DATA:-$([ -d ../shared/data ] && echo ../shared/data || echo tests/data)}
+S="speed --engine cuda"
+run() { echo "== $*"; $BENCH $S "$@" 2>&1; }
+base() { [ -n "${BASE:-}" ] && { echo "== (before) $*"; $BASE $S "$@" 2>&1; }; }
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>/dev/null
 
-echo "== 1024x768, D=256, defaults (L=4), background off: target >= 5000 frames/s per pair"
-$BENCH speed --engine cuda --size 1024x768 --max-disparity 256 --frames 3000 --warmup 100 --profile
-echo "== 1920x1080, D=256: target >= 2000 frames/s"
-$BENCH speed --engine cuda --size 1920x1080 --max-disparity 256 --frames 2000 --warmup 100 --profile
-echo "== 8 pairs of 1280x720, D=128 at once: target >= 10000 pair-frames/s in total"
-$BENCH speed --engine cuda --size 1280x720 --max-disparity 128 --frames 500 --warmup 20 --pairs 8
-echo "== 1024x768, D=256, background modeling on: time against the share of foreground"
-echo "   (--objects 3, the default, is about 15 %; 0 objects: nothing left to match after warm-up)"
-for n in 0 1 2 3 6; do
-  echo "-- --objects $n"
-  $BENCH speed --engine cuda --size 1024x768 --max-disparity 256 --frames 1000 --warmup 100 \
-    --background --objects "$n"
+echo "#### 1024x768, D=256, background off (target >= 3000 frames/s; beyond: 5000)"
+run --size 1024x768 --max-disparity 256 --frames 3000 --warmup 100 --profile
+base --size 1024x768 --max-disparity 256 --frames 3000 --warmup 100
+echo "#### latency, one frame at a time (target: median <= 0.6 ms)"
+run --size 1024x768 --max-disparity 256 --frames 1000 --warmup 100 --latency
+base --size 1024x768 --max-disparity 256 --frames 1000 --warmup 100 --inflight 1
+echo "#### background on: 0 % foreground (target >= 10000) and ~15 % (target >= 5000)"
+for n in 0 3; do
+  run --size 1024x768 --max-disparity 256 --frames 2000 --warmup 100 --background --objects $n --profile
+  run --size 1024x768 --max-disparity 256 --frames 2000 --warmup 100 --background --objects $n --color-only
+  run --size 1024x768 --max-disparity 256 --frames 2000 --warmup 100 --background --objects $n \
+    --set background.color=false
+  base --size 1024x768 --max-disparity 256 --frames 1000 --warmup 100 --background --objects $n
 done
-echo "== 1920x1080, D=256, background modeling on, --objects 3"
-$BENCH speed --engine cuda --size 1920x1080 --max-disparity 256 --frames 1000 --warmup 100 --background
-echo "== accuracy of the CUDA engine (must equal the CPU engine's table)"
-$BENCH accuracy --engine cuda --data "$DATA" --no-sgbm
+echo "#### 1920x1080, D=256 (target >= 1200 frames/s)"
+run --size 1920x1080 --max-disparity 256 --frames 1000 --warmup 100
+base --size 1920x1080 --max-disparity 256 --frames 1000 --warmup 100
+echo "#### 1280x720, D=128: one pair, and 8 pairs at once (target >= 8000 pair-frames/s)"
+run --size 1280x720 --max-disparity 128 --frames 2000 --warmup 100
+run --size 1280x720 --max-disparity 128 --frames 1000 --warmup 20 --pairs 8
+run --size 1280x720 --max-disparity 128 --frames 1000 --warmup 20 --pairs 8 --no-batch
+base --size 1280x720 --max-disparity 128 --frames 500 --warmup 20 --pairs 8
+echo "#### 640x480, D=128"
+run --size 640x480 --max-disparity 128 --frames 2000 --warmup 100
+if [ -n "${SGM:-}" ]; then
+  echo "#### libSGM 3.1 (census 9x7, subpixel, LR check), same GPU, same run"
+  ITERS=${ITERS:-300} "$SGM/run.sh" 9x7
+fi
+echo "#### accuracy of the CUDA engine (must equal the CPU engine's table)"
+$BENCH accuracy --engine cuda --data "$DATA" --no-sgbm 2>&1 | tail -6

@@ -1,0 +1,90 @@
+// Device helpers shared by several stage kernels: finding a block's member and level, the
+// left-right check of a disparity, union-find, and the persistent loop over a work list.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "cuda_check.hpp"
+#include "kernels/stage_args.hpp"
+#include "stereo/pixel_ops.hpp"
+
+namespace stereod::cuda {
+
+constexpr std::uint32_t kNoItem = 0xFFFFFFFFu;
+
+inline dim3 member_grid(int w, int h, int z) {
+  return dim3(static_cast<unsigned>((w + kBlockW - 1) / kBlockW),
+              static_cast<unsigned>((h + kBlockH - 1) / kBlockH), static_cast<unsigned>(z));
+}
+
+// d at (x, y) of `map`, or kNoDisparity when it fails the left-right check against `other`
+// (direction -1: map is the left view's, its partner is at x - d). The rule of cross_check.cpp.
+__device__ __forceinline__ std::int16_t checked_value(const std::int16_t* map,
+                                                      const std::int16_t* other, int w, int x,
+                                                      int y, int direction, bool check, int tol) {
+  const std::int16_t d = map[y * w + x];
+  if (!check || d == kNoDisparity) return d;
+  const int ox = x + direction * d;
+  if (ox < 0 || ox >= w) return kNoDisparity;
+  const int od = other[y * w + ox];
+  if (od == kNoDisparity || (od - d > tol) || (d - od > tol)) return kNoDisparity;
+  return d;
+}
+
+// Union-find over pixel indices: the root of a set is its smallest index. Which pixels end in one
+// set does not depend on the order of the unions, so the result equals the CPU's flood fill.
+template <typename Int>
+__device__ __forceinline__ int find_root(Int* parent, int i) {
+  while (parent[i] != i) i = parent[i];
+  return i;
+}
+
+// Joins the sets of a and b: a root is hung under the smaller root with atomicMin, retrying when
+// another thread moved the root meanwhile (the classic lock-free union).
+template <typename Int>
+__device__ void unite(Int* parent, int a, int b) {
+  for (;;) {
+    a = find_root(parent, a);
+    b = find_root(parent, b);
+    if (a == b) return;
+    if (a < b) {
+      const int t = a;
+      a = b;
+      b = t;
+    }
+    const int old = atomicMin(&parent[a], b);
+    if (old == a) return;
+    a = old;
+  }
+}
+
+// The next item of a list shared by a fixed grid of blocks (every thread of the block gets it):
+// `first` items of list A, then `second` of list B; kNoItem when both are used up.
+__device__ __forceinline__ std::uint32_t next_item(std::uint32_t* taken, std::uint32_t first,
+                                                   const std::uint32_t* list_a,
+                                                   std::uint32_t second,
+                                                   const std::uint32_t* list_b,
+                                                   std::uint32_t* shared_slot) {
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    const std::uint32_t k = atomicAdd(taken, 1u);
+    *shared_slot = k < first ? list_a[k] : (k - first < second ? list_b[k - first] : kNoItem);
+  }
+  __syncthreads();
+  const std::uint32_t item = *shared_slot;
+  __syncthreads();  // the slot is rewritten for the next item
+  return item;
+}
+
+// Block-wide sum of one value per thread, added to *total once (skipped when 0).
+__device__ __forceinline__ void block_add(unsigned long long* total, unsigned value,
+                                          unsigned* shared_sum) {
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  if (tid == 0) *shared_sum = 0;
+  __syncthreads();
+  for (int off = 16; off > 0; off >>= 1) value += __shfl_down_sync(0xFFFFFFFFu, value, off);
+  if ((threadIdx.x & 31) == 0 && value) atomicAdd(shared_sum, value);
+  __syncthreads();
+  if (tid == 0 && *shared_sum) atomicAdd(total, static_cast<unsigned long long>(*shared_sum));
+}
+
+}  // namespace stereod::cuda

@@ -1,0 +1,475 @@
+// Stage: the adaptive-window matcher for sub-window s = 3 without the uniqueness test (the
+// defaults; match_generic.cu serves every other setting), over the work list of search_ranges.cu.
+// The arithmetic is adaptive_window.cpp's: the same sums in the same integers.
+//
+// A fixed grid of resident blocks takes (member, view, segment, tile) items in turn, split tiles
+// first. For its 32 x 16 tile a block walks the disparities of the segment four at a time: the
+// pixel costs of the tile and a halo of 4 (two disparities per 32-bit word), the horizontal and
+// vertical 3-sums, then each pixel aggregates its centre sub-window and the k smallest of the 8
+// around it (at +-3). Only the cells some pixel needs for these four disparities are computed:
+// each pixel's needs are an interval, and a cell is computed when the intervals of the rows and
+// columns within 4 of it meet the four (a tile at a depth edge has a wide union of ranges, but
+// only the pixels near the edge need it).
+//
+// A tile whose candidates fit one segment is finished by its block. A split tile's segments merge
+// through atomicMin((cost << 16) | d): the smallest cost wins, ties the smaller d, exactly as one
+// sequential loop would decide, whatever the order of the items; the block that finishes the last
+// segment writes the tile's result, with the subpixel step from the neighbours the winning
+// segment recorded.
+#include "kernels/device_common.cuh"
+#include "kernels/stages.hpp"
+
+namespace stereod::cuda {
+namespace {
+
+constexpr int kRows = 2;                 // output rows per thread
+constexpr int kHalo = 4;                 // sub-window centres at +-3, each sub-window +-1
+constexpr int kTw = kTileW + 2 * kHalo;  // 40
+constexpr int kTh = kTileH + 2 * kHalo;  // 24
+constexpr int kCells = kTw * kTh;
+constexpr int kThreads = kBlockW * kBlockH;
+constexpr int kSteps = (kCells + kThreads - 1) / kThreads;
+constexpr int kPairs = 2;  // disparity pairs per round: four disparities
+// The target rows an item reads, staged once: the cell columns and the item's disparities
+// (a segment of at most kSegment candidates and one on each side).
+constexpr int kSpan = kTw + kSegment + 2 + 2;
+constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+constexpr std::uint32_t kNone16 = 0xFFFFu;  // costs stay below 2^16 with s = 3 (at most 5*9*128)
+constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
+constexpr int kEmptyLo = 1 << 20, kEmptyHi = -(1 << 20);
+
+static_assert(kTileW == kBlockW && kTileH == kRows * kBlockH, "a thread owns two rows of a tile");
+
+// Two disparities per 32-bit word: u16 lanes never carry into each other (costs < 2^16).
+__device__ __forceinline__ std::uint32_t sum_smallest_4_of_8_x2(std::uint32_t v[8]) {
+#define STEREOD_VSWAP(i, j)                         \
+  do {                                              \
+    const std::uint32_t lo_ = __vminu2(v[i], v[j]); \
+    const std::uint32_t hi_ = __vmaxu2(v[i], v[j]); \
+    v[i] = lo_;                                     \
+    v[j] = hi_;                                     \
+  } while (0)
+  STEREOD_VSWAP(0, 1);
+  STEREOD_VSWAP(2, 3);
+  STEREOD_VSWAP(0, 2);
+  STEREOD_VSWAP(1, 3);
+  STEREOD_VSWAP(1, 2);
+  STEREOD_VSWAP(4, 5);
+  STEREOD_VSWAP(6, 7);
+  STEREOD_VSWAP(4, 6);
+  STEREOD_VSWAP(5, 7);
+  STEREOD_VSWAP(5, 6);
+#undef STEREOD_VSWAP
+  return __vminu2(v[0], v[7]) + __vminu2(v[1], v[6]) + __vminu2(v[2], v[5]) + __vminu2(v[3], v[4]);
+}
+
+// One pixel's search within an item: its candidates in this segment [c_lo, c_hi] (the costs it
+// needs are these and, at the finest level, one on each side for the parabola: need_lo/need_hi),
+// and the running winner with the costs beside it.
+struct PixelSearch {
+  int c_lo = kEmptyLo, c_hi = kEmptyHi;
+  std::uint32_t best = kNone, prev = kNone, cm = kNone, cp = kNone;
+  int best_d = kNoDisparity;
+  bool pending_cp = false;
+};
+
+struct Shared {
+  // Pixel costs of the tile and its halo; then, once the horizontal 3-sums are taken, the 3x3
+  // sub-window sums in the same place.
+  std::uint32_t pc[kPairs][kTh][kTw];
+  std::uint32_t hs[kPairs][kTh][kTw];  // horizontal 3-sums
+  std::uint64_t ref_code[kTh][kTw];
+  std::uint64_t tgt_code[kTh][kSpan];  // the target rows, from column tgt_first on
+  std::uint8_t ref_val[kTh][kTw];
+  std::uint8_t tgt_val[kTh][kSpan];
+  std::uint8_t ad_table[256];
+  std::uint8_t census_table[72];
+  int row_lo[kTileH], row_hi[kTileH];  // per output row / column: the union of the needs
+  int col_lo[kTileW], col_hi[kTileW];
+  int cell_row_lo[kTh], cell_row_hi[kTh];  // per cell row / column: within 4 of them
+  int cell_col_lo[kTw], cell_col_hi[kTw];
+  int need_lo, need_hi;   // the tile's union
+  int tile_lo, segments;  // kept here, not in registers, across the walk over the disparities
+  int segment;
+  int tgt_first;  // image column of tgt_val[.][0]
+  std::uint32_t outside;
+  std::uint32_t item;
+  int last;
+};
+
+__device__ __forceinline__ bool meets(int lo, int hi, int d0) {
+  return lo <= d0 + 3 && hi >= d0;
+}
+
+// The union of the need intervals of outputs cell - 8 .. cell (of `n`): what a cell of the tile and
+// halo (4 before the first output) must be computed for.
+__device__ __forceinline__ void union_within(const int* lo, const int* hi, int cell, int n,
+                                             int& out_lo, int& out_hi) {
+  int l = kEmptyLo, h = kEmptyHi;
+  for (int j = max(0, cell - 2 * kHalo); j <= min(n - 1, cell); ++j) {
+    l = min(l, lo[j]);
+    h = max(h, hi[j]);
+  }
+  out_lo = l;
+  out_hi = h;
+}
+
+// The costs a pixel needs: its candidates, widened by `pad` (at most to 0 .. nd - 1).
+__device__ __forceinline__ int need_lo(const PixelSearch& p, int pad) {
+  return p.c_lo <= p.c_hi ? max(0, p.c_lo - pad) : kEmptyLo;
+}
+__device__ __forceinline__ int need_hi(const PixelSearch& p, int pad, int nd) {
+  return p.c_lo <= p.c_hi ? min(nd - 1, p.c_hi + pad) : kEmptyHi;
+}
+
+// Whether cell (r, c) of the tile and halo is computed for disparities d0 .. d0+3: away from the
+// border of the area by (row_margin, col_margin) (a 3-sum needs its neighbours), and needed.
+__device__ __forceinline__ bool cell_needed(const Shared& sm, int r, int c, int row_margin,
+                                            int col_margin, int d0) {
+  return r >= row_margin && r < kTh - row_margin && c >= col_margin && c < kTw - col_margin &&
+         meets(sm.cell_row_lo[r], sm.cell_row_hi[r], d0) &&
+         meets(sm.cell_col_lo[c], sm.cell_col_hi[c], d0);
+}
+
+// Calls f(r, c) for this thread's cells of the tile and halo that cell_needed admits.
+template <typename F>
+__device__ __forceinline__ void for_needed_cells(const Shared& sm, int tid, int row_margin,
+                                                 int col_margin, int d0, const F& f) {
+#pragma unroll
+  for (int j = 0; j < kSteps; ++j) {
+    const int i = tid + j * kThreads;
+    if (i >= kCells) break;
+    const int r = i / kTw, c = i - r * kTw;
+    if (cell_needed(sm, r, c, row_margin, col_margin, d0)) f(r, c);
+  }
+}
+
+template <bool kK4>
+__device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch, int level,
+                                           std::uint32_t item, Shared& sm) {
+  const int tid = threadIdx.y * kBlockW + threadIdx.x;
+  const int m = item_member(item), view = item_view(item), seg = item_segment(item);
+  const int t = item_tile(item);
+  const MemberArgs& a = *batch->member[m];
+  const LevelBuffers& lv = a.level[level];
+  const int w = lv.width, h = lv.height, nd = lv.disparities;
+  const int x0 = (t % lv.tiles_x) * kTileW, y0 = (t / lv.tiles_x) * kTileH;
+  const int dir = view == 0 ? -1 : 1;
+  const int other = 1 - view;
+  const std::uint8_t* ref_ad = lv.ad[view] ? lv.ad[view] : lv.gray[view];
+  const std::uint8_t* tgt_ad = lv.ad[other] ? lv.ad[other] : lv.gray[other];
+  const std::uint64_t* ref_census = lv.census[view];
+  const std::uint64_t* tgt_census = lv.census[other];
+  const std::uint8_t* tgt_fg = a.modeling ? lv.mask[other] : nullptr;
+  const bool census = ref_census != nullptr;
+  const bool finest = level == 0;
+  const int pad = finest ? 1 : 0;
+  const int tile_lo = lv.tile_lo[view][t], tile_hi = lv.tile_hi[view][t];
+  const int seg_len = piece_length(tile_lo, tile_hi, lv.segment, nd, finest);
+  const int segments = (tile_hi - tile_lo) / seg_len + 1;
+  const int c0 = tile_lo + seg * seg_len, c1 = min(tile_hi, c0 + seg_len - 1);
+
+  for (int i = tid; i < 256; i += kThreads) sm.ad_table[i] = a.tables.ad[i];
+  for (int i = tid; i < 65; i += kThreads) sm.census_table[i] = a.tables.census[i];
+  if (tid < kTileH) {
+    sm.row_lo[tid] = kEmptyLo;
+    sm.row_hi[tid] = kEmptyHi;
+  }
+  if (tid < kTileW) {
+    sm.col_lo[tid] = kEmptyLo;
+    sm.col_hi[tid] = kEmptyHi;
+  }
+  if (tid == 0) {
+    sm.need_lo = kEmptyLo;
+    sm.need_hi = kEmptyHi;
+    sm.tile_lo = tile_lo;
+    sm.segments = segments;
+    sm.segment = seg_len;
+  }
+  // The reference tile and halo (clamped to the image, as the CPU's box sums clamp).
+  for (int i = tid; i < kCells; i += kThreads) {
+    const int r = i / kTw, c = i - r * kTw;
+    const int qx = clamp_int(x0 - kHalo + c, 0, w - 1), qy = clamp_int(y0 - kHalo + r, 0, h - 1);
+    sm.ref_val[r][c] = ref_ad[qy * w + qx];
+    sm.ref_code[r][c] = census ? ref_census[qy * w + qx] : 0;
+  }
+  const int x = x0 + threadIdx.x;
+  PixelSearch px[kRows];
+  __syncthreads();  // the need arrays are initialised
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    const int y = y0 + threadIdx.y + k * kBlockH;
+    PixelSearch& p = px[k];
+    if (x < w && y < h) {
+      const int lo = lv.lo[view][y * w + x], hi = lv.hi[view][y * w + x];
+      const int clo = max(lo, c0), chi = min(hi, c1);
+      if (clo <= chi) {
+        p.c_lo = clo;
+        p.c_hi = chi;
+      }
+    }
+    // The row's union (the warp is the row), the column's and the tile's.
+    const int nlo = need_lo(p, pad), nhi = need_hi(p, pad, nd);
+    int rlo = nlo, rhi = nhi;
+    for (int off = 16; off > 0; off >>= 1) {
+      rlo = min(rlo, __shfl_xor_sync(0xFFFFFFFFu, rlo, off));
+      rhi = max(rhi, __shfl_xor_sync(0xFFFFFFFFu, rhi, off));
+    }
+    if (threadIdx.x == 0) {
+      sm.row_lo[threadIdx.y + k * kBlockH] = rlo;
+      sm.row_hi[threadIdx.y + k * kBlockH] = rhi;
+      if (rlo <= rhi) {
+        atomicMin(&sm.need_lo, rlo);
+        atomicMax(&sm.need_hi, rhi);
+      }
+    }
+    if (nlo <= nhi) {
+      atomicMin(&sm.col_lo[threadIdx.x], nlo);
+      atomicMax(&sm.col_hi[threadIdx.x], nhi);
+    }
+  }
+  __syncthreads();
+  // A cell row (column) is needed for a disparity when an output row (column) within 4 needs it.
+  if (tid < kTh) {
+    union_within(sm.row_lo, sm.row_hi, tid, kTileH, sm.cell_row_lo[tid], sm.cell_row_hi[tid]);
+  } else if (tid >= 32 && tid < 32 + kTw) {
+    const int c = tid - 32;
+    union_within(sm.col_lo, sm.col_hi, c, kTileW, sm.cell_col_lo[c], sm.cell_col_hi[c]);
+  }
+  __syncthreads();
+  const int dlo = sm.need_lo, dhi = sm.need_hi;
+  if (tid == 0) sm.outside = a.tables.outside;
+  // The target pixels of every cell and disparity of the item, in shared memory once instead of
+  // from global memory at every disparity (what made the small, coarse levels wait on latency).
+  {
+    const int qx_lo = max(0, x0 - kHalo);
+    const int tgt_first = dir < 0 ? qx_lo - dhi : qx_lo + dlo;
+    const int span = min(kTw, w - qx_lo) + dhi - dlo;
+    if (tid == 0) sm.tgt_first = tgt_first;
+    for (int i = tid; i < kTh * span; i += kThreads) {
+      const int r = i / span, k = i - r * span;
+      const int tx = tgt_first + k;
+      if (tx < 0 || tx >= w) continue;  // such a partner costs `outside`: never read
+      const int row = clamp_int(y0 - kHalo + r, 0, h - 1) * w;
+      sm.tgt_val[r][k] = tgt_ad[row + tx];
+      sm.tgt_code[r][k] = census ? tgt_census[row + tx] : 0;
+    }
+  }
+  __syncthreads();
+
+  for (int d0 = dlo; d0 <= dhi; d0 += 2 * kPairs) {
+    // Pixel costs for d0 .. d0+3 where needed, two disparities per word.
+    for_needed_cells(sm, tid, 0, 0, d0, [&](int r, int c) {
+      const int av = sm.ref_val[r][c];
+      const std::uint64_t ac = sm.ref_code[r][c];
+      const int qx = clamp_int(x0 - kHalo + c, 0, w - 1);
+      std::uint32_t cost[2 * kPairs];
+#pragma unroll
+      for (int dd = 0; dd < 2 * kPairs; ++dd) {
+        const int tx = qx + dir * (d0 + dd);
+        std::uint32_t cst = sm.outside;
+        if (tx >= 0 && tx < w) {
+          // Past the item's last disparity (the round's tail) the value is not used: stay inside.
+          const int k = min(tx - sm.tgt_first, kSpan - 1);
+          const int bv = sm.tgt_val[r][k];
+          cst = sm.ad_table[av > bv ? av - bv : bv - av];
+          if (census) cst += sm.census_table[popcount64(ac ^ sm.tgt_code[r][k])];
+        }
+        cost[dd] = cst;
+      }
+#pragma unroll
+      for (int q = 0; q < kPairs; ++q) sm.pc[q][r][c] = cost[2 * q] | (cost[2 * q + 1] << 16);
+    });
+    __syncthreads();
+    for_needed_cells(sm, tid, 0, 1, d0, [&](int r, int c) {
+#pragma unroll
+      for (int q = 0; q < kPairs; ++q)
+        sm.hs[q][r][c] = sm.pc[q][r][c - 1] + sm.pc[q][r][c] + sm.pc[q][r][c + 1];
+    });
+    __syncthreads();
+    for_needed_cells(sm, tid, 1, 1, d0, [&](int r, int c) {
+#pragma unroll
+      for (int q = 0; q < kPairs; ++q)
+        sm.pc[q][r][c] = sm.hs[q][r - 1][c] + sm.hs[q][r][c] + sm.hs[q][r + 1][c];
+    });
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      PixelSearch& p = px[k];
+      const int nlo = need_lo(p, pad), nhi = need_hi(p, pad, nd);
+      if (!meets(nlo, nhi, d0)) {
+        // Four disparities this pixel does not need: what visiting them would leave behind.
+        if (p.pending_cp) {
+          p.cp = kNone;
+          p.pending_cp = false;
+        }
+        p.prev = kNone;
+        continue;
+      }
+      const int y = y0 + threadIdx.y + k * kBlockH;
+      const int R = kHalo + threadIdx.y + k * kBlockH, C = kHalo + threadIdx.x;
+#pragma unroll
+      for (int q = 0; q < kPairs; ++q) {
+        const auto& sw = sm.pc[q];  // the sub-window sums by now
+        std::uint32_t nb[8] = {sw[R - 3][C - 3], sw[R - 3][C],    sw[R - 3][C + 3],
+                               sw[R][C - 3],     sw[R][C + 3],    sw[R + 3][C - 3],
+                               sw[R + 3][C],     sw[R + 3][C + 3]};
+        const std::uint32_t centre = sw[R][C];
+        std::uint32_t agg2;
+        if (kK4) {
+          agg2 = centre + sum_smallest_4_of_8_x2(nb);
+        } else {
+          std::uint32_t lo8[8], hi8[8];
+#pragma unroll
+          for (int n = 0; n < 8; ++n) {
+            lo8[n] = nb[n] & 0xFFFFu;
+            hi8[n] = nb[n] >> 16;
+          }
+          agg2 = ((centre & 0xFFFFu) + sum_smallest_k_of_8(lo8, a.stereo.best_k)) |
+                 (((centre >> 16) + sum_smallest_k_of_8(hi8, a.stereo.best_k)) << 16);
+        }
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int d = d0 + 2 * q + half;
+          const bool needed = d >= nlo && d <= nhi;
+          const bool candidate = d >= p.c_lo && d <= p.c_hi;
+          const int tx = x + dir * d;
+          const bool allowed = needed && tx >= 0 && tx < w && (!tgt_fg || tgt_fg[y * w + tx] != 0);
+          const std::uint32_t agg = allowed ? (half ? agg2 >> 16 : agg2 & 0xFFFFu) : kNone;
+          if (p.pending_cp) {
+            p.cp = agg;
+            p.pending_cp = false;
+          }
+          if (candidate && allowed && agg < p.best) {
+            p.best = agg;
+            p.best_d = d;
+            p.cm = p.prev;
+            p.cp = kNone;
+            p.pending_cp = true;
+          }
+          p.prev = agg;
+        }
+      }
+    }
+    __syncthreads();  // the next round's costs go where these sums are
+  }
+
+  std::int16_t* out_disp = lv.disp[view];
+  std::uint16_t* out_q4 = finest ? a.q4[view] : nullptr;
+  if (sm.segments == 1) {
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const PixelSearch& p = px[k];
+      const int y = y0 + threadIdx.y + k * kBlockH;
+      if (x >= w || y >= h) continue;
+      const int i = y * w + x;
+      out_disp[i] = static_cast<std::int16_t>(p.best_d);
+      if (out_q4) {
+        std::uint16_t q = kInvalidDisparity;
+        if (p.best_d != kNoDisparity) {
+          const int d = p.best_d;
+          int offset = 0;
+          if (d >= 1 && d + 1 < nd && p.cm != kNone && p.cp != kNone)
+            offset = subpixel_offset(p.cm, p.best, p.cp);
+          q = static_cast<std::uint16_t>(
+              clamp_int(kSubpixelScale * d + offset, 0, kSubpixelScale * (nd - 1)));
+        }
+        out_q4[i] = q;
+      }
+    }
+    return;
+  }
+
+  // A split tile: this segment's winners join the others'; the last segment writes the result.
+  const std::size_t plane = static_cast<std::size_t>(w) * h;
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    const PixelSearch& p = px[k];
+    const int y = y0 + threadIdx.y + k * kBlockH;
+    if (x >= w || y >= h || p.best_d == kNoDisparity) continue;
+    const int i = y * w + x;
+    atomicMin(&lv.key[view][i], (p.best << 16) | static_cast<std::uint32_t>(p.best_d));
+    if (finest) {
+      const std::uint32_t cm = p.cm == kNone ? kNone16 : p.cm, cp = p.cp == kNone ? kNone16 : p.cp;
+      lv.cmcp[view][static_cast<std::size_t>(seg) * plane + i] = (cm << 16) | cp;
+    }
+  }
+  __threadfence();
+  __syncthreads();
+  if (tid == 0)
+    sm.last = atomicAdd(&lv.tile_done[view][t], 1u) == static_cast<unsigned>(sm.segments - 1);
+  __syncthreads();
+  if (!sm.last) return;
+  __threadfence();
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    const int y = y0 + threadIdx.y + k * kBlockH;
+    if (x >= w || y >= h) continue;
+    const int i = y * w + x;
+    const std::uint32_t key = __ldcg(&lv.key[view][i]);
+    const int d = key == kNoKey ? kNoDisparity : static_cast<int>(key & 0xFFFFu);
+    out_disp[i] = static_cast<std::int16_t>(d);
+    if (!out_q4) continue;
+    std::uint16_t q = kInvalidDisparity;
+    if (d != kNoDisparity) {
+      const int winner_seg = (d - sm.tile_lo) / sm.segment;
+      const std::uint32_t both =
+          __ldcg(&lv.cmcp[view][static_cast<std::size_t>(winner_seg) * plane + i]);
+      const std::uint32_t cm = both >> 16, cp = both & 0xFFFFu;
+      int offset = 0;
+      if (d >= 1 && d + 1 < nd && cm != kNone16 && cp != kNone16)
+        offset = subpixel_offset(cm, key >> 16, cp);
+      q = static_cast<std::uint16_t>(
+          clamp_int(kSubpixelScale * d + offset, 0, kSubpixelScale * (nd - 1)));
+    }
+    out_q4[i] = q;
+  }
+}
+
+// Four blocks per SM (64 registers) for the default k = 4 on Hopper. sm_87's code for the same
+// source needs more (it spilled at 64 and at 80 registers), so Orin runs two. The general
+// selection (k != 4) needs more registers on both.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr int kBlocksPerSm = 2;
+#else
+constexpr int kBlocksPerSm = 4;
+#endif
+template <bool kK4>
+__global__ void __launch_bounds__(kThreads, kK4 ? kBlocksPerSm : 2)
+    match_window_kernel(const BatchRecord* __restrict__ batch, LevelLists lists, int level) {
+  __shared__ Shared sm;
+  ListCounters* counters = lists.counters;
+  const std::uint32_t heavy = counters->heavy, light = counters->light;
+  for (;;) {
+    const std::uint32_t item =
+        next_item(&counters->taken, heavy, lists.heavy, light, lists.light, &sm.item);
+    if (item == kNoItem) return;
+    match_item<kK4>(batch, level, item, sm);
+    __syncthreads();  // the shared arrays are the next item's
+  }
+}
+
+}  // namespace
+
+int match_window_workers() {
+  int device = 0, sms = 0, per_sm = 0;
+  STEREOD_CUDA(cudaGetDevice(&device));
+  STEREOD_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  // Both instantiations have the same launch bounds and shared memory; ask for the default one.
+  STEREOD_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, match_window_kernel<true>,
+                                                             kThreads, 0));
+  return std::max(1, sms * per_sm);
+}
+
+void launch_match_window(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
+                         int level, cudaStream_t stream) {
+  const dim3 block(kBlockW, kBlockH);
+  const unsigned workers = static_cast<unsigned>(std::max(ws.workers, 1));
+  if (shape.best4)
+    match_window_kernel<true><<<workers, block, 0, stream>>>(batch, ws.level(level), level);
+  else
+    match_window_kernel<false><<<workers, block, 0, stream>>>(batch, ws.level(level), level);
+  STEREOD_CUDA_LAUNCHED("match_window_kernel");
+}
+
+}  // namespace stereod::cuda

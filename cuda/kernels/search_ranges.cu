@@ -1,0 +1,185 @@
+// Stage: each pixel's candidate range at one level (search_range.cpp on the CPU, the rule in
+// pixel_ops.hpp: twice the span of the valid parent disparities in the (2r+1)^2 neighbourhood of
+// its parent, widened by 2, or the whole range), and the level's work lists.
+//
+// One block per 32 x 16 tile. A tile without foreground (the background model's block marks) is
+// finished here: "no disparity", no work. Otherwise the block stages the tile's parent
+// neighbourhood once, cross-checked, and takes each pixel's min and max over it separably (rows,
+// then columns): 16 x (8 + 2r) row windows instead of (2r+1)^2 checked reads per pixel. The
+// tile's candidates [lo, hi] (within the image) become one work item, or several segments of
+// pieces (piece_length) when they span more than lv.segment; at the finest level the tile is also
+// listed for post-processing.
+#include "kernels/device_common.cuh"
+#include "kernels/stages.hpp"
+
+namespace stereod::cuda {
+namespace {
+
+constexpr int kMaxRadius = 4;  // stereo.parent_radius is at most 4 (params.cpp)
+constexpr int kParentW = kTileW / 2 + 2 * kMaxRadius;
+constexpr int kParentH = kTileH / 2 + 2 * kMaxRadius;
+constexpr int kRows = kTileH / kBlockH;
+constexpr std::int16_t kNoneLo = 0x7FFF;  // min over an empty window
+constexpr int kEmptyLo = 1 << 20, kEmptyHi = -(1 << 20);
+constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
+
+__global__ void __launch_bounds__(kBlockW* kBlockH)
+    search_ranges_kernel(const BatchRecord* __restrict__ batch, LevelLists lists, int level) {
+  __shared__ std::int16_t parent[kParentH][kParentW];
+  __shared__ std::int16_t row_min[kParentH][kTileW / 2];
+  __shared__ std::int16_t row_max[kParentH][kTileW / 2];
+  __shared__ int tile_lo, tile_hi;
+
+  const int m = blockIdx.z >> 1, view = blockIdx.z & 1;
+  const MemberArgs& a = *batch->member[m];
+  const LevelBuffers& lv = a.level[level];
+  const int w = lv.width, h = lv.height, nd = lv.disparities;
+  const int t = blockIdx.y * lv.tiles_x + blockIdx.x;
+  const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
+  const int tid = threadIdx.y * kBlockW + threadIdx.x;
+  const int x = x0 + threadIdx.x;
+  const bool finest = level == 0;
+  const bool listed_for_post = finest && (view == 0 || a.out_disp[1] != nullptr);
+  const std::uint8_t* mask = a.modeling ? lv.mask[view] : nullptr;
+
+  // A tile without foreground in this view: nothing to match.
+  bool active = true;
+  if (mask) {
+    const int bx = (w + kBlockW - 1) / kBlockW, by = (h + kBlockH - 1) / kBlockH;
+    const int b0 = 2 * blockIdx.y;
+    active = lv.block_fg[view][b0 * bx + blockIdx.x] != 0 ||
+             (b0 + 1 < by && lv.block_fg[view][(b0 + 1) * bx + blockIdx.x] != 0);
+  }
+  auto finish_empty = [&] {
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const int y = y0 + threadIdx.y + k * kBlockH;
+      if (x >= w || y >= h) continue;
+      lv.disp[view][y * w + x] = kNoDisparity;
+      if (finest) a.q4[view][y * w + x] = kInvalidDisparity;
+    }
+    if (finest && tid == 0) a.post_active[view][t] = 0;
+  };
+  if (!active) {
+    finish_empty();
+    return;
+  }
+
+  if (tid == 0) {
+    tile_lo = kEmptyLo;
+    tile_hi = kEmptyHi;
+  }
+  const bool has_parent = level + 1 < a.levels;
+  const int r = a.stereo.parent_radius;
+  const int dir = view == 0 ? -1 : 1;
+  if (has_parent) {
+    // The parents around the tile's, cross-checked once each; outside the image: none (so a
+    // window that would be clamped at the border holds the same values).
+    const LevelBuffers& pl = a.level[level + 1];
+    const int pw = pl.width, ph = pl.height;
+    const int pu0 = x0 / 2 - r, pv0 = y0 / 2 - r;
+    const int rw = kTileW / 2 + 2 * r, rh = kTileH / 2 + 2 * r;
+    for (int i = tid; i < rw * rh; i += kBlockW * kBlockH) {
+      const int rr = i / rw, cc = i - rr * rw;
+      const int u = pu0 + cc, v = pv0 + rr;
+      parent[rr][cc] = (u >= 0 && u < pw && v >= 0 && v < ph)
+                           ? checked_value(pl.disp[view], pl.disp[1 - view], pw, u, v, dir,
+                                           a.stereo.cross_check, a.stereo.cross_check_tolerance)
+                           : kNoDisparity;
+    }
+    __syncthreads();
+    for (int i = tid; i < rh * (kTileW / 2); i += kBlockW * kBlockH) {
+      const int rr = i / (kTileW / 2), j = i - rr * (kTileW / 2);
+      std::int16_t mn = kNoneLo, mx = kNoDisparity;
+      for (int u = j; u <= j + 2 * r; ++u) {
+        const std::int16_t d = parent[rr][u];
+        if (d == kNoDisparity) continue;
+        mn = min(mn, d);
+        mx = max(mx, d);
+      }
+      row_min[rr][j] = mn;
+      row_max[rr][j] = mx;
+    }
+  }
+  __syncthreads();
+
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    const int y = y0 + threadIdx.y + k * kBlockH;
+    if (x >= w || y >= h) continue;
+    const int i = y * w + x;
+    if (mask && mask[i] == 0) {  // background: not matched
+      lv.lo[view][i] = 0;
+      lv.hi[view][i] = -1;
+      continue;
+    }
+    int lo = 0, hi = nd - 1;
+    if (has_parent) {
+      // parent_range (pixel_ops.hpp) over the staged window: rows (y - y0) / 2 .. + 2r.
+      const int j = (x - x0) / 2, rr0 = (y - y0) / 2;
+      int mn = kNoneLo, mx = kNoDisparity;
+      for (int rr = rr0; rr <= rr0 + 2 * r; ++rr) {
+        mn = min(mn, static_cast<int>(row_min[rr][j]));
+        mx = max(mx, static_cast<int>(row_max[rr][j]));
+      }
+      if (mx >= 0) {
+        lo = clamp_int(2 * mn - 2, 0, nd - 1);
+        hi = clamp_int(2 * mx + 2, 0, nd - 1);
+      }
+    }
+    // Candidates whose partner lies outside the image are never allowed.
+    const int reach = dir < 0 ? x : w - 1 - x;
+    hi = min(hi, reach);
+    lv.lo[view][i] = static_cast<std::int16_t>(lo);
+    lv.hi[view][i] = static_cast<std::int16_t>(hi);
+    if (lo <= hi) {
+      atomicMin(&tile_lo, lo);
+      atomicMax(&tile_hi, hi);
+    }
+  }
+  __syncthreads();
+  const int tlo = tile_lo, thi = tile_hi;
+  if (tlo > thi) {  // matched pixels, but none has a candidate
+    finish_empty();
+    return;
+  }
+  const int piece = piece_length(tlo, thi, lv.segment, nd, finest);
+  const int segments = (thi - tlo) / piece + 1;
+  if (segments > 1) {
+    // A split tile: its segments merge through the keys, and the last one writes the result.
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const int y = y0 + threadIdx.y + k * kBlockH;
+      if (x < w && y < h) lv.key[view][y * w + x] = kNoKey;
+    }
+  }
+  if (tid == 0) {
+    lv.tile_lo[view][t] = tlo;
+    lv.tile_hi[view][t] = thi;
+    ListCounters* c = lists.counters;
+    if (segments == 1) {
+      lists.light[atomicAdd(&c->light, 1u)] = pack_item(m, view, 0, t);
+    } else {
+      lv.tile_done[view][t] = 0;
+      const std::uint32_t first = atomicAdd(&c->heavy, static_cast<unsigned>(segments));
+      for (int s = 0; s < segments; ++s) lists.heavy[first + s] = pack_item(m, view, s, t);
+    }
+    if (finest) {
+      a.post_active[view][t] = listed_for_post ? 1 : 0;
+      if (listed_for_post) lists.post[atomicAdd(&c->post, 1u)] = pack_item(m, view, 0, t);
+    }
+  }
+}
+
+}  // namespace
+
+void launch_search_ranges(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
+                          int level, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(shape.tiles_x(level)),
+                  static_cast<unsigned>(shape.tiles_y(level)),
+                  static_cast<unsigned>(2 * shape.count));
+  search_ranges_kernel<<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, ws.level(level), level);
+  STEREOD_CUDA_LAUNCHED("search_ranges_kernel");
+}
+
+}  // namespace stereod::cuda

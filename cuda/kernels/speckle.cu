@@ -1,0 +1,210 @@
+// Stage: the finest level's left-right check and speckle labelling (cross_check.cpp and
+// speckle.cpp on the CPU), over the tiles that were matched (the post list of search_ranges.cu).
+//
+// Speckles are connected components (4-neighbours whose values differ by at most the speckle
+// range) of fewer than speckle_size pixels. The CPU floods them; here union-find gives the same
+// components whatever the order of the unions: (1) check_and_label: each tile checks its subpixel
+// values, joins its own pixels in shared memory and records each local component's size at its
+// root; (2) join: tiles are joined along their right and bottom borders in global memory;
+// (3) count: each local root adds its size to its global root's. speckle_median.cu then removes
+// what is too small while it takes the median.
+#include "kernels/device_common.cuh"
+#include "kernels/stages.hpp"
+
+namespace stereod::cuda {
+namespace {
+
+constexpr int kRows = kTileH / kBlockH;
+
+__device__ __forceinline__ bool linked(int a, int b, int max_step) {
+  return a != kInvalidDisparity && b != kInvalidDisparity && (a > b ? a - b : b - a) <= max_step;
+}
+
+struct PostTile {
+  const MemberArgs* args;
+  int view, x0, y0, w, h;
+};
+
+__device__ __forceinline__ PostTile post_tile(const BatchRecord* batch, std::uint32_t item) {
+  PostTile p;
+  p.args = batch->member[item_member(item)];
+  p.view = item_view(item);
+  const LevelBuffers& lv = p.args->level[0];
+  const int t = item_tile(item);
+  p.x0 = (t % lv.tiles_x) * kTileW;
+  p.y0 = (t / lv.tiles_x) * kTileH;
+  p.w = lv.width;
+  p.h = lv.height;
+  return p;
+}
+
+__global__ void __launch_bounds__(kBlockW* kBlockH)
+    check_and_label_kernel(const BatchRecord* __restrict__ batch, LevelLists lists) {
+  __shared__ std::uint16_t q[kTileH][kTileW];
+  __shared__ int local[kTileH * kTileW];
+  __shared__ int local_count[kTileH * kTileW];
+  __shared__ std::uint32_t slot;
+  const std::uint32_t total = lists.counters->post;
+  for (;;) {
+    const std::uint32_t item =
+        next_item(&lists.counters->post_taken[0], total, lists.post, 0, nullptr, &slot);
+    if (item == kNoItem) return;
+    const PostTile p = post_tile(batch, item);
+    const MemberArgs& a = *p.args;
+    const StereoParams& sp = a.stereo;
+    const int dir = p.view == 0 ? -1 : 1;
+    const LevelBuffers& lv = a.level[0];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const int ty = threadIdx.y + k * kBlockH, tx = threadIdx.x;
+      const int x = p.x0 + tx, y = p.y0 + ty;
+      std::uint16_t v = kInvalidDisparity;
+      if (x < p.w && y < p.h) {
+        const int i = y * p.w + x;
+        v = a.q4[p.view][i];
+        if (sp.cross_check && v != kInvalidDisparity &&
+            checked_value(lv.disp[p.view], lv.disp[1 - p.view], p.w, x, y, dir, true,
+                          sp.cross_check_tolerance) == kNoDisparity) {
+          v = kInvalidDisparity;
+          a.q4[p.view][i] = v;
+        }
+      }
+      q[ty][tx] = v;
+      local[ty * kTileW + tx] = ty * kTileW + tx;
+      local_count[ty * kTileW + tx] = 0;
+    }
+    __syncthreads();
+    if (sp.speckle_size > 0) {
+      const int step = sp.speckle_range * kSubpixelScale;
+#pragma unroll
+      for (int k = 0; k < kRows; ++k) {
+        const int ty = threadIdx.y + k * kBlockH, tx = threadIdx.x;
+        const int li = ty * kTileW + tx;
+        if (tx + 1 < kTileW && linked(q[ty][tx], q[ty][tx + 1], step)) unite(local, li, li + 1);
+        if (ty + 1 < kTileH && linked(q[ty][tx], q[ty + 1][tx], step))
+          unite(local, li, li + kTileW);
+      }
+      __syncthreads();
+#pragma unroll
+      for (int k = 0; k < kRows; ++k) {
+        const int ty = threadIdx.y + k * kBlockH, tx = threadIdx.x;
+        if (q[ty][tx] != kInvalidDisparity)
+          atomicAdd(&local_count[find_root(local, ty * kTileW + tx)], 1);
+      }
+      __syncthreads();
+#pragma unroll
+      for (int k = 0; k < kRows; ++k) {
+        const int ty = threadIdx.y + k * kBlockH, tx = threadIdx.x;
+        const int x = p.x0 + tx, y = p.y0 + ty;
+        if (x >= p.w || y >= p.h) continue;
+        const int i = y * p.w + x, li = ty * kTileW + tx;
+        const int root = find_root(local, li);
+        // The tile root's global index is the smallest of its set, as the global rule wants.
+        a.label[p.view][i] = (p.y0 + root / kTileW) * p.w + p.x0 + root % kTileW;
+        a.local_size[p.view][i] = root == li ? local_count[li] : 0;
+        a.size[p.view][i] = 0;
+      }
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kBlockW* kBlockH)
+    speckle_join_kernel(const BatchRecord* __restrict__ batch, LevelLists lists) {
+  __shared__ std::uint32_t slot;
+  const std::uint32_t total = lists.counters->post;
+  for (;;) {
+    const std::uint32_t item =
+        next_item(&lists.counters->post_taken[1], total, lists.post, 0, nullptr, &slot);
+    if (item == kNoItem) return;
+    const PostTile p = post_tile(batch, item);
+    const MemberArgs& a = *p.args;
+    const std::uint16_t* q = a.q4[p.view];
+    std::int32_t* label = a.label[p.view];
+    const int step = a.stereo.speckle_range * kSubpixelScale;
+    // Only links that cross the tile's right and bottom borders are left to join.
+    const int tid = threadIdx.y * kBlockW + threadIdx.x;
+    if (tid < kTileH) {
+      const int x = p.x0 + kTileW - 1, y = p.y0 + tid;
+      if (x + 1 < p.w && y < p.h) {
+        const int i = y * p.w + x;
+        if (linked(q[i], q[i + 1], step)) unite(label, i, i + 1);
+      }
+    } else if (tid >= 32 && tid < 32 + kTileW) {
+      const int x = p.x0 + tid - 32, y = p.y0 + kTileH - 1;
+      if (x < p.w && y + 1 < p.h) {
+        const int i = y * p.w + x;
+        if (linked(q[i], q[i + p.w], step)) unite(label, i, i + p.w);
+      }
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kBlockW* kBlockH)
+    speckle_count_kernel(const BatchRecord* __restrict__ batch, LevelLists lists) {
+  __shared__ std::uint32_t slot;
+  const std::uint32_t total = lists.counters->post;
+  for (;;) {
+    const std::uint32_t item =
+        next_item(&lists.counters->post_taken[2], total, lists.post, 0, nullptr, &slot);
+    if (item == kNoItem) return;
+    const PostTile p = post_tile(batch, item);
+    const MemberArgs& a = *p.args;
+    std::int32_t* label = a.label[p.view];
+    std::int32_t* size = a.size[p.view];
+    const int min_size = a.stereo.speckle_size;
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const int x = p.x0 + threadIdx.x, y = p.y0 + threadIdx.y + k * kBlockH;
+      if (x >= p.w || y >= p.h) continue;
+      const int i = y * p.w + x;
+      const int n = a.local_size[p.view][i];
+      if (n == 0) continue;  // not a local root
+      const int root = find_root(label, i);
+      if (root != i) label[i] = root;  // shorter paths for the removal
+      // No atomic once the size is known to be large enough: a big component would otherwise
+      // serialise thousands of them.
+      if (size[root] < min_size) atomicAdd(&size[root], n);
+    }
+  }
+}
+
+}  // namespace
+
+int post_workers() {
+  int device = 0, sms = 0, per_sm = 0;
+  STEREOD_CUDA(cudaGetDevice(&device));
+  STEREOD_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  STEREOD_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, check_and_label_kernel,
+                                                             kBlockW * kBlockH, 0));
+  return std::max(1, sms * per_sm);
+}
+
+namespace {
+
+// The three passes run on a fixed grid over the post list.
+template <typename Kernel>
+void launch_post(Kernel kernel, const char* name, const BatchRecord* batch, const Workspace& ws,
+                 cudaStream_t stream) {
+  kernel<<<static_cast<unsigned>(ws.post_workers), dim3(kBlockW, kBlockH), 0, stream>>>(
+      batch, ws.level(0));
+  STEREOD_CUDA_LAUNCHED(name);
+}
+
+}  // namespace
+
+void launch_check_and_label(const BatchShape&, const BatchRecord* batch, const Workspace& ws,
+                            cudaStream_t stream) {
+  launch_post(check_and_label_kernel, "check_and_label_kernel", batch, ws, stream);
+}
+
+void launch_speckle_join(const BatchShape&, const BatchRecord* batch, const Workspace& ws,
+                         cudaStream_t stream) {
+  launch_post(speckle_join_kernel, "speckle_join_kernel", batch, ws, stream);
+}
+
+void launch_speckle_count(const BatchShape&, const BatchRecord* batch, const Workspace& ws,
+                          cudaStream_t stream) {
+  launch_post(speckle_count_kernel, "speckle_count_kernel", batch, ws, stream);
+}
+
+}  // namespace stereod::cuda

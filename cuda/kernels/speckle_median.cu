@@ -1,0 +1,74 @@
+// Stage: the output map of every finest-level tile (post_process.cpp's median3x3 after
+// speckle.cpp's removal on the CPU). A tile that was not matched is "no disparity" throughout. A
+// matched one stages its pixels and a ring of 1 in shared memory, drops the pixels whose component
+// (speckle.cu) is too small, and writes the 3x3 median of what is left.
+#include "kernels/device_common.cuh"
+#include "kernels/stages.hpp"
+
+namespace stereod::cuda {
+namespace {
+
+constexpr int kRows = kTileH / kBlockH;
+constexpr int kRingW = kTileW + 2, kRingH = kTileH + 2;
+
+__global__ void __launch_bounds__(kBlockW* kBlockH)
+    speckle_median_kernel(const BatchRecord* __restrict__ batch, int views) {
+  __shared__ std::uint16_t q[kRingH][kRingW];
+  const int m = blockIdx.z / views, view = blockIdx.z % views;
+  const MemberArgs& a = *batch->member[m];
+  const LevelBuffers& lv = a.level[0];
+  const int w = lv.width, h = lv.height;
+  const int t = blockIdx.y * lv.tiles_x + blockIdx.x;
+  const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
+  const int x = x0 + threadIdx.x;
+  std::uint16_t* out = a.out_disp[view];
+  if (!a.post_active[view][t]) {
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const int y = y0 + threadIdx.y + k * kBlockH;
+      if (x < w && y < h) out[y * w + x] = kInvalidDisparity;
+    }
+    return;
+  }
+  const StereoParams& sp = a.stereo;
+  const std::uint16_t* q4 = a.q4[view];
+  const std::int32_t* label = a.label[view];
+  const std::int32_t* size = a.size[view];
+  const int tid = threadIdx.y * kBlockW + threadIdx.x;
+  for (int i = tid; i < kRingW * kRingH; i += kBlockW * kBlockH) {
+    const int r = i / kRingW, c = i - r * kRingW;
+    const int gx = x0 - 1 + c, gy = y0 - 1 + r;
+    std::uint16_t v = kInvalidDisparity;  // outside the image: not a neighbour, like a hole
+    if (gx >= 0 && gx < w && gy >= 0 && gy < h) {
+      const int gi = gy * w + gx;
+      v = q4[gi];
+      if (sp.speckle_size > 0 && v != kInvalidDisparity &&
+          size[find_root(label, gi)] < sp.speckle_size) {
+        v = kInvalidDisparity;
+      }
+    }
+    q[r][c] = v;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    const int ty = threadIdx.y + k * kBlockH, y = y0 + ty;
+    if (x >= w || y >= h) continue;
+    const int r = ty + 1, c = threadIdx.x + 1;
+    out[y * w + x] =
+        sp.median ? median3x3_sampled(q[r][c], [&](int dx, int dy) { return q[r + dy][c + dx]; })
+                  : q[r][c];
+  }
+}
+
+}  // namespace
+
+void launch_speckle_median(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream) {
+  const int views = shape.views_out();
+  const dim3 grid(static_cast<unsigned>(shape.tiles_x(0)), static_cast<unsigned>(shape.tiles_y(0)),
+                  static_cast<unsigned>(views * shape.count));
+  speckle_median_kernel<<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, views);
+  STEREOD_CUDA_LAUNCHED("speckle_median_kernel");
+}
+
+}  // namespace stereod::cuda

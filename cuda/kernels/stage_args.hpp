@@ -1,0 +1,182 @@
+// What every stage kernel reads: one batch member's arguments (one camera pair's buffers for one
+// in-flight slot, and its parameters), and the batch that lists the members of one launch.
+//
+// Why a batch: pairs of the same image size that are ready together run as ONE set of launches
+// (one CUDA graph) instead of one set per pair; a kernel finds its pair through
+// `batch->member[m]`. MemberArgs live in device memory, one per (pair, slot), written when the
+// pair is configured; a BatchRecord is written per launch (which members, and the background
+// model's frame count of each). See docs/ARCHITECTURE.md, "The CUDA engine".
+#pragma once
+
+#include <cstdint>
+
+#include "background/background_params.hpp"
+#include "stereo/cost.hpp"
+#include "stereo/params.hpp"
+
+namespace stereod::cuda {
+
+constexpr int kMaxBatch = 32;  // pairs in one launch (a work item has 5 bits for the member)
+
+// Thread blocks of the per-pixel kernels.
+constexpr int kBlockW = 32;
+constexpr int kBlockH = 8;
+// Matching and post-processing tiles: 32 x 16 pixels, two rows per thread of a 32 x 8 block.
+constexpr int kTileW = 32;
+constexpr int kTileH = 16;
+// Disparities per matching work item (at most): a tile whose candidates span more is split into
+// segments that run on different blocks. LevelBuffers::segment is the level's own (shorter at a
+// coarsest level too small to fill the GPU otherwise).
+constexpr int kSegment = 32;
+
+struct LevelBuffers {
+  int width = 0, height = 0;
+  int tiles_x = 0, tiles_y = 0;  // kTileW x kTileH tiles
+  int disparities = 0;           // ceil(max_disparity / 2^level)
+  int segment = kSegment;        // disparities per work item (a multiple of 4, <= kSegment)
+  const std::uint8_t* gray[2] = {nullptr, nullptr};  // what matching reads (level 0: the input)
+  std::uint8_t* gray_out[2] = {nullptr, nullptr};    // written by the pyramid (null: not here)
+  std::uint64_t* census[2] = {nullptr, nullptr};     // null: no census term
+  std::uint8_t* ad[2] = {nullptr, nullptr};          // mean-removed AD input (null: AD reads gray)
+  // Background model (null when it is off).
+  std::uint8_t* hsv[2][3] = {};    // color mode: H, S, V planes
+  std::uint16_t* mean[2][3] = {};  // Q8
+  std::uint32_t* var[2][3] = {};   // Q8
+  std::uint16_t* still[2] = {nullptr, nullptr};
+  std::uint8_t* prev[2] = {nullptr, nullptr};
+  std::uint8_t* raw[2] = {nullptr, nullptr};
+  std::uint8_t* closed[2] = {nullptr, nullptr};
+  std::uint8_t* mask[2] = {nullptr, nullptr};      // what matching uses (1 = foreground)
+  std::uint8_t* block_fg[2] = {nullptr, nullptr};  // per kBlockW x kBlockH block: any mask set
+  // Matching.
+  std::int16_t* disp[2] = {nullptr, nullptr};  // winners, kNoDisparity where none
+  std::int16_t* lo[2] = {nullptr, nullptr};    // each pixel's candidates [lo, hi]
+  std::int16_t* hi[2] = {nullptr, nullptr};
+  std::int32_t* tile_lo[2] = {nullptr, nullptr};  // each tile's candidates (the union)
+  std::int32_t* tile_hi[2] = {nullptr, nullptr};
+  std::uint32_t* tile_done[2] = {nullptr, nullptr};  // segments finished, for split tiles
+  std::uint32_t* key[2] = {nullptr, nullptr};        // split tiles: (cost << 16) | d, the minimum
+  std::uint32_t* cmcp[2] = {nullptr, nullptr};       // finest level, split tiles: [segment][pixel]
+};
+
+struct MemberArgs {
+  int width = 0, height = 0, levels = 0;
+  StereoParams stereo;
+  CostTables tables;
+  // Background model.
+  bool modeling = false;
+  bool color = false;  // HSV model (else intensity)
+  BackgroundFixed fixed;
+  std::uint32_t initial_variance = 0;
+  bool hierarchy = true;
+  int closing_radius = 1;
+  int warmup = 0;
+  // Input of this slot: gray (null: derived from the color as BT.601 luma) and interleaved RGB
+  // (null without color).
+  const std::uint8_t* in_gray[2] = {nullptr, nullptr};
+  const std::uint8_t* in_rgb[2] = {nullptr, nullptr};
+  // Rectification (null: none), into the pair's rectified frame.
+  const std::int32_t* map[2] = {nullptr, nullptr};
+  std::uint8_t* rect_gray[2] = {nullptr, nullptr};
+  std::uint8_t* rect_rgb[2] = {nullptr, nullptr};
+  // What the pyramid reads: the rectified frame or the input (gray null: the luma of the color,
+  // written to level[0].gray_out).
+  const std::uint8_t* src_gray[2] = {nullptr, nullptr};
+  const std::uint8_t* src_rgb[2] = {nullptr, nullptr};
+  LevelBuffers level[kMaxLevels];
+  // Finest level after matching: 16 d + subpixel, then checked, then speckle labels.
+  std::uint16_t* q4[2] = {nullptr, nullptr};
+  std::int32_t* label[2] = {nullptr, nullptr};        // union-find parent (pixel index)
+  std::int32_t* local_size[2] = {nullptr, nullptr};   // tile-local component size at local roots
+  std::int32_t* size[2] = {nullptr, nullptr};         // component size at global roots
+  std::uint8_t* post_active[2] = {nullptr, nullptr};  // per tile: the finest level matched here
+  // Output of this slot.
+  std::uint16_t* out_disp[2] = {nullptr, nullptr};  // right: null unless asked for
+  std::uint8_t* out_fg = nullptr;                   // left mask 0/255 (null: modeling off)
+  unsigned long long* tested = nullptr;             // [camera * levels + level]
+};
+
+struct BatchRecord {
+  int count = 0;
+  const MemberArgs* member[kMaxBatch] = {};
+  long long frames[kMaxBatch] = {};  // frames each member's background model has seen
+};
+
+// A work item of the matching and post-processing lists: member, view, segment, tile.
+__host__ __device__ inline std::uint32_t pack_item(int member, int view, int segment, int tile) {
+  return (static_cast<std::uint32_t>(member) << 27) | (static_cast<std::uint32_t>(view) << 26) |
+         (static_cast<std::uint32_t>(segment) << 21) | static_cast<std::uint32_t>(tile);
+}
+__host__ __device__ inline int item_member(std::uint32_t item) {
+  return static_cast<int>(item >> 27);
+}
+__host__ __device__ inline int item_view(std::uint32_t item) {
+  return static_cast<int>((item >> 26) & 1u);
+}
+__host__ __device__ inline int item_segment(std::uint32_t item) {
+  return static_cast<int>((item >> 21) & 31u);
+}
+__host__ __device__ inline int item_tile(std::uint32_t item) {
+  return static_cast<int>(item & ((1u << 21) - 1u));
+}
+static_assert((kMaxDisparity + kSegment - 1) / kSegment <= 32, "5 bits for the segment");
+// How a tile's candidates [lo, hi] are cut into work items at a level whose segment length is
+// `segment`: one item when they fit it; otherwise, above the finest level, pieces of 16 (or of
+// what keeps them to 32), so that a wide tile (an occlusion that searches the whole range) is
+// spread over many blocks instead of holding one block long after the rest of the level is done.
+// The finest level keeps `segment` for its pieces: each needs a plane of subpixel neighbours.
+__host__ __device__ inline int piece_length(int lo, int hi, int segment, int disparities,
+                                            bool finest) {
+  if (hi - lo + 1 <= segment || finest) return segment;
+  int len = segment < 16 ? segment : 16;
+  while ((disparities + len - 1) / len > 32) len *= 2;
+  return len;
+}
+
+// A level's segment length: kSegment, shorter (down to 4) where the level's full-range work would
+// otherwise be too few items for the GPU (`blocks` resident blocks), never so short that a tile
+// needs more than 32 segments.
+__host__ __device__ inline int segment_length(int tiles, int disparities, int blocks) {
+  int seg = kSegment;
+  while (seg > 4 && 2 * tiles * ((disparities + seg - 1) / seg) < 2 * blocks &&
+         (disparities + seg / 2 - 1) / (seg / 2) <= 32) {
+    seg /= 2;
+  }
+  return seg;
+}
+static_assert(kMaxBatch <= 32, "5 bits for the member");
+
+// Counters of one level's lists (zeroed at the start of each launch).
+struct ListCounters {
+  std::uint32_t heavy = 0;  // items of split tiles (taken first)
+  std::uint32_t light = 0;  // whole tiles
+  std::uint32_t taken = 0;
+  std::uint32_t post = 0;  // finest level: tiles that post-processing visits
+  std::uint32_t post_taken[3] = {0, 0, 0};
+  std::uint32_t pad = 0;
+};
+
+// One level's lists, as a kernel takes them (a kernel parameter indexed at run time would go to
+// local memory: the launcher picks the level's pointers).
+struct LevelLists {
+  ListCounters* counters = nullptr;
+  std::uint32_t* heavy = nullptr;
+  std::uint32_t* light = nullptr;
+  std::uint32_t* post = nullptr;  // finest level only
+};
+
+// Scratch shared by all members of a batch (launches of one group never overlap).
+struct Workspace {
+  ListCounters* counters = nullptr;  // [kMaxLevels]
+  std::uint32_t* heavy[kMaxLevels] = {};
+  std::uint32_t* light[kMaxLevels] = {};
+  std::uint32_t* post = nullptr;  // finest level: (member, view, tile)
+  int workers = 0;                // blocks of the persistent matching kernel
+  int post_workers = 0;           // blocks of the persistent post-processing kernels
+
+  LevelLists level(int l) const {
+    return {counters + l, heavy[l], light[l], l == 0 ? post : nullptr};
+  }
+};
+
+}  // namespace stereod::cuda

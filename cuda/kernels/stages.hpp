@@ -1,0 +1,90 @@
+// Host-side launchers of the stage kernels, one file per stage (kernels/<stage>.cu), in the order
+// DevicePipeline::enqueue calls them. Each launcher puts its kernel(s) for every member of a batch
+// on `stream` and checks the launch; none synchronises, so the whole sequence can be captured
+// once as a CUDA graph and replayed. The kernels read their pairs' buffers and parameters through
+// the batch record (stage_args.hpp); a launcher only needs the shape every member shares.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "kernels/stage_args.hpp"
+
+namespace stereod::cuda {
+
+// What the members of one batch share: the image size, the level structure and the switches that
+// decide which kernels run (a pair whose switches differ runs in another batch).
+struct BatchShape {
+  int count = 1;  // members in the batch
+  int width = 0, height = 0, levels = 0;
+  int level_width[kMaxLevels] = {}, level_height[kMaxLevels] = {};
+  bool rectify = false;
+  bool derive_gray = false;  // the input is color only: gray is its luma
+  bool color = false;        // the background model compares HSV (needs the color input)
+  bool modeling = false;     // background model on
+  bool census = true;        // the cost has a census term
+  bool mean_removal = true;  // the AD term reads mean-removed intensities
+  bool window_path = true;   // s = 3 without the uniqueness test: the work-list matcher
+  bool best4 = true;         // k = 4 (the selection network for four)
+  bool speckles = true;
+  bool fill = false;
+  bool right_output = false;  // post-process and return the right view's map too
+  int max_segments = 1;       // segments of the finest level's widest range
+
+  int tiles_x(int level) const { return (level_width[level] + kTileW - 1) / kTileW; }
+  int tiles_y(int level) const { return (level_height[level] + kTileH - 1) / kTileH; }
+  int views_out() const { return right_output ? 2 : 1; }
+};
+
+// Rectification of both cameras (gray, or the luma of the color, and the color) through their
+// fixed-point maps.
+void launch_rectify(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
+
+// The gray pyramid of both cameras (and, for the background model, the color pyramid and its
+// HSV planes) for every level in one pass; also zeroes the members' background statistics.
+void launch_pyramid(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
+
+// Census codes and mean-removed intensities of every level, both cameras.
+void launch_census(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
+
+// The background model at one level (coarsest first): classification (hierarchical), then
+// closing and learning, which also mark the blocks that hold foreground.
+void launch_background_classify(const BatchShape& shape, const BatchRecord* batch, int level,
+                                cudaStream_t stream);
+void launch_background_close_learn(const BatchShape& shape, const BatchRecord* batch, int level,
+                                   cudaStream_t stream);
+
+// Each pixel's candidate range from the coarser level (cross-checked there once per tile), and
+// the level's work list: tiles without foreground get "no disparity" here and no work.
+void launch_search_ranges(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
+                          int level, cudaStream_t stream);
+
+// The adaptive-window matcher (s = 3) over the work list: a fixed grid of resident blocks takes
+// the items in turn, split tiles first.
+void launch_match_window(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
+                         int level, cudaStream_t stream);
+// How many blocks of the window matcher the current device keeps resident.
+int match_window_workers();
+
+// Any sub-window size and the uniqueness test: one block per 32 x 8 pixels, every pixel.
+void launch_match_generic(const BatchShape& shape, const BatchRecord* batch, int level,
+                          cudaStream_t stream);
+
+// Finest level, over the tiles that were matched: the left-right check of the subpixel map and
+// speckle labelling within each tile; then labels joined across tile borders; then component
+// sizes.
+void launch_check_and_label(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
+                            cudaStream_t stream);
+void launch_speckle_join(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
+                         cudaStream_t stream);
+void launch_speckle_count(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
+                          cudaStream_t stream);
+int post_workers();
+
+// The output map of every tile: small components removed, then the 3x3 median (tiles that were
+// not matched get "no disparity").
+void launch_speckle_median(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
+
+// Scanline hole filling of the output maps (dense output).
+void launch_fill(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
+
+}  // namespace stereod::cuda
