@@ -1,4 +1,4 @@
-// The daemon's configuration (DESIGN.md "Configuration", docs/CONFIG.md): cameras, rigs, pairs
+// The daemon's configuration (docs/CONFIG.md is the reference): cameras, rigs, pairs
 // with their stereo and background parameters, publishing, GPU, logging. Loaded from one YAML
 // file; every problem is a ConfigIssue with file, line, column and key, and nothing about a bad
 // file ever crashes the loader. A loaded DaemonConfig is immutable: a reload builds a new one and
@@ -66,6 +66,9 @@ struct DaemonConfig {
 // Parses and validates everything, including that calibration files load and fit their cameras.
 // Throws ConfigError listing every issue found (file:line:column: key: message).
 DaemonConfig load_daemon_config(const std::string& file);
+// The file's text: only a regular file of at most 1 MiB is read (a FIFO is refused without
+// waiting for a writer). Throws ConfigError saying why not (with errno's words).
+std::string read_config_file(const std::string& file);
 // The same from text (`label` stands for the file name in messages); relative paths in it
 // (calibration files, CURVE keys) are taken relative to `base_dir`.
 DaemonConfig parse_daemon_config(const std::string& text, const std::string& label,

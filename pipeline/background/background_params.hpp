@@ -1,4 +1,4 @@
-// Parameters of the background model (DESIGN.md step 3, Zhao & Taubin 2011 section 3.2), and their
+// Parameters of the background model (docs/ALGORITHM.md step 3, Zhao & Taubin 2011 section 3.2), and their
 // fixed-point forms: the model runs in integers so the CUDA engine reproduces it bit for bit.
 #pragma once
 

@@ -13,7 +13,6 @@ constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
 constexpr std::size_t kMaxCameras = 16;
 constexpr std::size_t kMaxStages = 64;
 constexpr std::size_t kMaxPayloads = 16;
-constexpr std::size_t kMaxNameBytes = 256;
 constexpr int kMaxDisparity = 0xFFFE / 16;  // the largest d that disp16q4 can hold
 constexpr int kMaxLevels = 32;
 
@@ -228,7 +227,7 @@ std::string encode_header(const FrameHeader& h) {
   j["sequence"] = f.sequence;
   j["status"] = h.ok() ? "ok" : "error";
   if (!h.ok()) j["error"] = f.error;
-  // The disparity's layout sits at the top level (DESIGN.md lists it there); the rest go in
+  // The disparity's layout sits at the top level (docs/PROTOCOL.md lists it there); the rest go in
   // "payloads".
   if (h.ok() && !h.payloads.empty()) write_layout(j, h.payloads.front());
   j["capture_ns"] = f.capture_ns;

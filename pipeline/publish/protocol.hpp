@@ -1,4 +1,4 @@
-// The wire protocol's frame header (docs/PROTOCOL.md is the contract; DESIGN.md "Wire protocol").
+// The wire protocol's frame header (docs/PROTOCOL.md is the contract).
 // A frame is one multipart ZeroMQ message:
 //   1. topic "disparity.<pair>"
 //   2. header: UTF-8 JSON, encoded and decoded here
@@ -41,6 +41,8 @@ constexpr std::string_view kDepthPayload = "depth";
 constexpr int kMaxImageSide = 1 << 15;
 constexpr std::uint64_t kMaxStride = std::uint64_t{1} << 20;
 constexpr std::size_t kMaxHeaderBytes = 64 * 1024;
+// Pair, camera, payload and stage names: 1 to this many bytes.
+constexpr std::size_t kMaxNameBytes = 256;
 
 struct CameraTime {
   std::string name;             // the camera's name in the configuration

@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+
+#include <spdlog/spdlog.h>
 #include <stdexcept>
 
 #include "publish/curve_keys.hpp"
+#include "publish/heap.hpp"
 #include "publish/zmq_payload.hpp"
 #include "stereo/params.hpp"
 
@@ -68,6 +71,14 @@ Publisher::Publisher(const PublisherOptions& options, std::shared_ptr<stats::Sta
       queue_(static_cast<std::size_t>(queue_per_pair_) *
              static_cast<std::size_t>(std::max(options.pairs, 1))) {
   validate_publisher_options(options);
+  check_endpoint_on_this_host(options);
+  // Two daemons on one endpoint: ZeroMQ would let the second take over an ipc:// path (and
+  // delete the first one's socket when it exits). Refuse instead.
+  if (const std::string who = endpoint_in_use(options); !who.empty()) {
+    throw std::runtime_error("publish.endpoint = " + resolve_endpoint(options) + ": " + who +
+                             "; two daemons cannot share an endpoint: stop the other one or "
+                             "choose another endpoint");
+  }
   configure_socket(options);
   thread_ = std::thread([this] { run(); });
 }
@@ -78,7 +89,10 @@ Publisher::~Publisher() {
 
 void Publisher::configure_socket(const PublisherOptions& o) {
   const std::string endpoint = resolve_endpoint(o);
-  socket_ = zmq::socket_t(context_, zmq::socket_type::pub);
+  // XPUB: a PUB socket that also hands the application its subscribers' (un)subscriptions, every
+  // one of them (verboser), so that the publisher knows how many ZeroMQ keeps.
+  socket_ = zmq::socket_t(context_, zmq::socket_type::xpub);
+  socket_.set(zmq::sockopt::xpub_verboser, true);
   if (!o.curve_server_key.empty()) configure_curve(o);
   pairs_applied_ = std::max(o.pairs, 1);
   socket_.set(zmq::sockopt::sndhwm, socket_hwm(o.hwm, pairs_applied_));
@@ -120,16 +134,10 @@ void Publisher::configure_curve(const PublisherOptions& o) {
   require_curve("publish.curve.server_key");
   CurveCertificate server;
   try {
-    server = read_certificate(o.curve_server_key);
+    server = read_server_certificate(o.curve_server_key);
   } catch (const std::runtime_error& e) {
     throw ParameterError("publish.curve.server_key",
                          "publish.curve.server_key: " + std::string(e.what()));
-  }
-  if (server.secret_key.empty()) {
-    throw ParameterError("publish.curve.server_key",
-                         "publish.curve.server_key = " + o.curve_server_key +
-                             ": a public certificate; the server needs its secret one "
-                             "(NAME.key_secret)");
   }
   if (!o.curve_clients.empty()) {
     std::vector<std::string> clients;
@@ -217,9 +225,12 @@ void Publisher::run() {
   const auto interval = std::chrono::milliseconds(stats_interval_ms_);
   auto next_stats = Clock::now() + interval;
   for (;;) {
+    // Awake at least every kSubscriptionPoll to take in what subscribers sent.
     const auto deadline =
-        stats_interval_ms_ > 0 ? next_stats : Clock::now() + std::chrono::hours(1);
+        std::min(stats_interval_ms_ > 0 ? next_stats : Clock::now() + std::chrono::hours(1),
+                 Clock::now() + kSubscriptionPoll);
     std::optional<Queued> item = queue_.pop_until(deadline);
+    take_subscriptions();
     apply_pairs();
     if (item) {
       send_frame(*item);
@@ -235,17 +246,52 @@ void Publisher::run() {
   }
 }
 
+void Publisher::take_subscriptions() {
+  using Clock = std::chrono::steady_clock;
+  // Bounded per call, so that a flood of subscriptions cannot hold frames up.
+  for (int i = 0; i < 20000; ++i) {
+    zmq::message_t m;
+    if (!socket_.recv(m, zmq::recv_flags::dontwait)) break;
+    if (m.size() == 0) continue;
+    const auto kind = static_cast<const std::uint8_t*>(m.data())[0];
+    if (kind == 1) {
+      ++subscriptions_;
+    } else if (kind == 0) {
+      if (subscriptions_ > 0) --subscriptions_;
+      ++unsubscribed_since_release_;
+      last_unsubscribe_ = Clock::now();
+    }
+  }
+  const std::uint64_t held = subscriptions_;
+  if (held > kManySubscriptions && !warned_subscriptions_) {
+    warned_subscriptions_ = true;
+    spdlog::warn(
+        "subscribers hold {} subscriptions (a client subscribing to ever more topics?): ZeroMQ "
+        "keeps each, about a kilobyte, until its subscriber disconnects",
+        held);
+  } else if (held < kManySubscriptions / 2) {
+    warned_subscriptions_ = false;
+  }
+  // Many subscriptions gone, and the stream of them over: ZeroMQ has freed their memory, give it
+  // back to the system (glibc would keep it).
+  if (unsubscribed_since_release_ >= 1000 &&
+      Clock::now() - last_unsubscribe_ > std::chrono::seconds(1)) {
+    unsubscribed_since_release_ = 0;
+    release_free_heap();
+    spdlog::info("subscriptions given up; {} remain", held);
+  }
+}
+
 template <typename T>
 zmq::message_t Publisher::payload_message(ImageView<const T> v,
-                                          std::shared_ptr<const void> keep_alive,
+                                          const std::shared_ptr<const void>& keep_alive, bool owned,
                                           bool copied_before) {
   const std::size_t row = static_cast<std::size_t>(v.width) * sizeof(T);
-  if (v.stride == v.width) {
+  if (owned && v.stride == v.width) {
     ++(copied_before ? copied_payloads_ : zero_copy_payloads_);
-    return borrow_message(v.data, row * static_cast<std::size_t>(v.height), std::move(keep_alive));
+    return borrow_message(v.data, row * static_cast<std::size_t>(v.height), keep_alive);
   }
-  // Padded rows: the wire carries packed ones, so copy them (keep_alive holds the source until
-  // the copy is done).
+  // The caller's buffer (an engine slot), or padded rows: the message gets its own packed copy.
   ++copied_payloads_;
   zmq::message_t msg(row * static_cast<std::size_t>(v.height));
   auto* out = static_cast<std::uint8_t*>(msg.data());
@@ -266,12 +312,12 @@ void Publisher::send_frame(Queued& item) {
   if (h.ok()) {
     h.payloads.push_back(packed_layout(kDisparityPayload, kDisparityEncoding, frame.disparity));
     h.payloads.back().invalid = kDisparityInvalid;
-    parts.push_back(payload_message(frame.disparity, std::move(frame.disparity_keep_alive),
-                                    item.disparity_copied));
+    parts.push_back(payload_message(frame.disparity, frame.disparity_keep_alive,
+                                    item.disparity_copied, item.disparity_copied));
     if (send_mask_ && !frame.mask.empty()) {
       h.payloads.push_back(packed_layout(kMaskPayload, kMaskEncoding, frame.mask));
       parts.push_back(
-          payload_message(frame.mask, std::move(frame.mask_keep_alive), item.mask_copied));
+          payload_message(frame.mask, frame.mask_keep_alive, item.mask_copied, item.mask_copied));
     }
     if (send_depth_ && info.calibration.usable()) {
       DepthTable& table = depth_tables_[info.pair];
@@ -282,7 +328,7 @@ void Publisher::send_frame(Queued& item) {
       const ImageView<const std::uint16_t> view(depth->data(), w, hgt);
       h.payloads.push_back(packed_layout(kDepthPayload, kDepthEncoding, view));
       h.payloads.back().invalid = kDepthInvalid;
-      parts.push_back(payload_message(view, std::move(depth), false));
+      parts.push_back(payload_message(view, depth, true, false));
     }
   }
   // Stamped once the payloads are ready (depth included): what remains, encoding the header and
@@ -296,8 +342,9 @@ void Publisher::send_frame(Queued& item) {
   }
   const std::string header = encode_header(h);
   parts[1] = zmq::message_t(header.data(), header.size());
-  // The payloads' keep-alives now live in the messages alone; a mask that is not sent is let go
-  // here rather than after the send.
+  // The caller's buffers go back now (an engine slot is free again); what the messages borrowed
+  // is the publisher's own.
+  frame.disparity_keep_alive.reset();
   frame.mask_keep_alive.reset();
 
   if (!send_parts(parts, info.pair)) return;
