@@ -253,7 +253,6 @@ class Loader {
       RigConfig rig;
       rig.name = "main";
       for (const auto& e : cameras) rig.cameras.push_back(e.camera);
-      rig_nodes_.push_back({n, "rigs"});
       c.rigs.push_back(rig);
       check_rig(c.rigs.back(), cameras, n, "rigs");
       return;
@@ -323,7 +322,6 @@ class Loader {
         read_ms(r_, restart, rp, "healthy_after_ms", rig.restart.healthy_after, 0, 3600000);
         read_ms(r_, restart, rp, "stall_timeout_ms", rig.restart.stall_timeout, 0, 600000);
       }
-      rig_nodes_.push_back({rn, path});
       c.rigs.push_back(rig);
       check_rig(c.rigs.back(), cameras, rn, path);
     }
@@ -427,12 +425,9 @@ class Loader {
             validate_for_images(p.stereo, left->width, left->height, right->width, right->height);
           } catch (const ParameterError& e) {
             const std::string key = e.parameter();
-            const std::string msg = e.what();
-            const auto colon = msg.find(": ");
             r_.add(node_at(pn, key), path + "." + key,
-                   (colon == std::string::npos ? msg : msg.substr(colon + 2)) + " (camera '" +
-                       p.left + "' is " + std::to_string(left->width) + "x" +
-                       std::to_string(left->height) + ")");
+                   e.reason() + " (camera '" + p.left + "' is " + std::to_string(left->width) +
+                       "x" + std::to_string(left->height) + ")");
           }
           check_calibration(pn["calibration"], path + ".calibration", p, left->width, left->height);
         }
@@ -570,10 +565,7 @@ class Loader {
       publish::check_endpoint_on_this_host(o);
     } catch (const ParameterError& e) {
       const std::string key = e.parameter().substr(e.parameter().find('.') + 1);
-      const std::string msg = e.what();
-      const auto colon = msg.find(": ");
-      r_.add(node_at(n, key), e.parameter(),
-             colon == std::string::npos ? msg : msg.substr(colon + 2));
+      r_.add(node_at(n, key), e.parameter(), e.reason());
     }
   }
 
@@ -581,7 +573,6 @@ class Loader {
   std::string base_dir_;
   StereoParams default_stereo_;
   BackgroundParams default_background_;
-  std::vector<std::pair<YAML::Node, std::string>> rig_nodes_;
   std::set<std::string> bad_cameras_;  // cameras with an issue of their own
 };
 

@@ -66,12 +66,24 @@ struct StereoParams {
 // the offending value, e.g. "stereo.subwindow = 4: must be odd (1, 3, 5, 7, 9)".
 class ParameterError : public std::invalid_argument {
  public:
-  ParameterError(std::string parameter, const std::string& message)
-      : std::invalid_argument(message), parameter_(std::move(parameter)) {}
+  // `message` is the whole sentence (what()); `reason` is what is wrong without naming the
+  // parameter or its value, which is what a configuration error prints after file:line:column and
+  // the key. Without a reason the message is the reason.
+  ParameterError(std::string parameter, const std::string& message, std::string reason = {})
+      : std::invalid_argument(message),
+        parameter_(std::move(parameter)),
+        reason_(reason.empty() ? message : std::move(reason)) {}
+  // "parameter = value: rule", the form every range and rule check reports.
+  static ParameterError bad_value(const std::string& parameter, const std::string& value,
+                                  const std::string& rule) {
+    return ParameterError(parameter, parameter + " = " + value + ": " + rule, rule);
+  }
   const std::string& parameter() const { return parameter_; }
+  const std::string& reason() const { return reason_; }
 
  private:
   std::string parameter_;
+  std::string reason_;
 };
 
 // Every problem with the parameters on their own (no image involved); empty when they are usable.
