@@ -593,33 +593,6 @@ bool same_rig(const RigConfig& a, const RigConfig& b) {
          a.restart.stall_timeout == b.restart.stall_timeout;
 }
 
-bool same_stereo(const StereoParams& a, const StereoParams& b) {
-  return a.max_disparity == b.max_disparity && a.levels == b.levels &&
-         a.min_coarse_disparities == b.min_coarse_disparities && a.cost == b.cost &&
-         a.census_width == b.census_width && a.census_height == b.census_height &&
-         a.ad_truncation == b.ad_truncation && a.lambda_ad == b.lambda_ad &&
-         a.lambda_census == b.lambda_census && a.ad_mean_radius == b.ad_mean_radius &&
-         a.subwindow == b.subwindow && a.best_k == b.best_k && a.parent_radius == b.parent_radius &&
-         a.cross_check == b.cross_check && a.cross_check_tolerance == b.cross_check_tolerance &&
-         a.uniqueness == b.uniqueness && a.subpixel == b.subpixel &&
-         a.speckle_size == b.speckle_size && a.speckle_range == b.speckle_range &&
-         a.median == b.median && a.fill == b.fill && a.fill_mode == b.fill_mode &&
-         a.fill_interpolate_max == b.fill_interpolate_max;
-}
-
-bool same_background(const BackgroundParams& a, const BackgroundParams& b) {
-  return a.enabled == b.enabled && a.color == b.color && a.warmup == b.warmup &&
-         a.learning_rate == b.learning_rate &&
-         a.foreground_learning_rate == b.foreground_learning_rate && a.threshold == b.threshold &&
-         a.min_sigma == b.min_sigma && a.hue_min_saturation == b.hue_min_saturation &&
-         a.shadow == b.shadow && a.shadow_min_ratio == b.shadow_min_ratio &&
-         a.shadow_max_ratio == b.shadow_max_ratio &&
-         a.shadow_hue_tolerance == b.shadow_hue_tolerance &&
-         a.shadow_saturation_tolerance == b.shadow_saturation_tolerance &&
-         a.closing_radius == b.closing_radius && a.absorb_frames == b.absorb_frames &&
-         a.hierarchy == b.hierarchy;
-}
-
 std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
@@ -753,8 +726,7 @@ ConfigDiff diff_configs(const DaemonConfig& from, const DaemonConfig& to) {
     if (!old || old->rig != p.rig || old->left != p.left || old->right != p.right ||
         !(old->calibration == p.calibration) || rebuilt_rig(p.rig)) {
       d.pairs_rebuilt.push_back(p.name);
-    } else if (!same_stereo(old->stereo, p.stereo) ||
-               !same_background(old->background, p.background)) {
+    } else if (old->stereo != p.stereo || old->background != p.background) {
       d.pairs_retuned.push_back(p.name);
     }
   }
