@@ -248,8 +248,7 @@ long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
       for (int dd = lo[i]; dd <= hi[i]; ++dd) {
         const T a = cost_at(dd);
         if (a == kNone || std::abs(dd - d) <= 1) continue;
-        if (static_cast<std::uint64_t>(a) * (100 - o_.uniqueness) <
-            static_cast<std::uint64_t>(best[i]) * 100) {
+        if (rival_makes_ambiguous(a, best[i], o_.uniqueness)) {
           d = kNoDisparity;
           break;
         }
@@ -262,13 +261,8 @@ long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
       continue;
     }
     // A(d - 1) and A(d + 1) are in the band (it is widened by 1 at this level); kNone there means
-    // that candidate is not allowed.
-    int offset = 0;
-    if (d >= 1 && d + 1 < o_.disparities && cost_at(d - 1) != kNone && cost_at(d + 1) != kNone) {
-      offset = subpixel_offset(cost_at(d - 1), best[i], cost_at(d + 1));
-    }
-    q4[x0 + i] = static_cast<std::uint16_t>(
-        clamp_int(kSubpixelScale * d + offset, 0, kSubpixelScale * (o_.disparities - 1)));
+    // that candidate is not allowed. The rule itself is the CUDA engine's (pixel_ops.hpp).
+    q4[x0 + i] = subpixel_disparity(d, o_.disparities, best[i], cost_at, kNone);
   }
   return evaluated;
 }
