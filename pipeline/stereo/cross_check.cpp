@@ -20,10 +20,7 @@ void cross_check(const Image<std::int16_t>& left, const Image<std::int16_t>& rig
       }
     }
   };
-  if (pool)
-    pool->parallel_for(h, rows);
-  else
-    rows(0, h);
+  for_rows(pool, h, rows);
 }
 
 }  // namespace stereod
