@@ -1,6 +1,6 @@
-// The engine interface (docs/ARCHITECTURE.md "The engine interface"). One engine serves one camera pair. The
-// ingest thread submits frames without ever blocking; the consumer polls finished results in
-// submission order. Each engine owns `inflight` slots; a slot holds a frame's input copy and its
+// The engine interface (docs/ARCHITECTURE.md "The engine interface"). One engine serves one camera
+// pair. The ingest thread submits frames without ever blocking; the consumer polls finished results
+// in submission order. Each engine owns `inflight` slots; a slot holds a frame's input copy and its
 // result buffers, and returns to the pool when the consumer drops the last reference to the result
 // (so a publisher can send the result buffers without copying and give the slot back from its send
 // completion callback).

@@ -1,6 +1,5 @@
 #include "stereo/cross_check.hpp"
 
-
 #include "stereo/pixel_ops.hpp"
 #include "thread_pool.hpp"
 
