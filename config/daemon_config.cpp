@@ -524,7 +524,7 @@ bool same_background(const BackgroundParams& a, const BackgroundParams& b) {
          a.shadow_hue_tolerance == b.shadow_hue_tolerance &&
          a.shadow_saturation_tolerance == b.shadow_saturation_tolerance &&
          a.closing_radius == b.closing_radius && a.absorb_frames == b.absorb_frames &&
-         a.hierarchy == b.hierarchy;
+         a.hierarchy == b.hierarchy && a.target_margin == b.target_margin;
 }
 
 std::string join(const std::vector<std::string>& v) {

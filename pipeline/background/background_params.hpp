@@ -9,6 +9,8 @@
 
 namespace stereod {
 
+constexpr int kMaxTargetMargin = 16;  // BackgroundParams::target_margin, pixels
+
 struct BackgroundParams {
   bool enabled = true;  // off: every pixel is foreground (moving cameras)
   bool color = true;    // HSV when the camera delivers color; intensity otherwise
@@ -30,6 +32,11 @@ struct BackgroundParams {
   // object uncovered after the model learned the object). 0 = never.
   int absorb_frames = 30;
   bool hierarchy = true;  // test only pixels under mixed parent blocks (off: test all)
+  // For matching only, the right camera's mask is widened by this many pixels at every level: a
+  // left candidate is refused only where its right pixel lies farther than this from the right
+  // foreground, and the right view is matched there too, so that the left-right check finds its
+  // partner. 0: the right mask as decided (docs/PERFORMANCE.md has the trade-off).
+  int target_margin = 0;
 };
 
 // Every problem with the parameters; empty when they are usable. Keys are "background.<name>".
