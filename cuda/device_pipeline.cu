@@ -161,6 +161,7 @@ MemberArgs DevicePipeline::make_args(int slot) const {
                        << 8;
   a.hierarchy = background_.hierarchy;
   a.closing_radius = background_.closing_radius;
+  a.target_margin = background_.target_margin;
   a.warmup = background_.warmup;
   const bool rectify = map_[0].get() != nullptr;
   for (int i = 0; i < 2; ++i) {
@@ -353,6 +354,7 @@ void enqueue_batch(const BatchShape& shape, const BatchRecord* batch, const Work
     for (int s = shape.levels - 1; s >= 0; --s) {
       launch_background_classify(shape, batch, s, stream);
       launch_background_close_learn(shape, batch, s, stream);
+      launch_background_widen(shape, batch, s, stream);
     }
     mark("background model");
   }

@@ -70,6 +70,7 @@ struct MemberArgs {
   std::uint32_t initial_variance = 0;
   bool hierarchy = true;
   int closing_radius = 1;
+  int target_margin = 0;  // the right camera's matching mask: its decision widened this much
   int warmup = 0;
   // Input of this slot: gray (null: derived from the color as BT.601 luma) and interleaved RGB
   // (null without color).

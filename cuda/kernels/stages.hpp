@@ -52,6 +52,10 @@ void launch_background_classify(const BatchShape& shape, const BatchRecord* batc
                                 cudaStream_t stream);
 void launch_background_close_learn(const BatchShape& shape, const BatchRecord* batch, int level,
                                    cudaStream_t stream);
+// Then the right camera's mask for matching: its closed decision widened by target_margin
+// (all ones while warming up), with its block marks redone.
+void launch_background_widen(const BatchShape& shape, const BatchRecord* batch, int level,
+                             cudaStream_t stream);
 
 // Each pixel's candidate range from the coarser level (cross-checked there once per tile), and
 // the level's work list: tiles without foreground get "no disparity" here and no work.

@@ -13,6 +13,11 @@ namespace stereod::publish {
 // capture time, status, levels, whether the background model decided the frame, the foreground
 // mask (sent when the publisher's outputs ask for it), and the stages "upload", "compute",
 // "download" and "engine" from the result, and sets ready_ns to now when the caller left it 0.
+// With the background model active it also counts foreground_without_disparity.
 PublishedFrame frame_from_result(const EngineResult& result, FrameInfo info);
+
+// Pixels the mask calls foreground (non-zero) whose disparity is kInvalidDisparity.
+std::int64_t foreground_without_disparity(ImageView<const std::uint16_t> disparity,
+                                          ImageView<const std::uint8_t> foreground);
 
 }  // namespace stereod::publish

@@ -251,6 +251,9 @@ std::string encode_header(const FrameHeader& h) {
   j["engine"] = f.engine;
   j["levels"] = f.levels;
   if (f.source_index >= 0) j["source_index"] = f.source_index;
+  if (f.foreground_without_disparity >= 0) {
+    j["foreground_without_disparity"] = f.foreground_without_disparity;
+  }
   Json payloads = Json::array();
   for (std::size_t i = h.ok() ? 1 : 0; i < h.payloads.size(); ++i) {
     Json p;
@@ -293,6 +296,9 @@ FrameHeader decode_header(std::string_view json) {
   f.engine = r.string("engine");
   f.levels = static_cast<int>(r.integer("levels", 0, kMaxLevels));
   if (r.has("source_index")) f.source_index = r.integer("source_index", 0, kMaxInt64);
+  if (r.has("foreground_without_disparity")) {
+    f.foreground_without_disparity = r.integer("foreground_without_disparity", 0, kMaxInt64);
+  }
   read_payloads(r, h);
   return h;
 }
@@ -312,7 +318,8 @@ bool operator==(const FrameInfo& a, const FrameInfo& b) {
          a.ready_ns == b.ready_ns && a.latency == b.latency && a.calibration == b.calibration &&
          a.min_disparity == b.min_disparity && a.max_disparity == b.max_disparity &&
          a.background == b.background && a.config_generation == b.config_generation &&
-         a.engine == b.engine && a.levels == b.levels && a.source_index == b.source_index;
+         a.engine == b.engine && a.levels == b.levels && a.source_index == b.source_index &&
+         a.foreground_without_disparity == b.foreground_without_disparity;
 }
 bool operator==(const PayloadLayout& a, const PayloadLayout& b) {
   return a.name == b.name && a.encoding == b.encoding && a.width == b.width &&

@@ -21,7 +21,8 @@ namespace stereod::publish {
 // Major: a client rejects a header whose major differs from its own. Minor: additions only (new
 // fields, new payloads, new stages); a client accepts any minor and ignores what it does not know.
 constexpr int kProtocolMajor = 1;
-constexpr int kProtocolMinor = 2;  // 1.1 added source_index, 1.2 the "wait" latency stage
+// 1.1 added source_index, 1.2 the "wait" latency stage, 1.3 foreground_without_disparity.
+constexpr int kProtocolMinor = 3;
 
 constexpr std::string_view kFrameTopicPrefix = "disparity.";
 constexpr std::string_view kStatsTopic = "stats";
@@ -83,6 +84,9 @@ struct FrameInfo {
   // Since 1.1: the source's own frame number (synthetic:// cameras: the scene's frame index, so a
   // subscriber can render the ground truth); -1 when the source has none (the field is omitted).
   std::int64_t source_index = -1;
+  // Since 1.3: with background modeling active, how many foreground pixels (the published mask)
+  // have no disparity; -1 otherwise (the field is omitted).
+  std::int64_t foreground_without_disparity = -1;
 };
 
 struct PayloadLayout {

@@ -51,6 +51,13 @@ void check_options(const SyntheticOptions& o) {
   if (o.frame_rate <= 0 || o.frame_rate > 1000) {
     reject("frame_rate", o.frame_rate, "must be between 1 and 1000");
   }
+  if (!(o.speed >= 0.1 && o.speed <= 10)) reject("speed", o.speed, "must be between 0.1 and 10");
+  if (!(o.object_size >= 0.1 && o.object_size <= 3)) {
+    reject("object_size", o.object_size, "must be between 0.1 and 3");
+  }
+  if (o.stop_frames < 0 || o.stop_frames > 100000) {
+    reject("stop_frames", o.stop_frames, "must be between 0 and 100000");
+  }
 }
 
 // One view's outputs.
@@ -68,10 +75,12 @@ void darken(std::uint8_t* rgb, int factor) {
 }  // namespace
 
 struct SyntheticScene::Impl {
-  Impl(const SyntheticOptions& o, const std::optional<SyntheticBackground>& real)
+  Impl(const SyntheticOptions& o, const std::optional<SyntheticBackground>& real,
+       std::optional<RgbImage> photo)
       : options(o),
         background(real ? synth::crop_background(o, *real) : synth::generate_background(o)),
-        objects(o, background.nearest),
+        object_texture(std::move(photo)),
+        objects(o, background.nearest, object_texture ? &*object_texture : nullptr),
         shadow(o, background.shift_max),
         sensor(o) {}
 
@@ -111,7 +120,7 @@ struct SyntheticScene::Impl {
       float* disparity = out.disparity.row(y);
       std::uint8_t* mask = out.mask.row(y);
       for (int x = std::max(0, cx + first); x <= std::min(w - 1, cx + last); ++x) {
-        const synth::Rgb& c = o.color(x - cx, v);
+        const synth::Rgb c = o.color(x - cx, v);
         std::copy(c.begin(), c.end(), rgb + 3 * x);
         disparity[x] = d;
         mask[x] = kMaskForeground;
@@ -133,6 +142,7 @@ struct SyntheticScene::Impl {
 
   SyntheticOptions options;
   StaticBackground background;
+  std::optional<RgbImage> object_texture;  // before `objects`, which points into it
   synth::ObjectScript objects;
   synth::ShadowScript shadow;
   synth::Sensor sensor;
@@ -143,9 +153,16 @@ void validate_synthetic_options(const SyntheticOptions& options) {
 }
 
 SyntheticScene::SyntheticScene(const SyntheticOptions& options,
-                               std::optional<SyntheticBackground> background) {
+                               std::optional<SyntheticBackground> background,
+                               std::optional<RgbImage> object_texture) {
   check_options(options);
-  impl_ = std::make_unique<Impl>(options, background);
+  if (object_texture && (object_texture->width < 16 || object_texture->height < 16)) {
+    throw std::invalid_argument(
+        "synthetic object texture: " + std::to_string(object_texture->width) + "x" +
+        std::to_string(object_texture->height) + " is smaller than 16x16");
+  }
+  if (object_texture && !options.color) synth::to_grey(*object_texture);
+  impl_ = std::make_unique<Impl>(options, background, std::move(object_texture));
 }
 
 SyntheticScene::~SyntheticScene() = default;

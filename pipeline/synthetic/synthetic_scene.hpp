@@ -28,6 +28,9 @@ struct SyntheticOptions {
   double flicker = 0.02;     // global brightness gain varies within 1 +- flicker
   bool color = true;         // color textures (false: gray, R = G = B)
   int frame_rate = 30;       // object speeds are in pixels per second
+  double speed = 1.0;        // objects cross the frame this many times faster (3-10 s at 1)
+  double object_size = 1.0;  // object radii scale (4-30 % of the height at 1)
+  int stop_frames = 0;       // each object stands still this many frames halfway along its track
 };
 
 // A real background instead of the generated planes: a rectified color pair with the left
@@ -61,8 +64,11 @@ void validate_synthetic_options(const SyntheticOptions& options);
 class SyntheticScene {
  public:
   // Throws std::invalid_argument naming the option and value that cannot work.
+  // object_texture: a photograph the objects show (each a different part of it, mirrored where an
+  // object runs past its edge) instead of the generated patterns.
   explicit SyntheticScene(const SyntheticOptions& options,
-                          std::optional<SyntheticBackground> background = std::nullopt);
+                          std::optional<SyntheticBackground> background = std::nullopt,
+                          std::optional<RgbImage> object_texture = std::nullopt);
   ~SyntheticScene();
   SyntheticScene(SyntheticScene&&) noexcept;
   SyntheticScene& operator=(SyntheticScene&&) noexcept;

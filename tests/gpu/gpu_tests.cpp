@@ -427,6 +427,29 @@ TEST_P(GpuBackground, SyntheticSequenceFrameByFrame) {
   }
 }
 
+// The right camera's matching mask widened by background.target_margin (widen_kernel against
+// dilate_mask): none, a small margin, and the largest (the kernel's whole halo), frame by frame.
+TEST(Gpu, TargetMarginEqualsCpu) {
+  REQUIRE_GPU();
+  SyntheticScene scene(scene_options(320, 240, 48, 3));
+  StereoParams sp;
+  sp.max_disparity = 48;
+  for (const int margin : {0, 3, kMaxTargetMargin}) {
+    BackgroundParams bp;
+    bp.warmup = 10;
+    bp.target_margin = margin;
+    CpuPairProcessor cpu(sp, bp);
+    auto gpu = make_engine("cuda", options_for(320, 240, sp, bp));
+    SyntheticFrame f;
+    for (int i = 0; i < 40; ++i) {
+      scene.render(i, f);
+      expect_same_frame("margin " + std::to_string(margin) + " frame " + std::to_string(i), cpu,
+                        *gpu, color_frame(f, i));
+      if (HasFailure()) return;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, GpuBackground, ::testing::Values(0, 1, 2), [](const auto& tp) {
   return std::string(tp.param == 0 ? "color" : tp.param == 1 ? "intensity" : "off");
 });

@@ -70,6 +70,16 @@ TEST(EngineFrame, CarriesTheResultsFactsAndHold) {
   EXPECT_EQ(waited.info.latency[2], (StageLatency{"wait", 0.75}));
   EXPECT_EQ(waited.info.latency[3], (StageLatency{"compute", 4.0}));
 
+  // With the background model active, the foreground pixels without disparity are counted.
+  std::vector<std::uint16_t> holes = {16, 0xFFFF, 0xFFFF, 32, 0xFFFF, 16};
+  std::vector<std::uint8_t> mask = {255, 255, 0, 255, 255, 0};
+  r.disparity = ImageView<const std::uint16_t>(holes.data(), 3, 2);
+  r.foreground = ImageView<const std::uint8_t>(mask.data(), 3, 2);
+  r.background_active = true;
+  EXPECT_EQ(frame_from_result(r, info).info.foreground_without_disparity, 2);
+  r.background_active = false;  // warming up: every pixel is foreground, nothing is counted
+  EXPECT_EQ(frame_from_result(r, info).info.foreground_without_disparity, -1);
+
   r.ok = false;
   r.error = "stereo.max_disparity: too large";
   const PublishedFrame failed = frame_from_result(r, info);

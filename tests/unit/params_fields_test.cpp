@@ -91,7 +91,7 @@ TEST(ParamsFields, EachListHoldsEveryFieldOfItsStruct) {
             23u);
   EXPECT_EQ(
       std::tuple_size_v<decltype(BackgroundParams::tie_fields(std::declval<BackgroundParams&>()))>,
-      16u);
+      17u);
 }
 
 TEST(ParamsFields, ChangingAnyStereoOrBackgroundFieldRetunesThePair) {

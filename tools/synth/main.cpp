@@ -27,6 +27,9 @@ std::string with_flag_names(std::string message) {
       {"synthetic.noise_sigma", "--noise"},
       {"synthetic.flicker", "--flicker"},
       {"synthetic.frame_rate", "--frame-rate"},
+      {"synthetic.speed", "--speed"},
+      {"synthetic.object_size", "--object-size"},
+      {"synthetic.stop_frames", "--stop-frames"},
   };
   for (const auto& [name, flag] : kFlags) {
     for (auto at = message.find(name); at != std::string::npos; at = message.find(name, at)) {
@@ -78,6 +81,16 @@ int main(int argc, char** argv) {
   app.add_option("--background", job.background,
                  "Middlebury scene folder as the background (cropped to --size, centred)")
       ->check(CLI::ExistingDirectory);
+  app.add_option("--object-texture", job.object_texture,
+                 "Middlebury scene folder whose left image the objects show")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--speed", o.speed, "Objects cross the frame this many times faster")
+      ->capture_default_str();
+  app.add_option("--object-size", o.object_size, "Scale of the objects' sizes")
+      ->capture_default_str();
+  app.add_option("--stop-frames", o.stop_frames,
+                 "Frames each object stands still halfway along its track")
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);

@@ -9,8 +9,9 @@ namespace stereod::synth_tool {
 
 struct Job {
   SyntheticOptions options;
-  std::string out;         // folder, created if missing
-  std::string background;  // Middlebury scene folder; empty: generated planes
+  std::string out;             // folder, created if missing
+  std::string background;      // Middlebury scene folder; empty: generated planes
+  std::string object_texture;  // Middlebury scene folder whose left image textures the objects
   int frames = 300;
   int start = 0;
 };

@@ -45,6 +45,11 @@ void write_description(const Job& job) {
   y << YAML::Key << "color" << YAML::Value << o.color;
   y << YAML::Key << "background" << YAML::Value
     << (job.background.empty() ? std::string("generated") : job.background);
+  y << YAML::Key << "object_texture" << YAML::Value
+    << (job.object_texture.empty() ? std::string("generated") : job.object_texture);
+  y << YAML::Key << "speed" << YAML::Value << o.speed;
+  y << YAML::Key << "object_size" << YAML::Value << o.object_size;
+  y << YAML::Key << "stop_frames" << YAML::Value << o.stop_frames;
   y << YAML::EndMap;
   y << YAML::Key << "files" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "left" << YAML::Value << kLeft;
@@ -83,7 +88,15 @@ void write_sequence(const Job& job) {
       throw std::invalid_argument(std::string("--background: ") + e.what());
     }
   }
-  const SyntheticScene scene(job.options, std::move(background));
+  std::optional<RgbImage> object_texture;
+  if (!job.object_texture.empty()) {
+    try {
+      object_texture = load_middlebury_background(job.object_texture).left;
+    } catch (const std::runtime_error& e) {
+      throw std::invalid_argument(std::string("--object-texture: ") + e.what());
+    }
+  }
+  const SyntheticScene scene(job.options, std::move(background), std::move(object_texture));
   fs::create_directories(job.out);
   write_description(job);
 
