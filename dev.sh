@@ -58,16 +58,22 @@ install_packages() {
   done
 }
 
+# build [TARGET...]: configure, then build the targets named (default: everything, tests too).
 build() {
   # shellcheck disable=SC2086
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release ${STEREOD_CMAKE_ARGS:-}
-  cmake --build "$BUILD_DIR" -j "$JOBS"
+  if [ $# -gt 0 ]; then
+    cmake --build "$BUILD_DIR" -j "$JOBS" --target "$@"
+  else
+    cmake --build "$BUILD_DIR" -j "$JOBS"
+  fi
 }
 
 case ${1:-} in
   demo)
     install_packages
-    build
+    # Only what the demo runs: not the test suite (nor its sanitizer build).
+    build stereod stereod-sub
     # The main job on the embedded default: the daemon on config/stereod.yaml (a synthetic camera
     # rig; the CUDA engine when a GPU is usable, else the CPU engine) publishing to a private
     # socket, and stereod-sub receiving FRAMES frames and saving them (colorized disparity PNGs).
