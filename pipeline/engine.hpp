@@ -94,6 +94,11 @@ struct EngineResult {
   // pixel is foreground while the model warms up or when background modeling is off.
   ImageView<const std::uint8_t> foreground;
   bool background_active = false;  // the model decided this frame (enabled and warmed up)
+  // Matching confidence of the left-reference disparity at full resolution, from the best and the
+  // second-best matching cost (docs/PROTOCOL.md "confidence8": 0 where there is no disparity,
+  // 255 = the most certain); empty when the engine does not compute it. Lives in the slot, like
+  // the disparity.
+  ImageView<const std::uint8_t> confidence;
   // Share of full-resolution pixels (both cameras) that the hierarchy tested individually.
   double tested_fraction = 1.0;
   int levels_used = 0;
