@@ -27,6 +27,8 @@ std::string with_flag_names(std::string message) {
       {"synthetic.noise_sigma", "--noise"},
       {"synthetic.flicker", "--flicker"},
       {"synthetic.frame_rate", "--frame-rate"},
+      {"synthetic.focal_px", "--focal-px"},
+      {"synthetic.baseline_m", "--baseline-m"},
   };
   for (const auto& [name, flag] : kFlags) {
     for (auto at = message.find(name); at != std::string::npos; at = message.find(name, at)) {
@@ -75,9 +77,24 @@ int main(int argc, char** argv) {
   app.add_option("--frame-rate", o.frame_rate, "Frames per second (object speeds are per second)")
       ->capture_default_str();
   app.add_flag("--gray", gray, "Grey images (one-channel PNG)");
+  app.add_option("--focal-px", o.focal_px, "Focal length of the cameras, pixels (0: the width)")
+      ->capture_default_str();
+  app.add_option("--baseline-m", o.baseline_m, "Distance between the cameras, metres")
+      ->capture_default_str();
   app.add_option("--background", job.background,
                  "Middlebury scene folder as the background (cropped to --size, centred)")
       ->check(CLI::ExistingDirectory);
+  std::string config, pair;
+  auto* config_opt = app.add_option(
+      "--config", config,
+      "A stereod configuration: render the scene of its synthetic pair, as the daemon does "
+      "(the scene options come from its cameras)");
+  app.add_option("--pair", pair, "With --config: the pair (default: the first)")->needs(config_opt);
+  for (const char* scene_flag : {"--size", "--objects", "--min-disparity", "--max-disparity",
+                                 "--seed", "--no-shadow", "--noise", "--flicker", "--frame-rate",
+                                 "--gray", "--background", "--focal-px", "--baseline-m"}) {
+    config_opt->excludes(app.get_option(scene_flag));
+  }
 
   try {
     app.parse(argc, argv);
@@ -87,13 +104,20 @@ int main(int argc, char** argv) {
   }
   if (!parse_size(size, o.width, o.height))
     return fail("--size " + size + ": expected WxH, e.g. 640x480");
+  o.seed = static_cast<std::uint32_t>(seed);
+  o.shadow = !no_shadow;
+  o.color = !gray;
+  if (!config.empty()) {
+    try {
+      o = synth_tool::options_from_config(config, pair);
+    } catch (const std::exception& e) {
+      return fail(e.what());
+    }
+  }
   if (job.start > INT_MAX - job.frames) {
     return fail("--start " + std::to_string(job.start) + ": the last frame index would exceed " +
                 std::to_string(INT_MAX));
   }
-  o.seed = static_cast<std::uint32_t>(seed);
-  o.shadow = !no_shadow;
-  o.color = !gray;
 
   try {
     synth_tool::write_sequence(job);
