@@ -21,7 +21,7 @@ PACKAGES=(
   libzmq3-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-tools
-  python3 python3-zmq python3-numpy
+  python3 python3-zmq python3-numpy python3-pip python3-setuptools
   systemd
 )
 # Header-only C++ binding for ZeroMQ: its own package on Debian 12 / Ubuntu 23.04+, part of
