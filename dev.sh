@@ -13,7 +13,8 @@ cd "$(dirname "$0")"
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 
-# Distribution packages (the same names on Debian 12 and Ubuntu 22.04).
+# Distribution packages (the same names on Debian 12 and Ubuntu 22.04). libboost-dev: Boost.Beast
+# for stereod-view's web server; python3-selenium (with chromium, below): its browser test.
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libopencv-dev libpng-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
@@ -22,11 +23,14 @@ PACKAGES=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-tools
   python3 python3-zmq python3-numpy python3-pip python3-setuptools
+  libboost-dev
   systemd
+  python3-selenium
 )
 # Header-only C++ binding for ZeroMQ: its own package on Debian 12 / Ubuntu 23.04+, part of
-# libzmq3-dev on Ubuntu 22.04.
-OPTIONAL_PACKAGES=(cppzmq-dev)
+# libzmq3-dev on Ubuntu 22.04. Chromium and its driver: Debian's packages (on Ubuntu, chromium is
+# a snap: the browser test then skips itself).
+OPTIONAL_PACKAGES=(cppzmq-dev chromium chromium-driver)
 
 install_packages() {
   local missing=() p sudo=()
