@@ -104,8 +104,8 @@ case ${1:-} in
     kill -TERM "$pid"
     wait "$pid"
     trap 'rm -rf "$rundir"' EXIT
-    saved=("$out"/*_color.png)
-    last=${saved[-1]%_color.png}
+    saved=("$out"/*_disparity.png)
+    last=${saved[-1]%_disparity.png}
     echo "dev.sh: the daemon published; the last frame is ${last}_*: _color.png (disparity)," \
          "_depth_color.png (depth, color bar in metres), _left.png, _mask.png, _points.ply" \
          "(stereod-sub --help lists them all)"

@@ -525,7 +525,8 @@ def main(argv=None):
             continue
         if msg is None:
             if args.timeout and time.monotonic() - last_arrival > args.timeout:
-                print("nothing from %s for %g s" % (args.endpoint, args.timeout), file=sys.stderr)
+                print("nothing from %s for %g s (is the daemon publishing there? It logs "
+                      "\"publishing on ...\")" % (args.endpoint, args.timeout), file=sys.stderr)
                 return 1
             continue
         last_arrival = time.monotonic()

@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
       if (!msg) {
         if (timeout_s > 0 && now - last_arrival > std::chrono::duration<double>(timeout_s)) {
           std::cerr << "stereod-sub: nothing from " << options.endpoint << " for " << timeout_s
-                    << " s\n";
+                    << " s (is the daemon publishing there? It logs \"publishing on ...\")\n";
           return 1;
         }
         continue;
