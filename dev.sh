@@ -28,9 +28,14 @@ PACKAGES=(
   python3-selenium
 )
 # Header-only C++ binding for ZeroMQ: its own package on Debian 12 / Ubuntu 23.04+, part of
-# libzmq3-dev on Ubuntu 22.04. Chromium and its driver: Debian's packages (on Ubuntu, chromium is
-# a snap: the browser test then skips itself).
-OPTIONAL_PACKAGES=(cppzmq-dev chromium chromium-driver)
+# libzmq3-dev on Ubuntu 22.04.
+OPTIONAL_PACKAGES=(cppzmq-dev
+  # clang's libFuzzer for the coverage-guided fuzz tests (tests/CMakeLists.txt); without it they
+  # run the seeded mutation driver only. Debian 12 splits the runtime off into libclang-rt-14-dev.
+  clang libclang-rt-14-dev
+  # Chromium and its driver for stereod-view's browser test: Debian's packages (on Ubuntu,
+  # chromium is a snap: the test then skips itself).
+  chromium chromium-driver)
 
 install_packages() {
   local missing=() p sudo=()

@@ -1,21 +1,39 @@
 #include "daemon_config.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+
+#include <yaml-cpp/eventhandler.h>
 
 #include "background_yaml.hpp"
 #include "ingest/source_uri.hpp"
 #include "ingest/synthetic_source.hpp"
+#include "publish/curve_keys.hpp"
+#include "publish/protocol.hpp"
 #include "stereo_yaml.hpp"
 
 namespace stereod {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Every name the loader accepts fits the wire protocol (the daemon would refuse to send it).
+static_assert(kMaxNameLength <= publish::kMaxNameBytes);
+
+// docs/CONFIG.md, "Limits".
+constexpr std::size_t kMaxFileBytes = 1024 * 1024;
+constexpr std::size_t kMaxCameras = 64;
+constexpr std::size_t kMaxPairs = 64;
 
 const std::vector<std::string> kLogLevels = {"trace", "debug",    "info", "warn",
                                              "error", "critical", "off"};
@@ -31,6 +49,41 @@ bool is_sequence(const YAML::Node& n) {
 }
 bool is_scalar(const YAML::Node& n) {
   return n.IsDefined() && n.IsScalar();
+}
+
+// Where the second YAML document of `text` starts, if it has one with any content. The parser
+// is asked for two documents at the most: YAML::LoadAll loops without end on some malformed
+// input (the fuzz test found one), since its parser goes on returning empty documents.
+std::optional<YAML::Mark> second_document(const std::string& text) {
+  struct FirstMark : YAML::EventHandler {
+    std::optional<YAML::Mark> mark;
+    void seen(const YAML::Mark& m) {
+      if (!mark) mark = m;
+    }
+    void OnDocumentStart(const YAML::Mark&) override {}
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark& m, YAML::anchor_t) override { seen(m); }
+    void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { seen(m); }
+    void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  const std::string&) override {
+      seen(m);
+    }
+    void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {
+      seen(m);
+    }
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {
+      seen(m);
+    }
+    void OnMapEnd() override {}
+  };
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  FirstMark first, second;
+  if (!parser.HandleNextDocument(first) || !parser.HandleNextDocument(second)) return {};
+  return second.mark;
 }
 
 // The node at a dotted key below `base` ("stereo.levels"), or the deepest one that exists.
@@ -74,6 +127,12 @@ class Loader {
     YAML::Node root;
     try {
       root = YAML::Load(text);
+      // Load() reads the first document and ignores the rest without a word.
+      if (const auto second = second_document(text)) {
+        r_.issues().push_back({r_.file(), second->line + 1, second->column + 1, "",
+                               "a second YAML document: stereod reads one; remove the \"---\" "
+                               "line above it (or what follows)"});
+      }
     } catch (const YAML::Exception& e) {
       r_.issues().push_back(
           {r_.file(), e.mark.line + 1, e.mark.column + 1, "", "not valid YAML: " + e.msg});
@@ -146,6 +205,11 @@ class Loader {
       r_.add(n, "cameras", "expected a list of cameras");
       return out;
     }
+    if (n.size() > kMaxCameras) {
+      r_.add(n, "cameras",
+             std::to_string(n.size()) + " cameras; at most " + std::to_string(kMaxCameras));
+      return out;
+    }
     std::set<std::string> names;
     for (std::size_t i = 0; i < n.size(); ++i) {
       const YAML::Node cn = n[i];
@@ -153,6 +217,7 @@ class Loader {
       if (!r_.expect_map(cn, path, false)) continue;
       r_.check_keys(cn, path,
                     {"name", "source", "width", "height", "fps", "format", "color", "loop"});
+      const std::size_t issues_before = r_.issues().size();
       CameraConfig cam;
       r_.read(cn, path, "name", cam.name);
       r_.read(cn, path, "source", cam.uri);
@@ -175,6 +240,8 @@ class Loader {
       if (!cam.name.empty() && !names.insert(cam.name).second) {
         r_.add(cn["name"], path + ".name", "camera '" + cam.name + "' is named twice");
       }
+      // Its values are partly defaults now: checks built on them would only repeat the problem.
+      if (r_.issues().size() != issues_before) bad_cameras_.insert(cam.name);
       out.push_back({cam, cn, path});
     }
     return out;
@@ -275,7 +342,14 @@ class Loader {
   void check_rig(const RigConfig& rig, const std::vector<CameraEntry>& cameras,
                  const YAML::Node& rig_node, const std::string& rig_path) {
     if (rig.cameras.empty()) return;
+    const bool bad_camera =
+        std::any_of(rig.cameras.begin(), rig.cameras.end(),
+                    [&](const CameraConfig& k) { return bad_cameras_.count(k.name) != 0; });
     for (const auto& issue : validate_rig(rig)) {
+      // Sizes and rates compared with a camera whose value was refused (and so is a default).
+      if (bad_camera && (issue.key == "width" || issue.key == "height" || issue.key == "fps")) {
+        continue;
+      }
       const CameraEntry* entry = nullptr;
       for (const auto& e : cameras) {
         if (!entry && e.camera.name == issue.camera && !issue.camera.empty()) entry = &e;
@@ -302,6 +376,10 @@ class Loader {
       r_.add(n, "pairs", "expected a list of pairs");
       return;
     }
+    if (n.size() > kMaxPairs) {
+      r_.add(n, "pairs", std::to_string(n.size()) + " pairs; at most " + std::to_string(kMaxPairs));
+      return;
+    }
     std::set<std::string> names;
     for (std::size_t i = 0; i < n.size(); ++i) {
       const YAML::Node pn = n[i];
@@ -313,6 +391,12 @@ class Loader {
       p.stereo = default_stereo_;
       p.background = default_background_;
       r_.read(pn, path, "name", p.name);
+      if (!p.name.empty()) {
+        // The pair's name goes on the wire (topic and header) and into subscribers' file names.
+        if (const std::string why = name_problem(p.name); !why.empty()) {
+          r_.add(pn["name"], path + ".name", why);
+        }
+      }
       r_.read(pn, path, "left", p.left);
       r_.read(pn, path, "right", p.right);
       if (p.name.empty()) r_.add(pn, path + ".name", "missing: every pair needs a name");
@@ -336,6 +420,11 @@ class Loader {
                      "' in rig '" + rig_left + "': a pair's cameras must share a rig (one clock)");
         }
         p.rig = rig_left;
+        if (bad_cameras_.count(p.left) || bad_cameras_.count(p.right)) {
+          c.pairs.push_back(p);
+          pair_nodes_.push_back({pn, path});
+          continue;  // the camera's own issue says what is wrong
+        }
         const std::string sizes = check_pair_sizes(*left, *right);
         if (!sizes.empty()) r_.add(pn, path, sizes);
         if (params_ok && sizes.empty()) {
@@ -533,19 +622,32 @@ class Loader {
       r_.read(curve, "publish.curve", "clients", o.curve_clients);
       o.curve_server_key = resolve_path(base_dir_, o.curve_server_key);
       o.curve_clients = resolve_path(base_dir_, o.curve_clients);
-      // The publisher reads them at start-up; --check should already know they are missing.
+      // The publisher reads them at start-up, with these same functions: --check knows first.
       std::error_code ec;
-      if (!o.curve_server_key.empty() && !fs::is_regular_file(o.curve_server_key, ec)) {
+      if (!o.curve_server_key.empty() && !fs::exists(o.curve_server_key, ec)) {
         r_.add(curve["server_key"], "publish.curve.server_key",
                "no such file: " + o.curve_server_key + " (stereod-keygen makes one)");
+      } else if (!o.curve_server_key.empty()) {
+        try {
+          publish::read_server_certificate(o.curve_server_key);
+        } catch (const std::runtime_error& e) {
+          r_.add(curve["server_key"], "publish.curve.server_key", e.what());
+        }
       }
       if (!o.curve_clients.empty() && !fs::is_directory(o.curve_clients, ec)) {
         r_.add(curve["clients"], "publish.curve.clients", "no such folder: " + o.curve_clients);
+      } else if (!o.curve_clients.empty()) {
+        try {
+          publish::read_public_keys(o.curve_clients);
+        } catch (const std::runtime_error& e) {
+          r_.add(curve["clients"], "publish.curve.clients", e.what());
+        }
       }
     }
     if (r_.issues().size() != before) return;
     try {
       publish::validate_publisher_options(o);
+      publish::check_endpoint_on_this_host(o);
     } catch (const ParameterError& e) {
       const std::string key = e.parameter().substr(e.parameter().find('.') + 1);
       const std::string msg = e.what();
@@ -561,6 +663,7 @@ class Loader {
   BackgroundParams default_background_;
   std::vector<std::pair<YAML::Node, std::string>> rig_nodes_;
   std::vector<std::pair<YAML::Node, std::string>> pair_nodes_;  // parallel to DaemonConfig::pairs
+  std::set<std::string> bad_cameras_;  // cameras with an issue of their own
 };
 
 bool same_camera(const CameraConfig& a, const CameraConfig& b) {
@@ -691,13 +794,55 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& lab
   return loader.load(text);
 }
 
+std::string read_config_file(const std::string& file) {
+  const auto fail = [&](const std::string& why) {
+    throw ConfigError({{file.empty() ? "''" : file, 0, 0, "", why}});
+  };
+  if (file.empty()) fail("no file given (the name is empty)");
+  // Non-blocking, so that a FIFO cannot hold the loader up before it is refused.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) fail(std::string("cannot open the file (") + std::strerror(errno) + ")");
+  std::string text;
+  try {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) fail(std::string("cannot read it (") + std::strerror(errno) + ")");
+    if (S_ISDIR(st.st_mode)) fail("is a folder, not a configuration file");
+    if (!S_ISREG(st.st_mode)) {
+      fail(
+          "is not a regular file (a FIFO, a device or a socket): stereod reads its "
+          "configuration from a file");
+    }
+    const auto too_big = [&](std::uint64_t bytes) {
+      fail(std::to_string(bytes) + " bytes: a configuration is at most 1 MiB (" +
+           std::to_string(kMaxFileBytes) + " bytes)");
+    };
+    if (static_cast<std::uint64_t>(st.st_size) > kMaxFileBytes) {
+      too_big(static_cast<std::uint64_t>(st.st_size));
+    }
+    // Read to the limit and one byte more: the file may have grown since.
+    text.resize(kMaxFileBytes + 1);
+    std::size_t got = 0;
+    for (;;) {
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail(std::string("cannot read it (") + std::strerror(errno) + ")");
+      if (n == 0) break;
+      got += static_cast<std::size_t>(n);
+      if (got > kMaxFileBytes) too_big(got);
+    }
+    text.resize(got);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return text;
+}
+
 DaemonConfig load_daemon_config(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError({{file, 0, 0, "", "cannot open the file"}});
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_config_file(file);
   const std::string dir = fs::path(file).parent_path().string();
-  return parse_daemon_config(text.str(), file, dir.empty() ? "." : dir);
+  return parse_daemon_config(text, file, dir.empty() ? "." : dir);
 }
 
 bool ConfigDiff::empty() const {

@@ -92,6 +92,9 @@ struct DaemonConfig {
 // Parses and validates everything, including that calibration files load and fit their cameras.
 // Throws ConfigError listing every issue found (file:line:column: key: message).
 DaemonConfig load_daemon_config(const std::string& file);
+// The file's text: only a regular file of at most 1 MiB is read (a FIFO is refused without
+// waiting for a writer). Throws ConfigError saying why not (with errno's words).
+std::string read_config_file(const std::string& file);
 // The same from text (`label` stands for the file name in messages); relative paths in it
 // (calibration files, CURVE keys) are taken relative to `base_dir`.
 DaemonConfig parse_daemon_config(const std::string& text, const std::string& label,

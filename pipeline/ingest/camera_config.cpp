@@ -19,14 +19,6 @@ constexpr int kMinSide = 2;
 constexpr int kMaxSide = 16384;
 constexpr double kMaxRate = 1000.0;
 
-bool valid_name(const std::string& name) {
-  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
-  });
-}
-
-const char* kNameRule = "expected a non-empty name of letters, digits, '_', '-' or '.'";
-
 std::string synthetic_view(const SourceUri& uri, std::size_t index) {
   return synthetic_right_view(uri, index) ? "right" : "left";
 }
@@ -37,6 +29,13 @@ void check_synthetic_rig(const RigConfig& rig, const std::vector<SourceUri>& uri
     issues.push_back({rig.name, "cameras",
                       "a synthetic rig has one or two cameras (the scene's left and right views)"});
     return;
+  }
+  // What the scene itself refuses (e.g. max_disparity not below half the width), checked here so
+  // that a configuration the loader accepts is one the rig can start.
+  try {
+    validate_synthetic_options(synthetic_options(rig.cameras[0], uris[0]));
+  } catch (const std::invalid_argument& e) {
+    issues.push_back({rig.cameras[0].name, "uri", e.what()});
   }
   std::set<std::string> views;
   for (std::size_t i = 0; i < uris.size(); ++i) {
@@ -69,6 +68,17 @@ void check_synthetic_rig(const RigConfig& rig, const std::vector<SourceUri>& uri
 }
 
 }  // namespace
+
+std::string name_problem(const std::string& name) {
+  const bool plain = std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  if (!name.empty() && name.size() <= kMaxNameLength && plain) return "";
+  std::string why = "expected a name of 1 to " + std::to_string(kMaxNameLength) +
+                    " letters, digits, '_', '-' or '.'";
+  if (name.size() > kMaxNameLength) why += ", got " + std::to_string(name.size()) + " characters";
+  return why;
+}
 
 std::int64_t FrameRate::interval_ns() const {
   return num > 0 ? static_cast<std::int64_t>(1000000000LL) * den / num : 0;
@@ -134,7 +144,9 @@ std::string to_string(const std::vector<IngestIssue>& issues) {
 std::vector<IngestIssue> validate_camera(const CameraConfig& cam) {
   std::vector<IngestIssue> issues;
   const std::string& who = cam.name;
-  if (!valid_name(cam.name)) issues.push_back({who, "name", kNameRule});
+  if (const std::string why = name_problem(cam.name); !why.empty()) {
+    issues.push_back({who, "name", why});
+  }
   SourceUri uri;
   bool uri_ok = false;
   try {
@@ -175,7 +187,9 @@ std::vector<IngestIssue> validate_camera(const CameraConfig& cam) {
 
 std::vector<IngestIssue> validate_rig(const RigConfig& rig) {
   std::vector<IngestIssue> issues;
-  if (!valid_name(rig.name)) issues.push_back({rig.name, "rig name", kNameRule});
+  if (const std::string why = name_problem(rig.name); !why.empty()) {
+    issues.push_back({rig.name, "rig name", why});
+  }
   if (rig.cameras.empty()) issues.push_back({rig.name, "cameras", "a rig needs a camera"});
   std::set<std::string> names;
   std::vector<SourceUri> uris;
@@ -212,6 +226,14 @@ std::vector<IngestIssue> validate_rig(const RigConfig& rig) {
       issues.push_back(
           {cam.name, "loop",
            "differs from camera '" + first.name + "': a rig's recordings loop or end together"});
+    }
+    const bool images = uris[i].scheme == SourceScheme::kImages;
+    if (images != (uris[0].scheme == SourceScheme::kImages) && uris[i].is_file() &&
+        uris[0].is_file()) {
+      issues.push_back({cam.name, "uri",
+                        "rig '" + rig.name +
+                            "' mixes images:// with file://: a rig's image sequences are read "
+                            "in lockstep, number by number; give them separate rigs"});
     }
     const bool synthetic = uris[i].scheme == SourceScheme::kSynthetic;
     if (synthetic != (uris[0].scheme == SourceScheme::kSynthetic)) {

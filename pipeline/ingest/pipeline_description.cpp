@@ -17,7 +17,7 @@ std::string queue() {
 }
 
 bool paced(const SourceUri& uri) {
-  return uri.is_file() || uri.scheme == SourceScheme::kGst ||
+  return uri.scheme == SourceScheme::kFile || uri.scheme == SourceScheme::kGst ||
          (uri.scheme == SourceScheme::kTest && !uri.option_bool("live", true));
 }
 
@@ -85,10 +85,10 @@ std::string source_fragment(const CameraConfig& cam, const SourceUri& uri) {
     case SourceScheme::kFile:
       return "filesrc location=" + quote_gst_value(uri.location) + " ! decodebin";
     case SourceScheme::kImages: {
+      // The rig's ImageFeeder pushes the files, timestamped, in lockstep for every camera.
       const bool png = lower_extension(uri.location) == "png";
-      const std::string start = std::to_string(uri.option_int("start", 0));
-      return "multifilesrc location=" + quote_gst_value(uri.location) + " index=" + start +
-             " start-index=" + start + (cam.loop ? " loop=true" : " loop=false") + " caps=" +
+      return std::string("appsrc name=") + kImageSrcName +
+             " is-live=true format=time do-timestamp=false caps=" +
              quote_gst_value(std::string(png ? "image/png" : "image/jpeg") +
                              ",framerate=(fraction)" + cam.fps.to_string()) +
              (png ? " ! pngdec" : " ! jpegdec");
@@ -129,8 +129,10 @@ std::string camera_branch_description(const CameraConfig& cam, const SourceUri& 
   // A live source's extra frames are dropped, never invented. A recording is resampled onto
   // the configured rate's exact time grid: drop-only would also drop frames whose timestamps
   // were rounded a nanosecond early (multifilesrc adds up rounded durations).
-  const char* rate = uri.is_file() ? "videorate" : "videorate drop-only=true";
-  std::string s = source_fragment(cam, uri) + " ! " + rate + " ! videoscale ! videoconvert ! " +
+  // Image files come from the rig's feeder at the configured rate already.
+  const bool fed = uri.scheme == SourceScheme::kImages;
+  const char* rate = fed ? "" : uri.is_file() ? " ! videorate" : " ! videorate drop-only=true";
+  std::string s = source_fragment(cam, uri) + rate + " ! videoscale ! videoconvert ! " +
                   raw_caps(cam.color ? "RGB" : "GRAY8", cam);
   if (paced(uri)) s += std::string(" ! identity name=") + kPaceName + " sync=true";
   if (!cam.color) return s + " ! " + appsink(kGraySinkName);

@@ -8,10 +8,12 @@
 //            ! appsink name=stereod_gray sync=false max-buffers=2 drop=true
 //
 // With color: the conversion ends in RGB, a tee feeds an RGB appsink and, through one more
-// videoconvert, the gray one. Recordings (file://, images://), test://?live=false and gst://
-// descriptions pass through `identity sync=true`, which paces them to the pipeline clock at their
-// own timestamps. A gst:// description whose sources all turn out to be live is not paced (the
-// rig switches the identity's sync off): it would only add the source's latency.
+// videoconvert, the gray one. Video files (file://), test://?live=false and gst:// descriptions
+// pass through `identity sync=true`, which paces them to the pipeline clock at their own
+// timestamps. images:// cameras are an appsrc and a decoder: the rig's ImageFeeder pushes their
+// files, paced and in lockstep (image_feeder.hpp). A gst:// description whose sources all turn out
+// to be live is not paced (the rig switches the identity's sync off): it would only add the
+// source's latency.
 #pragma once
 
 #include <string>
@@ -27,6 +29,7 @@ constexpr const char* kColorSinkName = "stereod_rgb";
 constexpr const char* kPaceName = "stereod_pace";         // identity sync=true
 constexpr const char* kGraySrcName = "stereod_src_gray";  // synthetic:// appsrcs
 constexpr const char* kColorSrcName = "stereod_src_rgb";
+constexpr const char* kImageSrcName = "stereod_src_image";  // images:// (encoded files)
 
 // The source elements, ending where raw video (any format, size and rate) comes out; not for
 // synthetic://, whose appsrcs are part of camera_branch_description.

@@ -10,6 +10,7 @@
 #include "backoff.hpp"
 #include "camera_branch.hpp"
 #include "gst_support.hpp"
+#include "image_feeder.hpp"
 #include "pipeline_description.hpp"
 #include "source_uri.hpp"
 #include "synthetic_feeder.hpp"
@@ -103,6 +104,10 @@ RigSource::RigSource(RigConfig config, FrameSetCallback on_set, EventCallback on
       sync_(sync_options(config_)) {
   ensure_gstreamer();
   if (scene_) feeder_ = std::make_unique<SyntheticFeeder>(scene_, config_.cameras[0].fps);
+  if (parse_source_uri(config_.cameras[0].uri).scheme == SourceScheme::kImages) {
+    image_feeder_ = std::make_unique<ImageFeeder>(config_.name, config_.cameras[0].fps,
+                                                  config_.cameras[0].loop);
+  }
   // Frames in FrameSync, a few sets held by consumers, one being filled.
   const int pool = config_.sync_max_pending + 6;
   for (std::size_t i = 0; i < config_.cameras.size(); ++i) {
@@ -153,6 +158,7 @@ RigStats RigSource::stats() const {
   std::lock_guard<std::mutex> lock(sync_mutex_);
   s.sync = sync_.stats();
   if (feeder_) s.synthetic_skipped = feeder_->skipped();
+  if (image_feeder_) s.image_gaps = image_feeder_->gaps();
   return s;
 }
 
@@ -291,6 +297,7 @@ RigSource::Outcome RigSource::run_pipeline(Backoff& backoff, Fault& fault) {
   GstRef<GstBus> bus(gst_element_get_bus(pipeline.get()));
   const auto teardown = [&] {
     if (feeder_) feeder_->stop();
+    if (image_feeder_) image_feeder_->stop();
     gst_element_set_state(pipeline.get(), GST_STATE_NULL);  // joins the streaming threads
     for (auto& b : branches_) b->detach();
   };
@@ -323,6 +330,19 @@ RigSource::Outcome RigSource::run_pipeline(Backoff& backoff, Fault& fault) {
       teardown();
       return Outcome::kFault;
     }
+  }
+
+  if (image_feeder_) {
+    // One thread reads every camera's file of a number and pushes them with one PTS.
+    std::vector<GstRef<GstElement>> held;
+    std::vector<ImageFeeder::Camera> cameras;
+    for (std::size_t i = 0; i < bins.size(); ++i) {
+      const SourceUri uri = parse_source_uri(config_.cameras[i].uri);
+      held.emplace_back(gst_bin_get_by_name(GST_BIN(bins[i]), kImageSrcName));
+      cameras.push_back({config_.cameras[i].name, uri.location,
+                         static_cast<int>(uri.option_int("start", 0)), held.back().get()});
+    }
+    image_feeder_->start(pipeline.get(), cameras);
   }
 
   const std::int64_t started = monotonic_now_ns();

@@ -28,6 +28,7 @@ namespace stereod {
 
 class Backoff;
 class CameraBranch;
+class ImageFeeder;
 class SyntheticFeeder;
 class SyntheticScene;
 
@@ -54,6 +55,9 @@ struct RigStats {
   std::vector<CameraStats> cameras;
   FrameSyncStats sync;
   std::uint64_t synthetic_skipped = 0;  // synthetic://: frames skipped to keep up with the clock
+  // images://: frame sets skipped because a camera's file of that number was missing (counted
+  // by the daemon as sync drops: the set could not be completed).
+  std::uint64_t image_gaps = 0;
 };
 
 struct RigEvent {
@@ -116,6 +120,7 @@ class RigSource {
   std::vector<std::unique_ptr<CameraBranch>> branches_;
   std::shared_ptr<SyntheticScene> scene_;  // synthetic:// rigs
   std::unique_ptr<SyntheticFeeder> feeder_;
+  std::unique_ptr<ImageFeeder> image_feeder_;  // rigs of images:// cameras
 
   mutable std::mutex sync_mutex_;
   FrameSync sync_;

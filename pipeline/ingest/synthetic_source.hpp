@@ -24,10 +24,9 @@ bool synthetic_right_view(const SourceUri& uri, std::size_t index);
 // whole number (the scene moves objects in pixels per second), everything else from the URI.
 SyntheticOptions synthetic_options(const CameraConfig& camera, const SourceUri& uri);
 
-// The scene of a synthetic rig (validate_rig has made sure its cameras agree), or nullptr for
-// any other rig. Throws std::invalid_argument naming the camera when the scene refuses the
-// options (e.g. max_disparity not below half the width). Building a scene takes tens of
-// milliseconds (its static background), so validate_rig leaves this check to the rig's start.
+// The scene of a synthetic rig (validate_rig has made sure its cameras agree and the scene takes
+// their options), or nullptr for any other rig. Throws std::invalid_argument naming the camera
+// when the scene refuses the options (e.g. max_disparity not below half the width).
 std::shared_ptr<SyntheticScene> make_synthetic_scene(const RigConfig& rig);
 
 }  // namespace stereod

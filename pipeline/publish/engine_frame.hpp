@@ -1,6 +1,6 @@
 // From an engine's result to what the Publisher sends: the pixels with the result's hold as their
-// keep-alive (so the engine slot returns when ZeroMQ is done with the bytes), and the header facts
-// the result carries, with the stage names docs/PROTOCOL.md lists.
+// keep-alive (so the engine slot returns once the publisher thread has copied them into its
+// message), and the header facts the result carries, with the stage names docs/PROTOCOL.md lists.
 #pragma once
 
 #include "engine.hpp"

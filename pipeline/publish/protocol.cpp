@@ -13,7 +13,6 @@ constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
 constexpr std::size_t kMaxCameras = 16;
 constexpr std::size_t kMaxStages = 64;
 constexpr std::size_t kMaxPayloads = 16;
-constexpr std::size_t kMaxNameBytes = 256;
 constexpr int kMaxDisparity = 0xFFFE / 16;  // the largest d that disp16q4 can hold
 constexpr int kMaxLevels = 32;
 

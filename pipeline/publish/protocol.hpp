@@ -58,6 +58,8 @@ std::size_t encoding_pixel_bytes(std::string_view encoding);
 constexpr int kMaxImageSide = 1 << 15;
 constexpr std::uint64_t kMaxStride = std::uint64_t{1} << 20;
 constexpr std::size_t kMaxHeaderBytes = 64 * 1024;
+// Pair, camera, payload and stage names: 1 to this many bytes.
+constexpr std::size_t kMaxNameBytes = 256;
 
 struct CameraTime {
   std::string name;             // the camera's name in the configuration

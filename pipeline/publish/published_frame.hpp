@@ -1,8 +1,9 @@
 // What the daemon hands the Publisher for one result: the header's facts and views of the
-// pixels, each with the keep-alive that keeps its buffer valid. The Publisher sends a view without
-// copying when its rows are packed and it has a keep-alive; the ZeroMQ message then owns a
-// reference to the keep-alive and drops it when ZeroMQ is done with the bytes. A view without a
-// keep-alive is copied inside publish(), so its buffer need only outlive that call.
+// pixels, each with the keep-alive that keeps its buffer valid. The publisher thread copies the
+// pixels into the message it sends and then drops the keep-alive, so a buffer is held only while
+// its frame waits in the publisher's queue, never by a subscriber that reads slowly or not at
+// all. A view without a keep-alive is copied inside publish(), so its buffer need only outlive
+// that call.
 #pragma once
 
 #include <cstdint>

@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+
+#include <spdlog/spdlog.h>
 #include <stdexcept>
 
 #include "publish/curve_keys.hpp"
+#include "publish/heap.hpp"
 #include "publish/points.hpp"
 #include "publish/zmq_payload.hpp"
 #include "stereo/params.hpp"
@@ -87,6 +90,14 @@ Publisher::Publisher(const PublisherOptions& options, std::shared_ptr<stats::Sta
       queue_(static_cast<std::size_t>(queue_per_pair_) *
              static_cast<std::size_t>(std::max(options.pairs, 1))) {
   validate_publisher_options(options);
+  check_endpoint_on_this_host(options);
+  // Two daemons on one endpoint: ZeroMQ would let the second take over an ipc:// path (and
+  // delete the first one's socket when it exits). Refuse instead.
+  if (const std::string who = endpoint_in_use(options); !who.empty()) {
+    throw std::runtime_error("publish.endpoint = " + resolve_endpoint(options) + ": " + who +
+                             "; two daemons cannot share an endpoint: stop the other one or "
+                             "choose another endpoint");
+  }
   configure_socket(options);
   thread_ = std::thread([this] { run(); });
 }
@@ -97,7 +108,10 @@ Publisher::~Publisher() {
 
 void Publisher::configure_socket(const PublisherOptions& o) {
   const std::string endpoint = resolve_endpoint(o);
-  socket_ = zmq::socket_t(context_, zmq::socket_type::pub);
+  // XPUB: a PUB socket that also hands the application its subscribers' (un)subscriptions, every
+  // one of them (verboser), so that the publisher knows how many ZeroMQ keeps.
+  socket_ = zmq::socket_t(context_, zmq::socket_type::xpub);
+  socket_.set(zmq::sockopt::xpub_verboser, true);
   if (!o.curve_server_key.empty()) configure_curve(o);
   pairs_applied_ = std::max(o.pairs, 1);
   socket_.set(zmq::sockopt::sndhwm, socket_hwm(o.hwm, pairs_applied_));
@@ -139,16 +153,10 @@ void Publisher::configure_curve(const PublisherOptions& o) {
   require_curve("publish.curve.server_key");
   CurveCertificate server;
   try {
-    server = read_certificate(o.curve_server_key);
+    server = read_server_certificate(o.curve_server_key);
   } catch (const std::runtime_error& e) {
     throw ParameterError("publish.curve.server_key",
                          "publish.curve.server_key: " + std::string(e.what()));
-  }
-  if (server.secret_key.empty()) {
-    throw ParameterError("publish.curve.server_key",
-                         "publish.curve.server_key = " + o.curve_server_key +
-                             ": a public certificate; the server needs its secret one "
-                             "(NAME.key_secret)");
   }
   if (!o.curve_clients.empty()) {
     std::vector<std::string> clients;
@@ -255,9 +263,12 @@ void Publisher::run() {
   const auto interval = std::chrono::milliseconds(stats_interval_ms_);
   auto next_stats = Clock::now() + interval;
   for (;;) {
+    // Awake at least every kSubscriptionPoll to take in what subscribers sent.
     const auto deadline =
-        stats_interval_ms_ > 0 ? next_stats : Clock::now() + std::chrono::hours(1);
+        std::min(stats_interval_ms_ > 0 ? next_stats : Clock::now() + std::chrono::hours(1),
+                 Clock::now() + kSubscriptionPoll);
     std::optional<Queued> item = queue_.pop_until(deadline);
+    take_subscriptions();
     apply_pairs();
     if (item) {
       send_frame(*item);
@@ -273,17 +284,52 @@ void Publisher::run() {
   }
 }
 
+void Publisher::take_subscriptions() {
+  using Clock = std::chrono::steady_clock;
+  // Bounded per call, so that a flood of subscriptions cannot hold frames up.
+  for (int i = 0; i < 20000; ++i) {
+    zmq::message_t m;
+    if (!socket_.recv(m, zmq::recv_flags::dontwait)) break;
+    if (m.size() == 0) continue;
+    const auto kind = static_cast<const std::uint8_t*>(m.data())[0];
+    if (kind == 1) {
+      ++subscriptions_;
+    } else if (kind == 0) {
+      if (subscriptions_ > 0) --subscriptions_;
+      ++unsubscribed_since_release_;
+      last_unsubscribe_ = Clock::now();
+    }
+  }
+  const std::uint64_t held = subscriptions_;
+  if (held > kManySubscriptions && !warned_subscriptions_) {
+    warned_subscriptions_ = true;
+    spdlog::warn(
+        "subscribers hold {} subscriptions (a client subscribing to ever more topics?): ZeroMQ "
+        "keeps each, about a kilobyte, until its subscriber disconnects",
+        held);
+  } else if (held < kManySubscriptions / 2) {
+    warned_subscriptions_ = false;
+  }
+  // Many subscriptions gone, and the stream of them over: ZeroMQ has freed their memory, give it
+  // back to the system (glibc would keep it).
+  if (unsubscribed_since_release_ >= 1000 &&
+      Clock::now() - last_unsubscribe_ > std::chrono::seconds(1)) {
+    unsubscribed_since_release_ = 0;
+    release_free_heap();
+    spdlog::info("subscriptions given up; {} remain", held);
+  }
+}
+
 template <typename T>
 zmq::message_t Publisher::payload_message(ImageView<const T> v,
-                                          std::shared_ptr<const void> keep_alive,
+                                          const std::shared_ptr<const void>& keep_alive, bool owned,
                                           bool copied_before) {
   const std::size_t row = static_cast<std::size_t>(v.width) * sizeof(T);
-  if (v.stride == v.width) {
+  if (owned && v.stride == v.width) {
     ++(copied_before ? copied_payloads_ : zero_copy_payloads_);
-    return borrow_message(v.data, row * static_cast<std::size_t>(v.height), std::move(keep_alive));
+    return borrow_message(v.data, row * static_cast<std::size_t>(v.height), keep_alive);
   }
-  // Padded rows: the wire carries packed ones, so copy them (keep_alive holds the source until
-  // the copy is done).
+  // The caller's buffer (an engine slot), or padded rows: the message gets its own packed copy.
   ++copied_payloads_;
   zmq::message_t msg(row * static_cast<std::size_t>(v.height));
   auto* out = static_cast<std::uint8_t*>(msg.data());
@@ -304,8 +350,8 @@ void Publisher::send_frame(Queued& item) {
   if (h.ok()) {
     h.payloads.push_back(packed_layout(kDisparityPayload, kDisparityEncoding, frame.disparity));
     h.payloads.back().invalid = kDisparityInvalid;
-    parts.push_back(payload_message(frame.disparity, std::move(frame.disparity_keep_alive),
-                                    item.disparity_copied));
+    parts.push_back(payload_message(frame.disparity, frame.disparity_keep_alive,
+                                    item.disparity_copied, item.disparity_copied));
     const PublisherOutputs outputs = frame.outputs ? *frame.outputs : [this] {
       std::lock_guard<std::mutex> lock(outputs_mutex_);
       return outputs_;
@@ -313,7 +359,7 @@ void Publisher::send_frame(Queued& item) {
     if (outputs.mask && !frame.mask.empty()) {
       h.payloads.push_back(packed_layout(kMaskPayload, kMaskEncoding, frame.mask));
       parts.push_back(
-          payload_message(frame.mask, std::move(frame.mask_keep_alive), item.mask_copied));
+          payload_message(frame.mask, frame.mask_keep_alive, item.mask_copied, item.mask_copied));
     }
     if (outputs.depth && info.calibration.usable()) {
       DepthTable& table = depth_tables_[info.pair];
@@ -324,7 +370,7 @@ void Publisher::send_frame(Queued& item) {
       const ImageView<const std::uint16_t> view(depth->data(), w, hgt);
       h.payloads.push_back(packed_layout(kDepthPayload, kDepthEncoding, view));
       h.payloads.back().invalid = kDepthInvalid;
-      parts.push_back(payload_message(view, std::move(depth), false));
+      parts.push_back(payload_message(view, depth, true, false));
     }
     add_v13_payloads(item, outputs, h, parts);
   }
@@ -339,8 +385,9 @@ void Publisher::send_frame(Queued& item) {
   }
   const std::string header = encode_header(h);
   parts[1] = zmq::message_t(header.data(), header.size());
-  // The payloads' keep-alives now live in the messages alone; a payload that is not sent is let
-  // go here rather than after the send.
+  // The caller's buffers go back now (an engine slot is free again); what the messages borrowed
+  // is the publisher's own.
+  frame.disparity_keep_alive.reset();
   frame.mask_keep_alive.reset();
   frame.confidence_keep_alive.reset();
   frame.left_keep_alive.reset();
@@ -362,8 +409,8 @@ void Publisher::add_v13_payloads(Queued& item, const PublisherOutputs& outputs, 
   if (outputs.confidence && !frame.confidence.empty()) {
     h.payloads.push_back(packed_layout(kConfidencePayload, kConfidenceEncoding, frame.confidence));
     h.payloads.back().invalid = kConfidenceInvalid;
-    parts.push_back(payload_message(frame.confidence, std::move(frame.confidence_keep_alive),
-                                    item.confidence_copied));
+    parts.push_back(payload_message(frame.confidence, frame.confidence_keep_alive,
+                                    item.confidence_copied, item.confidence_copied));
   }
   if (outputs.left != LeftOutput::kNone) {
     const bool color = outputs.left == LeftOutput::kColor && !frame.left_color.empty();
@@ -371,10 +418,12 @@ void Publisher::add_v13_payloads(Queued& item, const PublisherOutputs& outputs, 
       PayloadLayout p = packed_layout(kLeftPayload, kRgbEncoding, frame.left_color);
       p.width = w;  // pixels, not bytes
       h.payloads.push_back(p);
-      parts.push_back(payload_message(frame.left_color, frame.left_keep_alive, item.left_copied));
+      parts.push_back(payload_message(frame.left_color, frame.left_keep_alive, item.left_copied,
+                                      item.left_copied));
     } else if (!frame.left_gray.empty()) {
       h.payloads.push_back(packed_layout(kLeftPayload, kGrayEncoding, frame.left_gray));
-      parts.push_back(payload_message(frame.left_gray, frame.left_keep_alive, item.left_copied));
+      parts.push_back(payload_message(frame.left_gray, frame.left_keep_alive, item.left_copied,
+                                      item.left_copied));
     } else if (!frame.left_color.empty()) {
       // Gray asked for, only color at hand: its BT.601 luma, as the engines match.
       auto gray = std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(w) * hgt);
@@ -387,7 +436,7 @@ void Publisher::add_v13_payloads(Queued& item, const PublisherOutputs& outputs, 
       }
       const ImageView<const std::uint8_t> view(gray->data(), w, hgt);
       h.payloads.push_back(packed_layout(kLeftPayload, kGrayEncoding, view));
-      parts.push_back(payload_message(view, std::move(gray), false));
+      parts.push_back(payload_message(view, gray, true, false));
     }
   }
   if (outputs.points != PointsOutput::kNone && info.calibration.usable()) {
@@ -404,7 +453,7 @@ void Publisher::add_v13_payloads(Queued& item, const PublisherOutputs& outputs, 
         packed_layout(kPointsPayload, color ? kColorPointsEncoding : kPointsEncoding, view);
     p.width = w;
     h.payloads.push_back(p);
-    parts.push_back(payload_message(view, std::move(points), false));
+    parts.push_back(payload_message(view, points, true, false));
   }
 }
 

@@ -63,10 +63,21 @@ struct PublisherOptions {
 };
 
 // The endpoint the publisher binds: defaults applied (empty endpoint, tcp:// without a host).
-// Throws ParameterError (key "publish.endpoint") when it is malformed, has another scheme, names a
-// port outside 0..65535, an ipc path longer than a socket path may be, or binds every interface
-// without bind_all.
+// localhost becomes 127.0.0.1. Throws ParameterError (key "publish.endpoint") when it is
+// malformed, has another scheme, names a port outside 0..65535, an ipc path longer than a socket
+// path may be, or binds every interface without bind_all.
 std::string resolve_endpoint(const PublisherOptions& options);
+
+// What binding the endpoint needs from this host, checked without binding it: an ipc:// path's
+// folder exists and nothing but a socket is at the path; a tcp:// host is an address of this
+// host, one of its interface names, or every interface. Throws ParameterError
+// ("publish.endpoint") saying what is missing. Whether someone else uses the endpoint now is
+// endpoint_in_use's question: the running daemon's own endpoint is in use too.
+void check_endpoint_on_this_host(const PublisherOptions& options);
+
+// "" when the endpoint is free now; else who has it: an ipc:// socket another process serves
+// (connecting to it succeeds), or a tcp:// port another socket holds.
+std::string endpoint_in_use(const PublisherOptions& options);
 
 // Every option checked; throws ParameterError naming the key and the value for the first problem.
 // Key files are read by the Publisher (a missing or malformed file is reported there).

@@ -26,7 +26,7 @@ template <typename T>
   throw std::invalid_argument(s.str());
 }
 
-void validate(const SyntheticOptions& o) {
+void check_options(const SyntheticOptions& o) {
   constexpr int kMinSize = 16, kMaxSize = 8192;
   const std::string sizes = "must be between 16 and 8192";
   if (o.width < kMinSize || o.width > kMaxSize) reject("width", o.width, sizes);
@@ -144,9 +144,13 @@ struct SyntheticScene::Impl {
   synth::Sensor sensor;
 };
 
+void validate_synthetic_options(const SyntheticOptions& options) {
+  check_options(options);
+}
+
 SyntheticScene::SyntheticScene(const SyntheticOptions& options,
                                std::optional<SyntheticBackground> background) {
-  validate(options);
+  check_options(options);
   impl_ = std::make_unique<Impl>(options, background);
 }
 

@@ -72,6 +72,10 @@ constexpr std::uint8_t kMaskBackground = 0;
 constexpr std::uint8_t kMaskShadow = 64;
 constexpr std::uint8_t kMaskForeground = 255;
 
+// Throws std::invalid_argument naming the option and value that cannot work (what the scene's
+// constructor checks first), without building anything.
+void validate_synthetic_options(const SyntheticOptions& options);
+
 class SyntheticScene {
  public:
   // Throws std::invalid_argument naming the option and value that cannot work.

@@ -17,6 +17,7 @@
 #include "disparity_io.hpp"
 #include "publish/points.hpp"
 #include "publish_fixtures.hpp"
+#include "test_wrapper.hpp"
 
 extern char** environ;
 
@@ -137,8 +138,8 @@ TEST(CrossClient, CppPythonAndStereodSubReceiveIdenticalBytes) {
   Publisher pub(o);
   const std::string count = std::to_string(kFrames);
 
-  Child sub({STEREOD_SUB, "--endpoint", pub.endpoint(), "--count", count, "--timeout", "30",
-             "--save", (dir / "sub").string()},
+  Child sub(test::wrapped({STEREOD_SUB, "--endpoint", pub.endpoint(), "--count", count, "--timeout",
+                           "30", "--save", (dir / "sub").string()}),
             (dir / "sub.log").string());
   Child py({STEREOD_PYTHON, STEREOD_PYTHON_CLIENT, "--endpoint", pub.endpoint(), "--count", count,
             "--timeout", "30", "--dump", (dir / "py").string()},

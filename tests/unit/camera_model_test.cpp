@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "config_test_support.hpp"
+#include "config_issues.hpp"
 #include "daemon_config.hpp"
 #include "synthetic/synthetic_scene.hpp"
 
@@ -29,9 +29,7 @@ std::vector<ConfigIssue> issues(const std::string& text) {
 using test::mentions;
 
 std::string dump(const std::vector<ConfigIssue>& v) {
-  std::string out;
-  for (const auto& i : v) out += i.to_string() + "\n";
-  return out;
+  return test::all_issues(v);
 }
 
 }  // namespace

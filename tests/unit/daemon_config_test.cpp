@@ -2,7 +2,7 @@
 // place, and diff_configs says what a reload has to do.
 #include <gtest/gtest.h>
 
-#include "config_test_support.hpp"
+#include "config_issues.hpp"
 #include "daemon_config.hpp"
 
 using namespace stereod;

@@ -191,9 +191,12 @@ TEST(RigConfig, ChecksTheRigAsAWhole) {
   rig.cameras = {camera("a", "synthetic://"), camera("b", "test://")};
   EXPECT_TRUE(contains(to_string(validate_rig(rig)), "mixes synthetic://"));
 
-  rig.cameras = {camera("a", "file:///a.mkv"), camera("b", "images:///b_%d.png")};
+  rig.cameras = {camera("a", "images:///a_%d.png"), camera("b", "images:///b_%d.png")};
   rig.cameras[1].loop = false;
   EXPECT_TRUE(contains(to_string(validate_rig(rig)), "camera 'b': loop: differs"));
+  // Image sequences are read in lockstep: not with a video file in one rig.
+  rig.cameras = {camera("a", "file:///a.mkv"), camera("b", "images:///b_%d.png")};
+  EXPECT_TRUE(contains(to_string(validate_rig(rig)), "mixes images:// with file://"));
 
   rig.cameras = {camera("a", "test://"), camera("b", "test://")};
   EXPECT_TRUE(validate_rig(rig).empty());
@@ -232,8 +235,9 @@ TEST(PipelineDescription, EachSchemeBuildsItsSource) {
             "nvvidconv flip-method=0 ! video/x-raw,format=GRAY8");
   EXPECT_EQ(source_fragment(c, parse_source_uri("rtsp://cam/s#protocols=tcp")),
             "rtspsrc location=\"rtsp://cam/s\" latency=200 protocols=tcp ! decodebin");
+  // The rig's ImageFeeder reads the files (and knows the start number): an appsrc and a decoder.
   EXPECT_EQ(source_fragment(c, parse_source_uri("images:///d/x_%03d.png?start=2")),
-            "multifilesrc location=\"/d/x_%03d.png\" index=2 start-index=2 loop=true "
+            "appsrc name=stereod_src_image is-live=true format=time do-timestamp=false "
             "caps=\"image/png,framerate=(fraction)30/1\" ! pngdec");
   EXPECT_EQ(source_fragment(c, parse_source_uri("test://?pattern=ball")),
             "videotestsrc is-live=true pattern=ball");

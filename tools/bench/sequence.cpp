@@ -14,7 +14,7 @@
 
 #include "bench.hpp"
 #include "disparity_io.hpp"
-#include "frame_pattern.hpp"
+#include "ingest/frame_pattern.hpp"
 #include "stereo/pixel_ops.hpp"
 
 namespace stereod::bench {

@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "disparity_io.hpp"
-#include "frame_pattern.hpp"
+#include "ingest/frame_pattern.hpp"
 #include "middlebury_background.hpp"
 #include "synth.hpp"
 

@@ -1,4 +1,5 @@
-// What the configuration tests share: the issues a text gives, and whether one names a key.
+// What the configuration tests ask of a loader run: its issues, and whether one names a key and
+// says something.
 #pragma once
 
 #include <string>
@@ -8,7 +9,7 @@
 
 namespace stereod::test {
 
-// Every issue of `text` (none when it loads); relative paths are taken from `base_dir`.
+// The issues parsing `text` reports (relative paths from `base_dir`); none when it loads.
 inline std::vector<ConfigIssue> config_issues(const std::string& text,
                                               const std::string& base_dir = ".") {
   try {
@@ -19,13 +20,19 @@ inline std::vector<ConfigIssue> config_issues(const std::string& text,
   return {};
 }
 
-// True when an issue is at `key` and its message contains `text`.
 inline bool mentions(const std::vector<ConfigIssue>& v, const std::string& key,
                      const std::string& text) {
   for (const auto& i : v) {
     if (i.key == key && i.message.find(text) != std::string::npos) return true;
   }
   return false;
+}
+
+// Every issue, one per line (for failure messages).
+inline std::string all_issues(const std::vector<ConfigIssue>& v) {
+  std::string s;
+  for (const auto& i : v) s += i.to_string() + "\n";
+  return s;
 }
 
 }  // namespace stereod::test
