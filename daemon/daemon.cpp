@@ -271,6 +271,7 @@ void Daemon::on_frame_set(Rig& rig, FrameSet&& set) {
     {
       std::lock_guard<std::mutex> lock(p.mutex);
       if (p.config.outputs.wants_left_image()) pending.left = left;
+      in.confidence = pending.confidence = p.config.outputs.confidence;
       p.pending.push_back(std::move(pending));
     }
     SubmitStatus s;
@@ -308,6 +309,7 @@ bool Daemon::collect(Pair& p) {
     info.calibration = p.depth;
     std::shared_ptr<const CameraFrame> left;
     publish::PublisherOutputs outputs;
+    bool confidence_asked = false;
     {
       std::lock_guard<std::mutex> lock(p.mutex);
       outputs = p.config.outputs;
@@ -327,6 +329,7 @@ bool Daemon::collect(Pair& p) {
               {"queue", static_cast<double>(f.submitted_ns - f.complete_ns) / 1e6});
         }
         left = std::move(p.pending.front().left);
+        confidence_asked = f.confidence;
         p.pending.pop_front();
       }
       // The configuration generation the frame's parameters came from.
@@ -352,7 +355,7 @@ bool Daemon::collect(Pair& p) {
       }
     }
     left.reset();
-    if (outputs.confidence && r->ok && r->confidence.empty() && !p.warned_confidence) {
+    if (confidence_asked && r->ok && r->confidence.empty() && !p.warned_confidence) {
       p.warned_confidence = true;
       spdlog::warn(
           "pair '{}': outputs.confidence is on, but the {} engine computes no confidence "

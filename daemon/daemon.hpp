@@ -59,6 +59,7 @@ class Daemon {
     std::int64_t submitted_ns = 0;
     // The left camera's frame, kept when the pair sends the left image or colored points.
     std::shared_ptr<const CameraFrame> left;
+    bool confidence = false;  // the engine was asked for the confidence map
   };
 
   struct Pair {

@@ -66,6 +66,9 @@ struct FrameInput {
   // this frame's result has been polled: the CUDA engine uploads straight from it instead of
   // copying it into its own slot first. Ignored by the CPU engine.
   bool pinned = false;
+  // Compute the matching confidence of this frame's left disparity (EngineResult::confidence,
+  // stereo/confidence.hpp). Off, the result's confidence is empty.
+  bool confidence = false;
 };
 
 // True when the frame carries no gray and must be matched on the luma of its color.

@@ -143,6 +143,44 @@ TEST(Daemon, DefaultRigFramesMatchTheGroundTruth) {
   EXPECT_EQ(d.wait_exit(5s), 0);
 }
 
+// outputs.confidence on the CPU engine: every frame carries the map, 0 exactly where there is no
+// disparity, graded where there is one.
+TEST(Daemon, TheCpuEngineSendsConfidence) {
+  Fixture f("confidence");
+  std::string text = default_config(f.endpoint);
+  const std::string off = "confidence: false";
+  const auto at = text.find(off);
+  ASSERT_NE(at, std::string::npos) << "config/stereod.yaml has no " << off;
+  text.replace(at, off.size(), "confidence: true");
+  write_text(f.config, text);
+  NotifySocket notify(f.notify_path);
+  DaemonProcess d(f.config, f.log, f.notify_path);
+  ASSERT_GE(notify.wait_for("READY=1", 0, 20s), 0) << read_text(f.log);
+  client::Subscriber sub(f.endpoint);
+  long long with_disparity = 0, graded = 0;
+  for (int n = 0; n < 10; ++n) {
+    const client::Frame fr = next_frame(sub, 20s);
+    ASSERT_TRUE(fr.header().ok()) << fr.header().info.error;
+    const auto disp = fr.disparity();
+    const auto conf = fr.confidence();
+    ASSERT_EQ(conf.width, disp.width);
+    ASSERT_EQ(conf.height, disp.height);
+    for (int y = 0; y < disp.height; ++y) {
+      for (int x = 0; x < disp.width; ++x) {
+        const bool has = disp(x, y) != kInvalidDisparity;
+        ASSERT_EQ(conf(x, y) != 0, has) << "pixel " << x << "," << y;
+        with_disparity += has;
+        graded += conf(x, y) > 1 && conf(x, y) < 255;
+      }
+    }
+  }
+  EXPECT_GT(with_disparity, 0);
+  EXPECT_GT(graded, 0);
+  EXPECT_EQ(read_text(f.log).find("computes no confidence"), std::string::npos) << read_text(f.log);
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(5s), 0);
+}
+
 TEST(Daemon, ReloadAppliesWithinTwoFramesWithoutAGap) {
   Fixture f("reload");
   write_text(f.config, synthetic_config(f.endpoint));
