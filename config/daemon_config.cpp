@@ -16,6 +16,8 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include "background_yaml.hpp"
+#include "ingest/source_uri.hpp"
+#include "ingest/synthetic_source.hpp"
 #include "publish/curve_keys.hpp"
 #include "publish/protocol.hpp"
 #include "stereo_yaml.hpp"
@@ -150,6 +152,7 @@ class Loader {
     read_rigs(root["rigs"], cameras, c);
     read_pairs(root["pairs"], c);
     read_publish(root["publish"], c.publish);
+    resolve_pair_outputs(c);
     r_.throw_if_failed();
     return c;
   }
@@ -380,7 +383,8 @@ class Loader {
       const YAML::Node pn = n[i];
       const std::string path = indexed("pairs", i);
       if (!r_.expect_map(pn, path, false)) continue;
-      r_.check_keys(pn, path, {"name", "left", "right", "calibration", "stereo", "background"});
+      r_.check_keys(pn, path,
+                    {"name", "left", "right", "calibration", "stereo", "background", "outputs"});
       PairConfig p;
       p.stereo = default_stereo_;
       p.background = default_background_;
@@ -416,6 +420,7 @@ class Loader {
         p.rig = rig_left;
         if (bad_cameras_.count(p.left) || bad_cameras_.count(p.right)) {
           c.pairs.push_back(p);
+          pair_nodes_.push_back({pn, path});
           continue;  // the camera's own issue says what is wrong
         }
         const std::string sizes = check_pair_sizes(*left, *right);
@@ -433,6 +438,7 @@ class Loader {
         }
       }
       c.pairs.push_back(p);
+      pair_nodes_.push_back({pn, path});
     }
   }
 
@@ -476,9 +482,16 @@ class Loader {
       return;
     }
     if (!r_.expect_map(n, path, false)) return;
-    r_.check_keys(n, path, {"opencv", "alpha", "ros"});
-    if (n["opencv"].IsDefined() == n["ros"].IsDefined()) {
-      r_.add(n, path, "expected exactly one of opencv: FILE or ros: {left: FILE, right: FILE}");
+    r_.check_keys(n, path, {"opencv", "alpha", "ros", "rectified"});
+    const int forms = n["opencv"].IsDefined() + n["ros"].IsDefined() + n["rectified"].IsDefined();
+    if (forms != 1) {
+      r_.add(n, path,
+             "expected exactly one of opencv: FILE, ros: {left: FILE, right: FILE} or rectified: "
+             "{fx, baseline, ...}");
+      return;
+    }
+    if (n["rectified"].IsDefined()) {
+      read_rectified(n["rectified"], path + ".rectified", cal);
       return;
     }
     if (n["opencv"].IsDefined()) {
@@ -501,15 +514,87 @@ class Loader {
     cal.right = resolve_path(base_dir_, cal.right);
   }
 
+  // calibration: {rectified: {fx, fy, cx, cy, baseline, doffs}}: fx and baseline required. The
+  // principal point is checked against the cameras' size in check_calibration.
+  void read_rectified(const YAML::Node& n, const std::string& path, CalibrationConfig& cal) {
+    if (!r_.expect_map(n, path, false)) return;
+    r_.check_keys(n, path, {"fx", "fy", "cx", "cy", "baseline", "doffs"});
+    cal.kind = CalibrationConfig::Kind::kRectified;
+    RectifiedModel& m = cal.rectified;
+    for (const char* key : {"fx", "baseline"}) {
+      if (!n[key].IsDefined()) {
+        r_.add(n, path + "." + key,
+               std::string("missing: the ") +
+                   (std::string(key) == "fx" ? "focal length in pixels" : "baseline in metres"));
+      }
+    }
+    constexpr double kMaxFocal = 1e6;
+    r_.read(n, path, "fx", m.fx, 1e-3, kMaxFocal);
+    r_.read(n, path, "baseline", m.baseline, 1e-6, 1000.0);
+    r_.read(n, path, "doffs", m.doffs, -16384.0, 16384.0);
+    const auto optional = [&](const char* key, std::optional<double>& out, double lo, double hi) {
+      if (!n[key].IsDefined()) return;
+      double v = 0;
+      const std::size_t before = r_.issues().size();
+      r_.read(n, path, key, v, lo, hi);
+      if (r_.issues().size() == before) out = v;
+    };
+    optional("fy", m.fy, 1e-3, kMaxFocal);
+    optional("cx", m.cx, -16384.0, 32768.0);
+    optional("cy", m.cy, -16384.0, 32768.0);
+  }
+
   // The calibration must load and be for the cameras' size (start-up errors, found by --check).
   void check_calibration(const YAML::Node& n, const std::string& path, const PairConfig& p,
                          int width, int height) {
-    if (p.calibration.kind == CalibrationConfig::Kind::kNone) return;
+    if (p.calibration.kind == CalibrationConfig::Kind::kRectified) {
+      // A principal point far outside the image is a unit or a size mix-up.
+      const RectifiedModel& m = p.calibration.rectified;
+      const auto check = [&](const char* key, const std::optional<double>& v, int size) {
+        if (v && (*v < -size || *v >= 2.0 * size)) {
+          r_.add(node_at(n, std::string("rectified.") + key), path + ".rectified." + key,
+                 std::to_string(*v) + " px lies more than an image away from camera '" + p.left +
+                     "' (" + std::to_string(width) + "x" + std::to_string(height) + ")");
+        }
+      };
+      check("cx", m.cx, width);
+      check("cy", m.cy, height);
+      return;
+    }
+    if (!p.calibration.has_files()) return;
     try {
       const StereoCalibration cal = load_calibration(p.calibration);
       check_calibration_size(cal, p.name, width, height);
     } catch (const std::exception& e) {
       r_.add(n, path, e.what());
+    }
+  }
+
+  // publish.outputs and pairs[].outputs: each key read into `out` when given (so a pair's keys
+  // override the defaults it starts from).
+  void read_outputs(const YAML::Node& n, const std::string& path, publish::PublisherOutputs& out) {
+    if (!r_.expect_map(n, path)) return;
+    r_.check_keys(n, path, {"mask", "depth", "confidence", "points", "left"});
+    r_.read(n, path, "mask", out.mask);
+    r_.read(n, path, "depth", out.depth);
+    r_.read(n, path, "confidence", out.confidence);
+    using publish::LeftOutput;
+    using publish::PointsOutput;
+    r_.read_choice(n, path, "points", out.points,
+                   {{"none", PointsOutput::kNone},
+                    {"xyz", PointsOutput::kXyz},
+                    {"xyzrgb", PointsOutput::kXyzRgb}});
+    r_.read_choice(
+        n, path, "left", out.left,
+        {{"none", LeftOutput::kNone}, {"gray", LeftOutput::kGray}, {"color", LeftOutput::kColor}});
+  }
+
+  // Each pair's outputs: publish.outputs, then the pair's own keys.
+  void resolve_pair_outputs(DaemonConfig& c) {
+    for (std::size_t i = 0; i < c.pairs.size() && i < pair_nodes_.size(); ++i) {
+      c.pairs[i].outputs = c.publish.outputs;
+      read_outputs(pair_nodes_[i].first["outputs"], pair_nodes_[i].second + ".outputs",
+                   c.pairs[i].outputs);
     }
   }
 
@@ -524,12 +609,7 @@ class Loader {
     r_.read(n, "publish", "hwm", o.hwm, 1, 1000);
     r_.read(n, "publish", "queue", o.queue, 1, 1024);
     r_.read(n, "publish", "stats_interval_ms", o.stats_interval_ms, 0, 3600000);
-    const YAML::Node out = n["outputs"];
-    if (r_.expect_map(out, "publish.outputs")) {
-      r_.check_keys(out, "publish.outputs", {"mask", "depth"});
-      r_.read(out, "publish.outputs", "mask", o.outputs.mask);
-      r_.read(out, "publish.outputs", "depth", o.outputs.depth);
-    }
+    read_outputs(n["outputs"], "publish.outputs", o.outputs);
     const YAML::Node curve = n["curve"];
     if (r_.expect_map(curve, "publish.curve")) {
       r_.check_keys(curve, "publish.curve", {"server_key", "clients"});
@@ -573,6 +653,7 @@ class Loader {
   std::string base_dir_;
   StereoParams default_stereo_;
   BackgroundParams default_background_;
+  std::vector<std::pair<YAML::Node, std::string>> pair_nodes_;  // parallel to DaemonConfig::pairs
   std::set<std::string> bad_cameras_;  // cameras with an issue of their own
 };
 
@@ -606,6 +687,49 @@ StereoCalibration load_calibration(const CalibrationConfig& cal) {
   CalibrationOptions options;
   options.alpha = cal.alpha;
   return load_opencv_calibration(cal.file, options);
+}
+
+publish::DepthCalibration pair_camera_model(const PairConfig& pair, const RigConfig& rig,
+                                            const StereoCalibration* loaded) {
+  publish::DepthCalibration m;
+  if (pair.calibration.has_files()) {
+    if (!loaded) throw std::invalid_argument("pair '" + pair.name + "': calibration not loaded");
+    m.focal_px = loaded->focal_px;
+    m.fy_px = loaded->fy_px;
+    m.cx_px = loaded->cx;
+    m.cy_px = loaded->cy;
+    m.baseline_m = loaded->baseline_m;
+    m.doffs_px = loaded->doffs_px;
+    return m;
+  }
+  const CameraConfig* left = nullptr;
+  for (const auto& c : rig.cameras) {
+    if (c.name == pair.left) left = &c;
+  }
+  if (pair.calibration.kind == CalibrationConfig::Kind::kRectified) {
+    const RectifiedModel& r = pair.calibration.rectified;
+    const int w = left ? left->width : 0, h = left ? left->height : 0;
+    m.focal_px = r.fx;
+    m.fy_px = r.fy.value_or(r.fx);
+    m.cx_px = r.cx.value_or((w - 1) / 2.0);
+    m.cy_px = r.cy.value_or((h - 1) / 2.0);
+    m.baseline_m = r.baseline;
+    m.doffs_px = r.doffs;
+    return m;
+  }
+  if (left) {
+    const SourceUri uri = parse_source_uri(left->uri);
+    if (uri.scheme == SourceScheme::kSynthetic) {
+      const SyntheticCamera s = synthetic_camera(synthetic_options(*left, uri));
+      m.focal_px = s.fx;
+      m.fy_px = s.fy;
+      m.cx_px = s.cx;
+      m.cy_px = s.cy;
+      m.baseline_m = s.baseline_m;
+      m.doffs_px = 0;
+    }
+  }
+  return m;
 }
 
 bool is_log_level(const std::string& name) {
@@ -687,8 +811,8 @@ DaemonConfig load_daemon_config(const std::string& file) {
 
 bool ConfigDiff::empty() const {
   return rigs_rebuilt.empty() && rigs_removed.empty() && pairs_rebuilt.empty() &&
-         pairs_removed.empty() && pairs_retuned.empty() && !engines_rebuilt && !publisher_rebuilt &&
-         !publisher_outputs && !log_level;
+         pairs_removed.empty() && pairs_retuned.empty() && pairs_outputs.empty() &&
+         !engines_rebuilt && !publisher_rebuilt && !publisher_outputs && !log_level;
 }
 
 std::string ConfigDiff::summary() const {
@@ -698,6 +822,7 @@ std::string ConfigDiff::summary() const {
   if (!pairs_rebuilt.empty()) parts.push_back("pairs rebuilt: " + join(pairs_rebuilt));
   if (!pairs_removed.empty()) parts.push_back("pairs removed: " + join(pairs_removed));
   if (!pairs_retuned.empty()) parts.push_back("pairs retuned: " + join(pairs_retuned));
+  if (!pairs_outputs.empty()) parts.push_back("pair outputs changed: " + join(pairs_outputs));
   if (engines_rebuilt) parts.push_back("engines rebuilt");
   if (publisher_rebuilt) parts.push_back("publisher restarted");
   if (publisher_outputs) parts.push_back("outputs changed");
@@ -726,8 +851,11 @@ ConfigDiff diff_configs(const DaemonConfig& from, const DaemonConfig& to) {
     if (!old || old->rig != p.rig || old->left != p.left || old->right != p.right ||
         !(old->calibration == p.calibration) || rebuilt_rig(p.rig)) {
       d.pairs_rebuilt.push_back(p.name);
-    } else if (old->stereo != p.stereo || old->background != p.background) {
-      d.pairs_retuned.push_back(p.name);
+    } else {
+      if (old->stereo != p.stereo || old->background != p.background) {
+        d.pairs_retuned.push_back(p.name);
+      }
+      if (old->outputs != p.outputs) d.pairs_outputs.push_back(p.name);
     }
   }
   for (const auto& q : from.pairs) {
@@ -741,7 +869,7 @@ ConfigDiff diff_configs(const DaemonConfig& from, const DaemonConfig& to) {
                         a.queue != b.queue || a.stats_interval_ms != b.stats_interval_ms ||
                         a.curve_server_key != b.curve_server_key ||
                         a.curve_clients != b.curve_clients;
-  d.publisher_outputs = a.outputs.mask != b.outputs.mask || a.outputs.depth != b.outputs.depth;
+  d.publisher_outputs = a.outputs != b.outputs;
   d.log_level = from.log_level != to.log_level;
   return d;
 }

@@ -5,11 +5,13 @@
 // swaps it in whole.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "background/background_params.hpp"
 #include "ingest/camera_config.hpp"
+#include "publish/protocol.hpp"
 #include "publish/publisher_options.hpp"
 #include "rectify/calibration.hpp"
 #include "stereo/params.hpp"
@@ -17,16 +19,37 @@
 
 namespace stereod {
 
+// The camera model of a pair whose cameras deliver rectified images (calibration: {rectified:
+// ...}): what the frame headers carry so that subscribers can compute depth and points.
+struct RectifiedModel {
+  double fx = 0;             // focal length, pixels
+  std::optional<double> fy;  // default fx
+  std::optional<double> cx;  // default (width - 1) / 2
+  std::optional<double> cy;  // default (height - 1) / 2
+  double baseline = 0;       // metres
+  double doffs = 0;          // cx_left - cx_right, pixels
+
+  bool operator==(const RectifiedModel& o) const {
+    return fx == o.fx && fy == o.fy && cx == o.cx && cy == o.cy && baseline == o.baseline &&
+           doffs == o.doffs;
+  }
+};
+
 struct CalibrationConfig {
-  enum class Kind { kNone, kOpenCv, kRos };
-  Kind kind = Kind::kNone;  // kNone: the cameras deliver rectified images
+  enum class Kind { kNone, kOpenCv, kRos, kRectified };
+  // kNone: the cameras deliver rectified images and no camera model is given (a synthetic rig
+  // still has its scene's); kRectified: rectified images with the model in `rectified`.
+  Kind kind = Kind::kNone;
   std::string file;         // kOpenCv
   std::string left, right;  // kRos: camera_info files
   double alpha = 0.0;       // kOpenCv without R1/R2/P1/P2: cv::stereoRectify's free scaling
+  RectifiedModel rectified;
 
+  // A calibration file (or two) to load: the images are rectified by the engine.
+  bool has_files() const { return kind == Kind::kOpenCv || kind == Kind::kRos; }
   bool operator==(const CalibrationConfig& o) const {
     return kind == o.kind && file == o.file && left == o.left && right == o.right &&
-           alpha == o.alpha;
+           alpha == o.alpha && rectified == o.rectified;
   }
 };
 
@@ -38,6 +61,9 @@ struct PairConfig {
   CalibrationConfig calibration;
   StereoParams stereo;
   BackgroundParams background;
+  // The optional payloads of this pair's frames: publish.outputs, overridden key by key by the
+  // pair's own outputs: section.
+  publish::PublisherOutputs outputs;
 };
 
 struct GpuConfig {
@@ -78,6 +104,13 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& lab
 // CalibrationError naming the file and the key.
 StereoCalibration load_calibration(const CalibrationConfig& calibration);
 
+// The camera model the pair's frame headers carry: from `loaded` (its calibration files, loaded
+// by the caller; required when calibration.has_files()), from calibration.rectified, or, for a
+// pair of synthetic:// cameras without calibration, the scene's own cameras (synthetic_camera).
+// All zero (no depth) for rectified cameras without a model.
+publish::DepthCalibration pair_camera_model(const PairConfig& pair, const RigConfig& rig,
+                                            const StereoCalibration* loaded);
+
 // Log levels as written in the file.
 bool is_log_level(const std::string& name);
 
@@ -88,6 +121,7 @@ struct ConfigDiff {
   std::vector<std::string> pairs_rebuilt;  // cameras or calibration changed (or new), or its rig
   std::vector<std::string> pairs_removed;
   std::vector<std::string> pairs_retuned;  // only stereo / background parameters changed
+  std::vector<std::string> pairs_outputs;  // the pair's optional payloads changed (live)
   bool engines_rebuilt = false;            // engine kind or gpu settings changed: every pair
   bool publisher_rebuilt = false;          // endpoint, hwm, queue, stats interval, CURVE
   bool publisher_outputs = false;          // mask / depth outputs (live)

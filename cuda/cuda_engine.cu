@@ -36,7 +36,7 @@ std::size_t align_up(std::size_t n) {
 struct SlotLayout {
   std::size_t px = 0;
   std::size_t gray[2] = {0, 0}, rgb[2] = {0, 0}, in_bytes = 0;
-  std::size_t disp0 = 0, fg = 0, tested = 0, disp1 = 0, out_bytes = 0;
+  std::size_t disp0 = 0, fg = 0, tested = 0, disp1 = 0, confidence = 0, out_bytes = 0;
   explicit SlotLayout(std::size_t pixels) : px(pixels) {
     std::size_t o = 0;
     for (int i = 0; i < 2; ++i) {
@@ -53,7 +53,8 @@ struct SlotLayout {
     fg = align_up(2 * px);
     tested = align_up(fg + px);
     disp1 = align_up(tested + sizeof(unsigned long long) * 2 * kMaxLevels);
-    out_bytes = align_up(disp1 + 2 * px);
+    confidence = align_up(disp1 + 2 * px);
+    out_bytes = align_up(confidence + px);
   }
 };
 
@@ -118,6 +119,7 @@ struct PairState {
     io.disparity[1] = reinterpret_cast<std::uint16_t*>(out + layout.disp1);
     io.foreground = out + layout.fg;
     io.tested = reinterpret_cast<unsigned long long*>(out + layout.tested);
+    io.confidence = out + layout.confidence;
     return io;
   }
 
@@ -242,9 +244,11 @@ class Group {
       layout.derive_gray = derive;
       layout.color_input = derive || (bg.enabled && bg.color && has_color);
       layout.right_output = pair->options.right_output;
+      layout.confidence = f.confidence;
       const PairLayout& now = pair->device->layout();
       if (!pair->configured || pair->applied_generation != pair->generation ||
-          now.derive_gray != layout.derive_gray || now.color_input != layout.color_input) {
+          now.derive_gray != layout.derive_gray || now.color_input != layout.color_input ||
+          now.confidence != layout.confidence) {
         reconfigure(*pair, layout, lk);
       }
       fill_slot(*pair, *slot, f, layout);
@@ -538,6 +542,10 @@ class Group {
       STEREOD_CUDA(cudaMemcpyAsync(s.out.get() + l.disp1, s.dev_out.get() + l.disp1, 2 * l.px,
                                    cudaMemcpyDeviceToHost, st));
     }
+    if (s.layout.confidence) {
+      STEREOD_CUDA(cudaMemcpyAsync(s.out.get() + l.confidence, s.dev_out.get() + l.confidence, l.px,
+                                   cudaMemcpyDeviceToHost, st));
+    }
   }
 
   cudaGraphExec_t graph_for(BatchSlot& b, const std::string& key, const cuda::BatchShape& shape) {
@@ -654,6 +662,7 @@ class Group {
       r.foreground = s.modeling
                          ? ImageView<const std::uint8_t>{out + l.fg, w, h, w}
                          : ImageView<const std::uint8_t>{pair->all_foreground.data(), w, h, w};
+      if (s.layout.confidence) r.confidence = {out + l.confidence, w, h, w};
       r.background_active = s.background_active;
       if (s.background_active) {
         const auto* t = reinterpret_cast<const unsigned long long*>(out + l.tested);

@@ -181,6 +181,7 @@ MemberArgs DevicePipeline::make_args(int slot) const {
   a.out_disp[0] = io.disparity[0];
   a.out_disp[1] = layout_.right_output ? io.disparity[1] : nullptr;
   a.out_fg = background_.enabled ? io.foreground : nullptr;
+  a.out_confidence = layout_.confidence ? io.confidence : nullptr;
   a.tested = io.tested;
   for (int s = 0; s < levels_; ++s) {
     const Level& lv = level_[s];
@@ -246,11 +247,14 @@ BatchShape DevicePipeline::shape(int count) const {
   s.modeling = background_.enabled;
   s.census = tables_.uses_census;
   s.mean_removal = stereo_.ad_mean_radius > 0 && stereo_.cost != MatchingCost::kCensus;
-  s.window_path = stereo_.subwindow == 3 && stereo_.uniqueness == 0;
+  // The window path does not keep the runner-up cost the confidence needs: with confidence, the
+  // general matcher (which keeps the four lowest costs of each pixel anyway) runs instead.
+  s.window_path = stereo_.subwindow == 3 && stereo_.uniqueness == 0 && !layout_.confidence;
   s.best4 = stereo_.best_k == 4;
   s.speckles = stereo_.speckle_size > 0;
   s.fill = stereo_.fill;
   s.right_output = layout_.right_output;
+  s.confidence = layout_.confidence;
   s.max_segments = segments_of(stereo_.max_disparity, segment_.empty() ? kSegment : segment_[0]);
   return s;
 }
@@ -260,7 +264,7 @@ std::string DevicePipeline::batch_key() const {
   std::string key =
       std::to_string(width_) + "x" + std::to_string(height_) + "/L" + std::to_string(levels_) + "/";
   for (bool b : {s.rectify, s.derive_gray, s.color, s.modeling, s.census, s.mean_removal,
-                 s.window_path, s.best4, s.speckles, s.fill, s.right_output}) {
+                 s.window_path, s.best4, s.speckles, s.fill, s.right_output, s.confidence}) {
     key += b ? '1' : '0';
   }
   return key;

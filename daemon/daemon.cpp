@@ -32,6 +32,39 @@ int index_of(const RigConfig& rig, const std::string& camera) {
 // A pair with no results for this long while frames are in flight is stuck (the watchdog stops).
 constexpr std::int64_t kStuckNs = 5'000'000'000;
 
+// The left image as the engine matched it (rectified through `map`, or copied when the cameras
+// deliver rectified images), for the "left" payload and the colors of the points: gray when the
+// gray image is asked for or the camera has no color, color when color is asked for and the
+// camera delivers it. The copy lets the camera's frame go back to its pool at once.
+void attach_left_image(const CameraFrame& frame, const RectificationMap* map,
+                       const publish::PublisherOutputs& o, publish::PublishedFrame& f) {
+  struct Images {
+    Gray8 gray;
+    RgbImage color;
+  };
+  auto images = std::make_shared<Images>();
+  const bool color = !frame.color.empty() && (o.left == publish::LeftOutput::kColor ||
+                                              o.points == publish::PointsOutput::kXyzRgb);
+  const bool gray = o.left == publish::LeftOutput::kGray || !color;
+  if (gray) {
+    if (map) {
+      remap(frame.gray.view(), *map, images->gray);
+    } else {
+      images->gray = frame.gray;
+    }
+    f.left_gray = images->gray.view();
+  }
+  if (color) {
+    if (map) {
+      remap_rgb(view_of(frame.color), *map, images->color);
+    } else {
+      images->color = frame.color;
+    }
+    f.left_color = images->color.bytes();
+  }
+  f.left_keep_alive = std::move(images);
+}
+
 // A pair of a running rig that has published nothing for this long is reported (status, log).
 constexpr std::int64_t kSilentNs = 5'000'000'000;
 
@@ -137,13 +170,15 @@ std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const Rig
   eo.inflight = config.gpu.inflight;
   eo.gpu_device = config.gpu.device;
   eo.zero_copy = config.gpu.zero_copy;
-  if (pc.calibration.kind != CalibrationConfig::Kind::kNone) {
-    auto cal = std::make_shared<StereoCalibration>(load_calibration(pc.calibration));
+  std::shared_ptr<StereoCalibration> cal;
+  if (pc.calibration.has_files()) {
+    cal = std::make_shared<StereoCalibration>(load_calibration(pc.calibration));
     check_calibration_size(*cal, pc.name, cam.width, cam.height);
     eo.left_map = std::shared_ptr<const RectificationMap>(cal, &cal->left);
     eo.right_map = std::shared_ptr<const RectificationMap>(cal, &cal->right);
-    p->depth = {cal->focal_px, cal->baseline_m, cal->doffs_px};
   }
+  p->left_map = eo.left_map;
+  p->depth = pair_camera_model(pc, rig, cal.get());
   const std::string kind = engine_kind(config);
   if (kind == "auto" || kind == "cuda") {
     std::string why;
@@ -235,6 +270,8 @@ void Daemon::on_frame_set(Rig& rig, FrameSet&& set) {
     pending.submitted_ns = now_ns();
     {
       std::lock_guard<std::mutex> lock(p.mutex);
+      if (p.config.outputs.wants_left_image()) pending.left = left;
+      in.confidence = pending.confidence = p.config.outputs.confidence;
       p.pending.push_back(std::move(pending));
     }
     SubmitStatus s;
@@ -270,8 +307,12 @@ bool Daemon::collect(Pair& p) {
     info.min_disparity = 0;
     info.max_disparity = p.config.stereo.max_disparity;
     info.calibration = p.depth;
+    std::shared_ptr<const CameraFrame> left;
+    publish::PublisherOutputs outputs;
+    bool confidence_asked = false;
     {
       std::lock_guard<std::mutex> lock(p.mutex);
+      outputs = p.config.outputs;
       while (!p.pending.empty() && p.pending.front().sequence != r->sequence) p.pending.pop_front();
       if (!p.pending.empty()) {
         const PendingFrame& f = p.pending.front();
@@ -287,6 +328,8 @@ bool Daemon::collect(Pair& p) {
           info.latency.push_back(
               {"queue", static_cast<double>(f.submitted_ns - f.complete_ns) / 1e6});
         }
+        left = std::move(p.pending.front().left);
+        confidence_asked = f.confidence;
         p.pending.pop_front();
       }
       // The configuration generation the frame's parameters came from.
@@ -302,8 +345,25 @@ bool Daemon::collect(Pair& p) {
       stats_->record_drop(p.config.name, stats::DropReason::kSend);
       continue;
     }
+    publish::PublishedFrame frame = publish::frame_from_result(*r, std::move(info));
+    frame.outputs = outputs;
+    if (r->ok && left && outputs.wants_left_image()) {
+      try {
+        attach_left_image(*left, p.left_map.get(), outputs, frame);
+      } catch (const std::exception& e) {  // the map fits the camera (checked at start): a bug
+        spdlog::error("pair '{}': left image not sent: {}", p.config.name, e.what());
+      }
+    }
+    left.reset();
+    if (confidence_asked && r->ok && r->confidence.empty() && !p.warned_confidence) {
+      p.warned_confidence = true;
+      spdlog::warn(
+          "pair '{}': outputs.confidence is on, but the {} engine computes no confidence "
+          "yet; frames go out without it",
+          p.config.name, p.engine->name());
+    }
     try {
-      publisher_->publish(publish::frame_from_result(*r, std::move(info)));
+      publisher_->publish(std::move(frame));
     } catch (const std::exception& e) {
       // A frame the protocol cannot carry: the loader refuses every configuration known to make
       // one, so this is a bug; lose the frame, say so, and go on.
@@ -607,6 +667,13 @@ void Daemon::apply(DaemonConfig next) {
         continue;
       }
       pairs.push_back(p);
+      if (contains(d.pairs_outputs, name)) {
+        for (const auto& pc : config_.pairs) {
+          if (pc.name != name) continue;
+          std::lock_guard<std::mutex> lock(p->mutex);
+          p->config.outputs = pc.outputs;
+        }
+      }
       if (contains(d.pairs_retuned, name)) retune(*p);
     }
     for (const auto& pc : config_.pairs) {

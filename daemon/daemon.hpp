@@ -57,14 +57,19 @@ class Daemon {
     std::int64_t complete_ns = 0;
     std::int64_t source_index = -1;
     std::int64_t submitted_ns = 0;
+    // The left camera's frame, kept when the pair sends the left image or colored points.
+    std::shared_ptr<const CameraFrame> left;
+    bool confidence = false;  // the engine was asked for the confidence map
   };
 
   struct Pair {
     PairConfig config;
     std::unique_ptr<Engine> engine;
-    publish::DepthCalibration depth;
+    publish::DepthCalibration depth;                   // the camera model in the headers
+    std::shared_ptr<const RectificationMap> left_map;  // null: the cameras are rectified
     int left_index = 0, right_index = 0;  // the cameras' places in the rig's frame sets
-    std::mutex mutex;                     // pending, generations
+    std::mutex mutex;                     // pending, generations, config.outputs
+    bool warned_confidence = false;       // main loop only
     std::deque<PendingFrame> pending;     // submitted, not yet published
     // Engine parameter generation -> configuration generation, for the header.
     std::deque<std::pair<std::uint64_t, std::uint64_t>> generations;

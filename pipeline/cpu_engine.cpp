@@ -24,6 +24,7 @@ struct Slot {
   Gray8 left, right;
   RgbImage left_color, right_color;
   bool has_color = false;
+  bool confidence = false;  // FrameInput::confidence
   PairOutput out;
   std::uint64_t sequence = 0;
   std::int64_t capture_time_ns = 0;
@@ -93,6 +94,7 @@ class CpuEngine final : public Engine {
     }
     Slot& s = state_->slots[index];
     s.has_color = !f.left_color.empty() && !f.right_color.empty();
+    s.confidence = f.confidence;
     if (s.has_color) {
       copy_into(f.left_color, s.left_color);
       copy_into(f.right_color, s.right_color);
@@ -144,6 +146,7 @@ class CpuEngine final : public Engine {
       r.disparity = s.out.stereo.left.view();
       if (options_.right_output) r.right_disparity = s.out.stereo.right.view();
       r.foreground = s.out.foreground.view();
+      if (s.confidence) r.confidence = s.out.stereo.confidence.view();
       r.background_active = s.out.background_active;
       r.tested_fraction = s.out.tested_fraction;
     }
@@ -210,6 +213,7 @@ class CpuEngine final : public Engine {
       in.left = s.left.view();
       in.right = s.right.view();
       in.right_output = options_.right_output;
+      in.confidence = s.confidence;
       if (s.has_color) {
         in.left_color = view_of(s.left_color);
         in.right_color = view_of(s.right_color);

@@ -66,6 +66,9 @@ struct FrameInput {
   // this frame's result has been polled: the CUDA engine uploads straight from it instead of
   // copying it into its own slot first. Ignored by the CPU engine.
   bool pinned = false;
+  // Compute the matching confidence of this frame's left disparity (EngineResult::confidence,
+  // stereo/confidence.hpp). Off, the result's confidence is empty.
+  bool confidence = false;
 };
 
 // True when the frame carries no gray and must be matched on the luma of its color.
@@ -96,6 +99,11 @@ struct EngineResult {
   // pixel is foreground while the model warms up or when background modeling is off.
   ImageView<const std::uint8_t> foreground;
   bool background_active = false;  // the model decided this frame (enabled and warmed up)
+  // Matching confidence of the left-reference disparity at full resolution, from the best and the
+  // second-best matching cost (docs/PROTOCOL.md "confidence8": 0 where there is no disparity,
+  // 255 = the most certain); empty when the engine does not compute it. Lives in the slot, like
+  // the disparity.
+  ImageView<const std::uint8_t> confidence;
   // Share of full-resolution pixels (both cameras) that the hierarchy tested individually.
   double tested_fraction = 1.0;
   int levels_used = 0;

@@ -94,6 +94,7 @@ struct MemberArgs {
   // Output of this slot.
   std::uint16_t* out_disp[2] = {nullptr, nullptr};  // right: null unless asked for
   std::uint8_t* out_fg = nullptr;                   // left mask 0/255 (null: modeling off)
+  std::uint8_t* out_confidence = nullptr;           // left confidence8 (null: not asked for)
   unsigned long long* tested = nullptr;             // [camera * levels + level]
 };
 

@@ -23,11 +23,13 @@ struct BatchShape {
   bool modeling = false;     // background model on
   bool census = true;        // the cost has a census term
   bool mean_removal = true;  // the AD term reads mean-removed intensities
-  bool window_path = true;   // s = 3 without the uniqueness test: the work-list matcher
-  bool best4 = true;         // k = 4 (the selection network for four)
+  // s = 3 without the uniqueness test or the confidence: the work-list matcher.
+  bool window_path = true;
+  bool best4 = true;  // k = 4 (the selection network for four)
   bool speckles = true;
   bool fill = false;
   bool right_output = false;  // post-process and return the right view's map too
+  bool confidence = false;    // the left view's matching confidence (match_generic.cu)
   int max_segments = 1;       // segments of the finest level's widest range
 
   int tiles_x(int level) const { return (level_width[level] + kTileW - 1) / kTileW; }

@@ -57,6 +57,8 @@ const std::vector<OptionSpec>& options_of(SourceScheme scheme) {
       {"flicker", OptionType::kDouble, 0, 0.5, nullptr},
       {"shadow", OptionType::kBool, 0, 0, nullptr},
       {"color", OptionType::kBool, 0, 0, nullptr},
+      {"focal_px", OptionType::kDouble, 0, 1e6, nullptr},
+      {"baseline_m", OptionType::kDouble, 0, 1000, nullptr},
   };
   switch (scheme) {
     case SourceScheme::kCsi:

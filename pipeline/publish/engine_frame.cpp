@@ -35,6 +35,10 @@ PublishedFrame frame_from_result(const EngineResult& r, FrameInfo info) {
       f.mask = r.foreground;
       f.mask_keep_alive = r.hold;
     }
+    if (!r.confidence.empty()) {
+      f.confidence = r.confidence;
+      f.confidence_keep_alive = r.hold;
+    }
     info.background = r.background_active;
     if (r.background_active && !r.foreground.empty()) {
       info.foreground_without_disparity = foreground_without_disparity(r.disparity, r.foreground);

@@ -11,7 +11,7 @@ namespace stereod::publish {
 // `info` holds what only the daemon knows (pair, cameras, complete_ns, calibration, disparity
 // range, background, config generation, engine name, a "sync" stage); this adds the sequence,
 // capture time, status, levels, whether the background model decided the frame, the foreground
-// mask (sent when the publisher's outputs ask for it), and the stages "upload", "compute",
+// mask and the confidence (sent when the outputs ask for them), and the stages "upload", "compute",
 // "download" and "engine" from the result, and sets ready_ns to now when the caller left it 0.
 // With the background model active it also counts foreground_without_disparity.
 PublishedFrame frame_from_result(const EngineResult& result, FrameInfo info);

@@ -8,9 +8,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "image.hpp"
 #include "publish/protocol.hpp"
+#include "publish/publisher_options.hpp"
 
 namespace stereod::publish {
 
@@ -29,6 +31,19 @@ struct PublishedFrame {
   // Foreground mask (0 = background, else foreground); empty when the frame has none.
   ImageView<const std::uint8_t> mask;
   std::shared_ptr<const void> mask_keep_alive;
+
+  // Since protocol 1.3.
+  // Which optional payloads to send (the pair's outputs); unset: the Publisher's (set_outputs).
+  std::optional<PublisherOutputs> outputs;
+  // The engine's matching confidence (confidence8: 0 = none, 255 = most certain); empty when the
+  // engine computes none.
+  ImageView<const std::uint8_t> confidence;
+  std::shared_ptr<const void> confidence_keep_alive;
+  // The rectified left image, for the "left" payload and the colors of "xyzrgb32f" points: gray,
+  // and/or color (interleaved R G B, so the view is 3 x the image's width). Either may be empty.
+  ImageView<const std::uint8_t> left_gray;
+  ImageView<const std::uint8_t> left_color;
+  std::shared_ptr<const void> left_keep_alive;  // keeps both
 };
 
 }  // namespace stereod::publish

@@ -12,8 +12,10 @@
 
 #include "publish/curve_keys.hpp"
 #include "publish/heap.hpp"
+#include "publish/points.hpp"
 #include "publish/zmq_payload.hpp"
 #include "stereo/params.hpp"
+#include "stereo/pixel_ops.hpp"
 
 namespace stereod::publish {
 namespace {
@@ -31,6 +33,24 @@ void check_image(const Name& frame, const char* image, ImageView<const T> v) {
                                 std::to_string(v.height) + " with stride " +
                                 std::to_string(v.stride) + " is beyond what the protocol carries");
   }
+}
+
+// The 1.3 views: each of the disparity's size (color: 3 bytes a pixel).
+template <typename Name>
+void check_extras(const Name& frame, const PublishedFrame& f) {
+  const int w = f.disparity.width, h = f.disparity.height;
+  const auto check = [&](const char* image, ImageView<const std::uint8_t> v, int channels) {
+    if (v.empty()) return;
+    check_image(frame, image, v);
+    if (v.width != w * channels || v.height != h) {
+      throw std::invalid_argument(frame() + image + ": " + std::to_string(v.width / channels) +
+                                  "x" + std::to_string(v.height) + ", the disparity is " +
+                                  std::to_string(w) + "x" + std::to_string(h));
+    }
+  };
+  check(": confidence", f.confidence, 1);
+  check(": left image (gray)", f.left_gray, 1);
+  check(": left image (color)", f.left_color, 3);
 }
 
 // A packed copy of `v` that owns its pixels: `v` and `keep_alive` then point at the copy.
@@ -65,8 +85,7 @@ Publisher::Publisher(const PublisherOptions& options, std::shared_ptr<stats::Sta
       queue_per_pair_(std::max(options.queue, 1)),
       pairs_wanted_(std::max(options.pairs, 1)),
       stats_(stats ? std::move(stats) : std::make_shared<stats::StatsAggregator>()),
-      send_mask_(options.outputs.mask),
-      send_depth_(options.outputs.depth),
+      outputs_(options.outputs),
       context_(1),
       queue_(static_cast<std::size_t>(queue_per_pair_) *
              static_cast<std::size_t>(std::max(options.pairs, 1))) {
@@ -176,6 +195,7 @@ bool Publisher::publish(PublishedFrame frame) {
     if (frame.disparity.empty()) throw std::invalid_argument(what() + ": ok but has no disparity");
     check_image(what, ": disparity", frame.disparity);
     if (!frame.mask.empty()) check_image(what, ": mask", frame.mask);
+    check_extras(what, frame);
     // Without a keep-alive nothing says how long the pixels stay valid, and the send happens
     // later on another thread: copy them now, before returning.
     if (!frame.disparity_keep_alive) {
@@ -186,6 +206,24 @@ bool Publisher::publish(PublishedFrame frame) {
       take_copy(frame.mask, frame.mask_keep_alive);
       item.mask_copied = true;
     }
+    if (!frame.confidence.empty() && !frame.confidence_keep_alive) {
+      take_copy(frame.confidence, frame.confidence_keep_alive);
+      item.confidence_copied = true;
+    }
+    if ((!frame.left_gray.empty() || !frame.left_color.empty()) && !frame.left_keep_alive) {
+      // Both views share one keep-alive: copy both into one owner.
+      auto gray = frame.left_gray;
+      auto color = frame.left_color;
+      std::shared_ptr<const void> gray_owner, color_owner;
+      if (!gray.empty()) take_copy(gray, gray_owner);
+      if (!color.empty()) take_copy(color, color_owner);
+      frame.left_gray = gray;
+      frame.left_color = color;
+      frame.left_keep_alive =
+          std::make_shared<std::pair<std::shared_ptr<const void>, std::shared_ptr<const void>>>(
+              std::move(gray_owner), std::move(color_owner));
+      item.left_copied = true;
+    }
   }
   item.frame = std::move(frame);
   std::optional<Queued> dropped = queue_.push(std::move(item));
@@ -195,8 +233,8 @@ bool Publisher::publish(PublishedFrame frame) {
 }
 
 void Publisher::set_outputs(const PublisherOutputs& outputs) {
-  send_mask_ = outputs.mask;
-  send_depth_ = outputs.depth;
+  std::lock_guard<std::mutex> lock(outputs_mutex_);
+  outputs_ = outputs;
 }
 
 void Publisher::stop() {
@@ -314,12 +352,16 @@ void Publisher::send_frame(Queued& item) {
     h.payloads.back().invalid = kDisparityInvalid;
     parts.push_back(payload_message(frame.disparity, frame.disparity_keep_alive,
                                     item.disparity_copied, item.disparity_copied));
-    if (send_mask_ && !frame.mask.empty()) {
+    const PublisherOutputs outputs = frame.outputs ? *frame.outputs : [this] {
+      std::lock_guard<std::mutex> lock(outputs_mutex_);
+      return outputs_;
+    }();
+    if (outputs.mask && !frame.mask.empty()) {
       h.payloads.push_back(packed_layout(kMaskPayload, kMaskEncoding, frame.mask));
       parts.push_back(
           payload_message(frame.mask, frame.mask_keep_alive, item.mask_copied, item.mask_copied));
     }
-    if (send_depth_ && info.calibration.usable()) {
+    if (outputs.depth && info.calibration.usable()) {
       DepthTable& table = depth_tables_[info.pair];
       table.set_calibration(info.calibration);
       const int w = frame.disparity.width, hgt = frame.disparity.height;
@@ -330,6 +372,7 @@ void Publisher::send_frame(Queued& item) {
       h.payloads.back().invalid = kDepthInvalid;
       parts.push_back(payload_message(view, depth, true, false));
     }
+    add_v13_payloads(item, outputs, h, parts);
   }
   // Stamped once the payloads are ready (depth included): what remains, encoding the header and
   // handing the parts to ZeroMQ, takes microseconds.
@@ -346,6 +389,8 @@ void Publisher::send_frame(Queued& item) {
   // is the publisher's own.
   frame.disparity_keep_alive.reset();
   frame.mask_keep_alive.reset();
+  frame.confidence_keep_alive.reset();
+  frame.left_keep_alive.reset();
 
   if (!send_parts(parts, info.pair)) return;
   ++frames_sent_;
@@ -353,6 +398,62 @@ void Publisher::send_frame(Queued& item) {
     stats_->record_frame(info.pair, info.latency);
   } else {
     stats_->record_error(info.pair, info.error);
+  }
+}
+
+void Publisher::add_v13_payloads(Queued& item, const PublisherOutputs& outputs, FrameHeader& h,
+                                 std::vector<zmq::message_t>& parts) {
+  PublishedFrame& frame = item.frame;
+  const FrameInfo& info = h.info;
+  const int w = frame.disparity.width, hgt = frame.disparity.height;
+  if (outputs.confidence && !frame.confidence.empty()) {
+    h.payloads.push_back(packed_layout(kConfidencePayload, kConfidenceEncoding, frame.confidence));
+    h.payloads.back().invalid = kConfidenceInvalid;
+    parts.push_back(payload_message(frame.confidence, frame.confidence_keep_alive,
+                                    item.confidence_copied, item.confidence_copied));
+  }
+  if (outputs.left != LeftOutput::kNone) {
+    const bool color = outputs.left == LeftOutput::kColor && !frame.left_color.empty();
+    if (color) {
+      PayloadLayout p = packed_layout(kLeftPayload, kRgbEncoding, frame.left_color);
+      p.width = w;  // pixels, not bytes
+      h.payloads.push_back(p);
+      parts.push_back(payload_message(frame.left_color, frame.left_keep_alive, item.left_copied,
+                                      item.left_copied));
+    } else if (!frame.left_gray.empty()) {
+      h.payloads.push_back(packed_layout(kLeftPayload, kGrayEncoding, frame.left_gray));
+      parts.push_back(payload_message(frame.left_gray, frame.left_keep_alive, item.left_copied,
+                                      item.left_copied));
+    } else if (!frame.left_color.empty()) {
+      // Gray asked for, only color at hand: its BT.601 luma, as the engines match.
+      auto gray = std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(w) * hgt);
+      for (int y = 0; y < hgt; ++y) {
+        const std::uint8_t* c = frame.left_color.row(y);
+        for (int x = 0; x < w; ++x) {
+          (*gray)[static_cast<std::size_t>(y) * w + x] =
+              luma_bt601(c[3 * x], c[3 * x + 1], c[3 * x + 2]);
+        }
+      }
+      const ImageView<const std::uint8_t> view(gray->data(), w, hgt);
+      h.payloads.push_back(packed_layout(kLeftPayload, kGrayEncoding, view));
+      parts.push_back(payload_message(view, gray, true, false));
+    }
+  }
+  if (outputs.points != PointsOutput::kNone && info.calibration.usable()) {
+    const bool color = outputs.points == PointsOutput::kXyzRgb &&
+                       (!frame.left_color.empty() || !frame.left_gray.empty());
+    const int channels = color ? 4 : 3;
+    auto points = std::make_shared<std::vector<float>>(static_cast<std::size_t>(w) * hgt *
+                                                       static_cast<std::size_t>(channels));
+    const ImageView<float> out(points->data(), w * channels, hgt);
+    disparity_to_points(frame.disparity, info.calibration, out, channels, frame.left_gray,
+                        frame.left_color);
+    const ImageView<const float> view = out;
+    PayloadLayout p =
+        packed_layout(kPointsPayload, color ? kColorPointsEncoding : kPointsEncoding, view);
+    p.width = w;
+    h.payloads.push_back(p);
+    parts.push_back(payload_message(view, points, true, false));
   }
 }
 

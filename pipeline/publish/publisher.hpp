@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -55,8 +56,9 @@ class Publisher {
   // larger than the protocol allows).
   bool publish(PublishedFrame frame);
 
-  // Which optional payloads go out, from the next frame the thread sends (a live reload may change
-  // these; the endpoint, hwm, queue and CURVE need a new Publisher).
+  // Which optional payloads go out for frames that do not say (PublishedFrame::outputs), from the
+  // next frame the thread sends (a live reload may change these; the endpoint, hwm, queue and
+  // CURVE need a new Publisher).
   void set_outputs(const PublisherOutputs& outputs);
 
   // How many pairs share the socket now (a reload added or removed some): the queue holds
@@ -84,6 +86,8 @@ class Publisher {
     PublishedFrame frame;
     bool disparity_copied = false;
     bool mask_copied = false;
+    bool confidence_copied = false;
+    bool left_copied = false;
   };
 
   void configure_socket(const PublisherOptions& options);
@@ -95,6 +99,9 @@ class Publisher {
   void take_subscriptions();
   static constexpr auto kSubscriptionPoll = std::chrono::milliseconds(100);
   void send_frame(Queued& item);
+  // The optional payloads 1.3 added (confidence, left image, points), after mask and depth.
+  void add_v13_payloads(Queued& item, const PublisherOutputs& outputs, FrameHeader& h,
+                        std::vector<zmq::message_t>& parts);
   void send_stats();
   // Sends every part; false (and the drop counted for `pair`) when ZeroMQ refused one.
   bool send_parts(std::vector<zmq::message_t>& parts, const std::string& pair);
@@ -118,8 +125,8 @@ class Publisher {
   std::atomic<int> pairs_wanted_;
   int pairs_applied_ = 0;  // publisher thread only (and the constructor)
   std::shared_ptr<stats::StatsAggregator> stats_;
-  std::atomic<bool> send_mask_;
-  std::atomic<bool> send_depth_;
+  mutable std::mutex outputs_mutex_;
+  PublisherOutputs outputs_;  // for frames that carry none
   // Destroyed in reverse order: socket, then the ZAP handler, then the context (whose termination
   // waits until ZeroMQ has freed every message, and so released every keep-alive).
   zmq::context_t context_;

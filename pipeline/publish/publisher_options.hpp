@@ -1,6 +1,7 @@
 // The publisher's configuration (the `publish:` section; docs/PROTOCOL.md "Endpoints" and
 // "CURVE"). Keys named in errors are the configuration's: publish.endpoint, publish.bind_all,
-// publish.hwm, publish.queue, publish.stats_interval_ms, publish.outputs.{mask,depth},
+// publish.hwm, publish.queue, publish.stats_interval_ms,
+// publish.outputs.{mask,depth,confidence,points,left},
 // publish.curve.{server_key,clients}.
 #pragma once
 
@@ -11,9 +12,27 @@
 
 namespace stereod::publish {
 
+// The optional payloads (docs/PROTOCOL.md "Payload encodings"); all off by default.
+enum class PointsOutput { kNone, kXyz, kXyzRgb };  // points: none | xyz | xyzrgb
+enum class LeftOutput { kNone, kGray, kColor };    // left: none | gray | color
+
 struct PublisherOutputs {
   bool mask = false;   // send the foreground mask when the frame has one
   bool depth = false;  // compute and send depth in millimetres when the pair is calibrated
+  // Since protocol 1.3:
+  bool confidence = false;  // send the engine's matching confidence when it computes one
+  PointsOutput points = PointsOutput::kNone;  // the point cloud (calibrated pairs)
+  LeftOutput left = LeftOutput::kNone;        // the rectified left image
+
+  bool operator==(const PublisherOutputs& o) const {
+    return mask == o.mask && depth == o.depth && confidence == o.confidence && points == o.points &&
+           left == o.left;
+  }
+  bool operator!=(const PublisherOutputs& o) const { return !(*this == o); }
+  // The left image is needed: for its own payload, or for the colors of the points.
+  bool wants_left_image() const {
+    return left != LeftOutput::kNone || points == PointsOutput::kXyzRgb;
+  }
 };
 
 struct PublisherOptions {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "cpu_features.hpp"
+#include "stereo/confidence.hpp"
 #include "stereo/pixel_costs.hpp"
 #include "stereo/pixel_ops.hpp"
 #include "thread_pool.hpp"
@@ -172,13 +173,15 @@ class RowMatcher {
     if (part.lanes32.aggregated.size() < band_lanes) part.lanes32.aggregated.resize(band_lanes);
   }
 
+  // Row y's winners into disparity, and (each optional) q4 and confidence.
   template <typename T, bool kBest4>
-  long long match_row(const SubwindowSums& sums, int y, std::int16_t* disparity, std::uint16_t* q4);
+  long long match_row(const SubwindowSums& sums, int y, std::int16_t* disparity, std::uint16_t* q4,
+                      std::uint8_t* confidence);
 
  private:
   template <typename T, bool kBest4>
   long long match_chunk(const SubwindowSums& sums, int y, int k, const DisparityBand& band,
-                        std::int16_t* disparity, std::uint16_t* q4);
+                        std::int16_t* disparity, std::uint16_t* q4, std::uint8_t* confidence);
 
   const MatchSide& side_;
   const SearchRanges& ranges_;
@@ -192,7 +195,7 @@ class RowMatcher {
 
 template <typename T, bool kBest4>
 long long RowMatcher::match_row(const SubwindowSums& sums, int y, std::int16_t* disparity,
-                                std::uint16_t* q4) {
+                                std::uint16_t* q4, std::uint8_t* confidence) {
   const int w = plan_.width();
   T* allowed = part_.lanes<T>().allowed.data() + margin_;
   const std::uint8_t* fg = side_.tgt_foreground.empty() ? nullptr : side_.tgt_foreground.row(y);
@@ -204,9 +207,10 @@ long long RowMatcher::match_row(const SubwindowSums& sums, int y, std::int16_t* 
       const int x0 = k * kWindowLanes, x1 = std::min(w, x0 + kWindowLanes);
       std::fill(disparity + x0, disparity + x1, kNoDisparity);
       if (q4) std::fill(q4 + x0, q4 + x1, kInvalidDisparity);
+      if (confidence) std::fill(confidence + x0, confidence + x1, std::uint8_t{0});
       continue;
     }
-    evaluated += match_chunk<T, kBest4>(sums, y, k, band, disparity, q4);
+    evaluated += match_chunk<T, kBest4>(sums, y, k, band, disparity, q4, confidence);
   }
   return evaluated;
 }
@@ -214,7 +218,7 @@ long long RowMatcher::match_row(const SubwindowSums& sums, int y, std::int16_t* 
 template <typename T, bool kBest4>
 long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
                                   const DisparityBand& band, std::int16_t* disparity,
-                                  std::uint16_t* q4) {
+                                  std::uint16_t* q4, std::uint8_t* confidence) {
   constexpr int kLanes = kWindowLanes;
   constexpr T kNone = std::numeric_limits<T>::max();  // larger than any A
   const int x0 = k * kLanes;
@@ -244,17 +248,24 @@ long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
     auto cost_at = [&](int dd) {
       return aggregated[static_cast<std::size_t>(dd - band.lo) * kLanes + i];
     };
-    if (d != kNoDisparity && o_.uniqueness > 0) {
+    // The runner-up: the lowest A among the allowed candidates at least 2 from the winner (its
+    // own neighbours do not compete), for the uniqueness test and the confidence.
+    T second = kNone;
+    if (d != kNoDisparity && (o_.uniqueness > 0 || confidence)) {
       for (int dd = lo[i]; dd <= hi[i]; ++dd) {
-        const T a = cost_at(dd);
-        if (a == kNone || std::abs(dd - d) <= 1) continue;
-        if (rival_makes_ambiguous(a, best[i], o_.uniqueness)) {
-          d = kNoDisparity;
-          break;
-        }
+        const T a = cost_at(dd);  // kNone where not allowed
+        if (std::abs(dd - d) > 1 && a < second) second = a;
       }
     }
+    if (d != kNoDisparity && o_.uniqueness > 0 && second != kNone &&
+        rival_makes_ambiguous(second, best[i], o_.uniqueness)) {
+      d = kNoDisparity;
+    }
     disparity[x0 + i] = static_cast<std::int16_t>(d);
+    if (confidence) {
+      confidence[x0 + i] =
+          d == kNoDisparity ? std::uint8_t{0} : match_confidence(best[i], second, second != kNone);
+    }
     if (!q4) continue;
     if (d == kNoDisparity) {
       q4[x0 + i] = kInvalidDisparity;
@@ -343,6 +354,7 @@ void AdaptiveWindowMatcher::match(const ViewMatch (&views)[2], const CostTables&
     for (int v = v0; v < v1; ++v) {
       views[v].disparity->ensure_size(w, h);
       if (views[v].q4) views[v].q4->ensure_size(w, h);
+      if (views[v].confidence) views[v].confidence->ensure_size(w, h);
       plans_[v].build(*views[v].ranges, o);
     }
   });
@@ -386,12 +398,13 @@ void AdaptiveWindowMatcher::match(const ViewMatch (&views)[2], const CostTables&
         for (int v = 0; v < 2; ++v) {
           std::int16_t* d_row = views[v].disparity->row(y);
           std::uint16_t* q4_row = views[v].q4 ? views[v].q4->row(y) : nullptr;
+          std::uint8_t* c_row = views[v].confidence ? views[v].confidence->row(y) : nullptr;
           if (narrow && o.best_k == 4) {
-            local += rows[v].match_row<std::uint16_t, true>(part.sums[v], y, d_row, q4_row);
+            local += rows[v].match_row<std::uint16_t, true>(part.sums[v], y, d_row, q4_row, c_row);
           } else if (narrow) {
-            local += rows[v].match_row<std::uint16_t, false>(part.sums[v], y, d_row, q4_row);
+            local += rows[v].match_row<std::uint16_t, false>(part.sums[v], y, d_row, q4_row, c_row);
           } else {
-            local += rows[v].match_row<std::uint32_t, false>(part.sums[v], y, d_row, q4_row);
+            local += rows[v].match_row<std::uint32_t, false>(part.sums[v], y, d_row, q4_row, c_row);
           }
         }
       }

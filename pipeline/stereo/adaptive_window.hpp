@@ -37,6 +37,9 @@ struct ViewMatch {
   const SearchRanges* ranges = nullptr;
   Image<std::int16_t>* disparity = nullptr;  // integer winner or kNoDisparity
   Image<std::uint16_t>* q4 = nullptr;  // with options.subpixel: 16*d + offset, or kInvalidDisparity
+  // Optional: each winner's confidence (confidence.hpp, from A of the winner and the lowest A of
+  // the candidates at least 2 away from it), 0 where there is no winner.
+  Image<std::uint8_t>* confidence = nullptr;
 };
 
 // The matcher keeps its scratch buffers between calls: a frame allocates nothing once sizes settle.

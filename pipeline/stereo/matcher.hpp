@@ -27,6 +27,8 @@ struct StereoInput {
   std::vector<ImageView<const std::uint8_t>> right_foreground;
   // Post-process the right view's map too (StereoOutput::right); off, it stays empty.
   bool right_output = true;
+  // Also compute the left view's matching confidence (StereoOutput::confidence).
+  bool confidence = false;
 };
 
 // Wall-clock time of one stage of a frame (both views together), for profiles.
@@ -38,6 +40,10 @@ struct StageTime {
 struct StereoOutput {
   Disparity16 left;   // left reference: 16*d, kInvalidDisparity where there is none
   Disparity16 right;  // right reference, same encoding (empty unless asked for)
+  // With StereoInput::confidence, each left pixel's confidence8 (stereo/confidence.hpp) from the
+  // finest level's matching; 0 where the cross-check, the speckle filter or the median left the
+  // pixel no disparity (so also where hole filling then gave it one). Empty otherwise.
+  Gray8 confidence;
   int levels_used = 0;
   // Candidates evaluated per level (index 0 = finest), both reference views together.
   std::vector<long long> candidates;

@@ -58,6 +58,12 @@ void check_options(const SyntheticOptions& o) {
   if (o.stop_frames < 0 || o.stop_frames > 100000) {
     reject("stop_frames", o.stop_frames, "must be between 0 and 100000");
   }
+  if (!(o.focal_px >= 0 && o.focal_px <= 1e6)) {
+    reject("focal_px", o.focal_px, "must be between 0 (the image width) and 1000000 pixels");
+  }
+  if (!(o.baseline_m > 0 && o.baseline_m <= 1000)) {
+    reject("baseline_m", o.baseline_m, "must be more than 0 and at most 1000 metres");
+  }
 }
 
 // One view's outputs.
@@ -198,6 +204,15 @@ void SyntheticScene::render(int index, SyntheticFrame& out) const {
   s.render_view(index, false, objs, cast, gain, {out.left, out.disparity, out.mask, out.left_gray});
   s.render_view(index, true, objs, cast, gain,
                 {out.right, out.right_disparity, out.right_mask, out.right_gray});
+}
+
+SyntheticCamera synthetic_camera(const SyntheticOptions& o) {
+  SyntheticCamera c;
+  c.fx = c.fy = o.focal_px > 0 ? o.focal_px : static_cast<double>(o.width);
+  c.cx = (o.width - 1) / 2.0;
+  c.cy = (o.height - 1) / 2.0;
+  c.baseline_m = o.baseline_m;
+  return c;
 }
 
 }  // namespace stereod

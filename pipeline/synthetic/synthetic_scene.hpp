@@ -31,7 +31,25 @@ struct SyntheticOptions {
   double speed = 1.0;        // objects cross the frame this many times faster (3-10 s at 1)
   double object_size = 1.0;  // object radii scale (4-30 % of the height at 1)
   int stop_frames = 0;       // each object stands still this many frames halfway along its track
+  // The pinhole cameras the scene is seen through (synthetic_camera): the scene is defined in
+  // disparities, and these turn them into metres. focal_px 0: the image width (a 53 degree
+  // horizontal field of view).
+  double focal_px = 0;
+  double baseline_m = 0.1;
 };
+
+// The scene's rectified camera pair: square pixels of focal length fx = fy, the principal point
+// at the image centre, the right camera baseline_m to the right of the left one, parallel optical
+// axes (doffs 0). Every surface of the scene is a plane at a constant or linearly varying
+// disparity, which this model turns into a plane in metres: the true depth of a pixel is
+// fx * baseline_m / disparity, exactly.
+struct SyntheticCamera {
+  double fx = 0, fy = 0;  // pixels
+  double cx = 0, cy = 0;  // pixels; (0, 0) is the centre of the top-left pixel
+  double baseline_m = 0;
+  double depth_m(double disparity_px) const { return fx * baseline_m / disparity_px; }
+};
+SyntheticCamera synthetic_camera(const SyntheticOptions& options);
 
 // A real background instead of the generated planes: a rectified color pair with the left
 // view's disparity (+inf or NaN where unknown). Cropped (centred) to the options' size.

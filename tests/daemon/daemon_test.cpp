@@ -44,8 +44,12 @@ TEST(Daemon, DefaultRigFramesMatchTheGroundTruth) {
   const DaemonConfig cfg = load_daemon_config(f.config.string());
   const auto scene = make_synthetic_scene(cfg.rigs[0]);
   ASSERT_TRUE(scene);
+  const SyntheticCamera camera = synthetic_camera(scene->options());
   SyntheticFrame truth;
   long long estimated = 0, bad = 0, pixels = 0;
+  // Depth (issue 14): depth_m() of every estimated pixel against the scene's true depth.
+  std::vector<double> depth_error;  // relative
+  long long left_checked = 0, left_equal = 0;
   std::uint64_t last = 0;
   int consecutive = 0, received = 0;
   bool first = true;
@@ -79,6 +83,14 @@ TEST(Daemon, DefaultRigFramesMatchTheGroundTruth) {
     EXPECT_GT(h.info.capture_ns, 1'600'000'000'000'000'000LL);  // realtime nanoseconds
     EXPECT_GE(h.info.ready_ns, h.info.capture_ns);
     EXPECT_GE(h.info.source_index, 0);
+    // The scene's own cameras, in every header.
+    const publish::DepthCalibration& model = h.info.calibration;
+    EXPECT_EQ(model.focal_px, camera.fx);
+    EXPECT_EQ(model.fy_px, camera.fy);
+    EXPECT_EQ(model.cx_px, camera.cx);
+    EXPECT_EQ(model.cy_px, camera.cy);
+    EXPECT_EQ(model.baseline_m, camera.baseline_m);
+    EXPECT_EQ(model.doffs_px, 0.0);
     const auto disp = fr.disparity();
     ASSERT_EQ(disp.width, 320);
     ASSERT_EQ(disp.height, 240);
@@ -91,15 +103,80 @@ TEST(Daemon, DefaultRigFramesMatchTheGroundTruth) {
         if (v == kInvalidDisparity || !std::isfinite(g)) continue;
         ++estimated;
         bad += std::fabs(v / 16.0 - static_cast<double>(g)) > 1.0;
+        const double true_depth = camera.depth_m(g);
+        depth_error.push_back(std::fabs(fr.depth_m(x, y) - true_depth) / true_depth);
       }
     }
+    // The left image (outputs.left: color) is the camera's, pixel for pixel.
+    if (fr.left_channels() == 3) {
+      ++left_checked;
+      const auto left = fr.left();
+      bool equal = left.width == 3 * 320 && left.height == 240;
+      for (int y = 0; equal && y < 240; ++y) {
+        equal = std::memcmp(left.row(y), truth.left.row(y), 3 * 320) == 0;
+      }
+      left_equal += equal;
+    }
   }
+  std::sort(depth_error.begin(), depth_error.end());
+  const double median = depth_error[depth_error.size() / 2];
+  const double within =
+      static_cast<double>(std::upper_bound(depth_error.begin(), depth_error.end(), 0.01) -
+                          depth_error.begin()) /
+      static_cast<double>(depth_error.size());
+  const double p90 = depth_error[depth_error.size() * 9 / 10];
+  std::printf(
+      "depth_m() against the true depth: median error %.3f %%, 90th percentile %.2f %%, "
+      "%.1f %% of %zu pixels within 1 %%\n",
+      100 * median, 100 * p90, 100 * within, depth_error.size());
+  EXPECT_LT(median, 0.01);
+  EXPECT_GT(within, 0.8);
+  EXPECT_GT(left_checked, 90);
+  EXPECT_EQ(left_equal, left_checked);
   const double rate = double(bad) / double(estimated);
   std::printf(
       "%d frames (the last 100 consecutive): bad 1.0 = %.2f %% of %lld estimated pixels "
       "(%.1f %% of all)\n",
       received, 100 * rate, estimated, 100.0 * double(estimated) / double(pixels));
   EXPECT_LT(rate, 0.10);
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(5s), 0);
+}
+
+// outputs.confidence on the CPU engine: every frame carries the map, 0 exactly where there is no
+// disparity, graded where there is one.
+TEST(Daemon, TheCpuEngineSendsConfidence) {
+  Fixture f("confidence");
+  std::string text = default_config(f.endpoint);
+  const std::string off = "confidence: false";
+  const auto at = text.find(off);
+  ASSERT_NE(at, std::string::npos) << "config/stereod.yaml has no " << off;
+  text.replace(at, off.size(), "confidence: true");
+  write_text(f.config, text);
+  NotifySocket notify(f.notify_path);
+  DaemonProcess d(f.config, f.log, f.notify_path);
+  ASSERT_GE(notify.wait_for("READY=1", 0, 20s), 0) << read_text(f.log);
+  client::Subscriber sub(f.endpoint);
+  long long with_disparity = 0, graded = 0;
+  for (int n = 0; n < 10; ++n) {
+    const client::Frame fr = next_frame(sub, 20s);
+    ASSERT_TRUE(fr.header().ok()) << fr.header().info.error;
+    const auto disp = fr.disparity();
+    const auto conf = fr.confidence();
+    ASSERT_EQ(conf.width, disp.width);
+    ASSERT_EQ(conf.height, disp.height);
+    for (int y = 0; y < disp.height; ++y) {
+      for (int x = 0; x < disp.width; ++x) {
+        const bool has = disp(x, y) != kInvalidDisparity;
+        ASSERT_EQ(conf(x, y) != 0, has) << "pixel " << x << "," << y;
+        with_disparity += has;
+        graded += conf(x, y) > 1 && conf(x, y) < 255;
+      }
+    }
+  }
+  EXPECT_GT(with_disparity, 0);
+  EXPECT_GT(graded, 0);
+  EXPECT_EQ(read_text(f.log).find("computes no confidence"), std::string::npos) << read_text(f.log);
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(5s), 0);
 }

@@ -905,3 +905,81 @@ TEST(Gpu, PipelinedBackgroundFramesEqualCpu) {
     if (HasFailure()) return;
   }
 }
+
+// The confidence map (FrameInput::confidence) from both engines, bit for bit: default and
+// non-default parameters (the uniqueness test, no median, hole filling), with the background model
+// over a synthetic sequence, and switched off and on between frames.
+TEST(Gpu, ConfidenceEqualsCpu) {
+  REQUIRE_GPU();
+  std::vector<StereoParams> variants(4);
+  variants[1].uniqueness = 15;
+  variants[2].median = false, variants[2].fill = true;
+  variants[3].subwindow = 5, variants[3].best_k = 2;
+  int index = 0;
+  for (StereoParams sp : variants) {
+    sp.max_disparity = 64;
+    const auto p = random_pair(333, 257, 64, 900 + index, false);
+    CpuPairProcessor cpu(sp, background_off());
+    auto gpu = make_engine("cuda", options_for(333, 257, sp, background_off()));
+    FrameInput in = frame_of(p.left, p.right);
+    in.confidence = true;
+    ASSERT_EQ(gpu->submit(in), SubmitStatus::kAccepted);
+    auto r = gpu->poll(60s);
+    ASSERT_TRUE(r && r->ok) << "variant " << index;
+    PairOutput ref;
+    PairFrame pf;
+    pf.left = p.left.view();
+    pf.right = p.right.view();
+    pf.confidence = true;
+    cpu.process(pf, ref);
+    ASSERT_EQ(r->confidence.width, 333) << "variant " << index;
+    ASSERT_EQ(r->confidence.height, 257) << "variant " << index;
+    Gray8 got(333, 257);
+    copy_into(r->confidence, got);
+    EXPECT_EQ(first_difference(ref.stereo.confidence.data(), got.data(), 333, 257), "")
+        << "variant " << index;
+    r.reset();
+    in.confidence = false;  // off again: no map
+    ASSERT_EQ(gpu->submit(in), SubmitStatus::kAccepted);
+    r = gpu->poll(60s);
+    ASSERT_TRUE(r && r->ok);
+    EXPECT_TRUE(r->confidence.empty()) << "variant " << index;
+    ++index;
+  }
+  SyntheticScene scene(scene_options(640, 480, 128, 7));
+  StereoParams sp;
+  sp.max_disparity = 128;
+  BackgroundParams bp;
+  bp.warmup = 4;
+  auto gpu = make_engine("cuda", options_for(640, 480, sp, bp));
+  CpuPairProcessor cpu(sp, bp);
+  SyntheticFrame f;
+  for (int i = 0; i < 10; ++i) {
+    scene.render(i, f);
+    FrameInput in = frame_of(f.left_gray, f.right_gray, static_cast<std::uint64_t>(i));
+    in.left_color = view_of(f.left);
+    in.right_color = view_of(f.right);
+    in.confidence = i % 3 != 1;  // on and off between frames
+    ASSERT_EQ(gpu->submit(in), SubmitStatus::kAccepted);
+    auto r = gpu->poll(60s);
+    ASSERT_TRUE(r && r->ok) << "frame " << i;
+    PairOutput ref;
+    PairFrame pf;
+    pf.left = f.left_gray.view();
+    pf.right = f.right_gray.view();
+    pf.left_color = view_of(f.left);
+    pf.right_color = view_of(f.right);
+    pf.confidence = in.confidence;
+    cpu.process(pf, ref);
+    if (!in.confidence) {
+      EXPECT_TRUE(r->confidence.empty()) << "frame " << i;
+      continue;
+    }
+    ASSERT_FALSE(r->confidence.empty()) << "frame " << i;
+    Gray8 got(640, 480);
+    copy_into(r->confidence, got);
+    EXPECT_EQ(first_difference(ref.stereo.confidence.data(), got.data(), 640, 480), "")
+        << "frame " << i;
+    if (HasFailure()) return;
+  }
+}

@@ -62,6 +62,15 @@ TEST(EngineFrame, CarriesTheResultsFactsAndHold) {
   EXPECT_EQ(f.info.latency[4], (StageLatency{"engine", 5.0}));
   EXPECT_EQ(f.disparity.data, pixels.data());
   EXPECT_EQ(f.disparity_keep_alive, r.hold);
+  EXPECT_TRUE(f.confidence.empty());  // the engine gave none
+
+  // An engine that computes a confidence map: it goes out from the same slot, without a copy.
+  std::vector<std::uint8_t> confidence(6, 200);
+  r.confidence = ImageView<const std::uint8_t>(confidence.data(), 3, 2);
+  const PublishedFrame confident = frame_from_result(r, info);
+  EXPECT_EQ(confident.confidence.data, confidence.data());
+  EXPECT_EQ(confident.confidence_keep_alive, r.hold);
+  r.confidence = {};
 
   // The CUDA engine's time waiting for the GPU is a stage of its own.
   r.timings.wait_ms = 0.75;

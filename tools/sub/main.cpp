@@ -40,7 +40,8 @@ int main(int argc, char** argv) {
   app.add_option("--count", count, "Stop after N frames (or N stats messages); 0 = never");
   app.add_option("--timeout", timeout_s,
                  "Give up (exit 1) when nothing arrives for this many seconds; 0 = wait forever");
-  app.add_option("--save", save, "Write each frame's PNGs and header into this folder");
+  app.add_option("--save", save,
+                 "Write each frame's pictures, point cloud and header into this folder (below)");
   app.add_flag("--stats", stats, "Print the stats topic instead of frames");
   app.add_option("--server-key", options.server_key,
                  "CURVE: the server's certificate (its .key file)")
@@ -48,6 +49,9 @@ int main(int argc, char** argv) {
   app.add_option("--client-key", options.client_key,
                  "CURVE: this client's secret certificate, when the server lists its clients")
       ->check(CLI::ExistingFile);
+  app.footer(std::string("\nThe default endpoint is the daemon's: ipc://$RUNTIME_DIRECTORY/"
+                         "stereod.sock, else $XDG_RUNTIME_DIR, else /tmp (now: ") +
+             publish::default_endpoint() + ").\n\n" + sub::kSavedFiles);
   CLI11_PARSE(app, argc, argv);
 
   if (stats) {
@@ -85,7 +89,7 @@ int main(int argc, char** argv) {
       if (!msg) {
         if (timeout_s > 0 && now - last_arrival > std::chrono::duration<double>(timeout_s)) {
           std::cerr << "stereod-sub: nothing from " << options.endpoint << " for " << timeout_s
-                    << " s\n";
+                    << " s (is the daemon publishing there? It logs \"publishing on ...\")\n";
           return 1;
         }
         continue;

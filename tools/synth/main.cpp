@@ -30,6 +30,8 @@ std::string with_flag_names(std::string message) {
       {"synthetic.speed", "--speed"},
       {"synthetic.object_size", "--object-size"},
       {"synthetic.stop_frames", "--stop-frames"},
+      {"synthetic.focal_px", "--focal-px"},
+      {"synthetic.baseline_m", "--baseline-m"},
   };
   for (const auto& [name, flag] : kFlags) {
     for (auto at = message.find(name); at != std::string::npos; at = message.find(name, at)) {
@@ -78,6 +80,10 @@ int main(int argc, char** argv) {
   app.add_option("--frame-rate", o.frame_rate, "Frames per second (object speeds are per second)")
       ->capture_default_str();
   app.add_flag("--gray", gray, "Grey images (one-channel PNG)");
+  app.add_option("--focal-px", o.focal_px, "Focal length of the cameras, pixels (0: the width)")
+      ->capture_default_str();
+  app.add_option("--baseline-m", o.baseline_m, "Distance between the cameras, metres")
+      ->capture_default_str();
   app.add_option("--background", job.background,
                  "Middlebury scene folder as the background (cropped to --size, centred)")
       ->check(CLI::ExistingDirectory);
@@ -91,6 +97,18 @@ int main(int argc, char** argv) {
   app.add_option("--stop-frames", o.stop_frames,
                  "Frames each object stands still halfway along its track")
       ->capture_default_str();
+  std::string config, pair;
+  auto* config_opt = app.add_option(
+      "--config", config,
+      "A stereod configuration: render the scene of its synthetic pair, as the daemon does "
+      "(the scene options come from its cameras)");
+  app.add_option("--pair", pair, "With --config: the pair (default: the first)")->needs(config_opt);
+  for (const char* scene_flag :
+       {"--size", "--objects", "--min-disparity", "--max-disparity", "--seed", "--no-shadow",
+        "--noise", "--flicker", "--frame-rate", "--gray", "--background", "--focal-px",
+        "--baseline-m", "--object-texture", "--speed", "--object-size", "--stop-frames"}) {
+    config_opt->excludes(app.get_option(scene_flag));
+  }
 
   try {
     app.parse(argc, argv);
@@ -100,13 +118,20 @@ int main(int argc, char** argv) {
   }
   if (!parse_size(size, o.width, o.height))
     return fail("--size " + size + ": expected WxH, e.g. 640x480");
+  o.seed = static_cast<std::uint32_t>(seed);
+  o.shadow = !no_shadow;
+  o.color = !gray;
+  if (!config.empty()) {
+    try {
+      o = synth_tool::options_from_config(config, pair);
+    } catch (const std::exception& e) {
+      return fail(e.what());
+    }
+  }
   if (job.start > INT_MAX - job.frames) {
     return fail("--start " + std::to_string(job.start) + ": the last frame index would exceed " +
                 std::to_string(INT_MAX));
   }
-  o.seed = static_cast<std::uint32_t>(seed);
-  o.shadow = !no_shadow;
-  o.color = !gray;
 
   try {
     synth_tool::write_sequence(job);

@@ -21,4 +21,9 @@ struct Job {
 // folder that cannot be loaded, std::runtime_error when an output file cannot be written.
 void write_sequence(const Job& job);
 
+// The scene options of a configuration's synthetic pair (`pair`, or the first one when empty),
+// exactly as the daemon renders it. Throws std::runtime_error naming the file (every issue of an
+// invalid one) or the pair that has no synthetic cameras.
+SyntheticOptions options_from_config(const std::string& file, const std::string& pair);
+
 }  // namespace stereod::synth_tool

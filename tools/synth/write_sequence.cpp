@@ -1,9 +1,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 
 #include "disparity_io.hpp"
@@ -20,11 +22,13 @@ constexpr const char* kLeft = "left_%06d.png";
 constexpr const char* kRight = "right_%06d.png";
 constexpr const char* kDisparity = "disparity_%06d.pfm";
 constexpr const char* kMask = "mask_%06d.png";
+constexpr const char* kDepth = "depth_%06d.pfm";
 
 // What a reader of the folder needs to use it without this tool: sizes, range, files, options.
 void write_description(const Job& job) {
   const SyntheticOptions& o = job.options;
   YAML::Emitter y;
+  y.SetDoublePrecision(12);
   y << YAML::BeginMap;
   y << YAML::Key << "generator" << YAML::Value << "stereod-synth";
   y << YAML::Key << "width" << YAML::Value << o.width;
@@ -51,6 +55,17 @@ void write_description(const Job& job) {
   y << YAML::Key << "object_size" << YAML::Value << o.object_size;
   y << YAML::Key << "stop_frames" << YAML::Value << o.stop_frames;
   y << YAML::EndMap;
+  // The cameras the scene is seen through: depth = fx * baseline / disparity.
+  const SyntheticCamera camera = synthetic_camera(o);
+  y << YAML::Key << "camera" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "fx" << YAML::Value << camera.fx;
+  y << YAML::Key << "fy" << YAML::Value << camera.fy;
+  y << YAML::Key << "cx" << YAML::Value << camera.cx;
+  y << YAML::Key << "cy" << YAML::Value << camera.cy;
+  y << YAML::Key << "baseline" << YAML::Value << camera.baseline_m;
+  y << YAML::Comment("metres");
+  y << YAML::Key << "doffs" << YAML::Value << 0;
+  y << YAML::EndMap;
   y << YAML::Key << "files" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "left" << YAML::Value << kLeft;
   y << YAML::Key << "right" << YAML::Value << kRight;
@@ -58,6 +73,8 @@ void write_description(const Job& job) {
   y << YAML::Comment("left view, Middlebury 2014 PFM, +inf = unknown");
   y << YAML::Key << "mask" << YAML::Value << kMask;
   y << YAML::Comment("left view");
+  y << YAML::Key << "depth" << YAML::Value << kDepth;
+  y << YAML::Comment("left view, metres (camera above), PFM, +inf = unknown");
   y << YAML::EndMap;
   y << YAML::Key << "mask_values" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "background" << YAML::Value << static_cast<int>(kMaskBackground);
@@ -100,6 +117,8 @@ void write_sequence(const Job& job) {
   fs::create_directories(job.out);
   write_description(job);
 
+  const SyntheticCamera camera = synthetic_camera(job.options);
+  Image<float> depth;
   SyntheticFrame frame;
   double render_s = 0;
   long long foreground = 0, shadow = 0;
@@ -115,6 +134,13 @@ void write_sequence(const Job& job) {
       write_png8(path(job, kRight, i), frame.right_gray);
     }
     write_pfm(path(job, kDisparity, i), frame.disparity);
+    depth.resize(frame.disparity.width(), frame.disparity.height());
+    for (std::size_t k = 0; k < depth.size(); ++k) {
+      const float d = frame.disparity.pixels()[k];
+      depth.pixels()[k] = std::isfinite(d) && d > 0 ? static_cast<float>(camera.depth_m(d))
+                                                    : std::numeric_limits<float>::infinity();
+    }
+    write_pfm(path(job, kDepth, i), depth);
     write_png8(path(job, kMask, i), frame.mask);
     for (const std::uint8_t m : frame.mask.pixels()) {
       foreground += m == kMaskForeground;
