@@ -410,6 +410,7 @@ class Group {
         s->timings.download_ms = down;
         s->state = SlotState::kDone;
         s->batch = nullptr;
+        if (m.first->options.on_result) m.first->options.on_result();
       }
       b->members.clear();
       b->busy = false;
@@ -494,6 +495,7 @@ class Group {
         m.second->error = e.what();
         m.second->state = SlotState::kDone;
         m.second->batch = nullptr;
+        if (m.first->options.on_result) m.first->options.on_result();
       }
       b.members.clear();
       b.busy = false;

@@ -224,6 +224,7 @@ class CpuEngine final : public Engine {
         s.state = SlotState::kDone;
       }
       state_->changed.notify_all();
+      if (options_.on_result) options_.on_result();
     }
   }
 
