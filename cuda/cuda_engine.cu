@@ -844,7 +844,8 @@ std::shared_ptr<EngineGroup> make_cuda_engine_group() {
 
 std::shared_ptr<std::uint8_t> allocate_cuda_pinned(std::size_t bytes) {
   void* p = nullptr;
-  STEREOD_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocDefault));
+  // Portable: pinned for every device's context (the daemon's frames go to the pairs' GPUs).
+  STEREOD_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocPortable));
   return std::shared_ptr<std::uint8_t>(static_cast<std::uint8_t*>(p),
                                        [](std::uint8_t* q) { cudaFreeHost(q); });
 }
