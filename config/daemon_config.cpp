@@ -30,7 +30,7 @@ static_assert(kMaxNameLength <= publish::kMaxNameBytes);
 
 // docs/CONFIG.md, "Limits".
 constexpr std::size_t kMaxFileBytes = 1024 * 1024;
-constexpr std::size_t kMaxCameras = 64;
+constexpr std::size_t kMaxCameras = 128;  // 64 pairs of two cameras
 constexpr std::size_t kMaxPairs = 64;
 constexpr int kMaxDevice = 63;  // CUDA device numbers 0..63
 
