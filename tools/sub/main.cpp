@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   double timeout_s = 0;
   std::string save;
   bool stats = false;
+  bool brief = false;
   app.add_option("--endpoint", options.endpoint, "Where the daemon publishes")
       ->capture_default_str();
   app.add_option("--pair", pairs, "Only pairs whose name starts with this (repeatable)");
@@ -42,6 +43,9 @@ int main(int argc, char** argv) {
                  "Give up (exit 1) when nothing arrives for this many seconds; 0 = wait forever");
   app.add_option("--save", save, "Write each frame's PNGs and header into this folder");
   app.add_flag("--stats", stats, "Print the stats topic instead of frames");
+  app.add_flag("--brief", brief,
+               "Per frame only the pair, sequence and latencies (no disparity summary: keeps up "
+               "with many pairs at full rate)");
   app.add_option("--server-key", options.server_key,
                  "CURVE: the server's certificate (its .key file)")
       ->check(CLI::ExistingFile);
@@ -105,7 +109,7 @@ int main(int argc, char** argv) {
       } else if (step.restart) {
         std::cout << info.pair << ": sequence restarted at #" << info.sequence << "\n";
       }
-      std::cout << sub::frame_line(frame, publish::realtime_ns()) << "\n" << std::flush;
+      std::cout << sub::frame_line(frame, publish::realtime_ns(), !brief) << "\n" << std::flush;
       if (!save.empty()) sub::save_frame(save, frame);
     }
   } catch (const std::exception& e) {
