@@ -25,7 +25,10 @@ PACKAGES=(
 )
 # Header-only C++ binding for ZeroMQ: its own package on Debian 12 / Ubuntu 23.04+, part of
 # libzmq3-dev on Ubuntu 22.04.
-OPTIONAL_PACKAGES=(cppzmq-dev)
+OPTIONAL_PACKAGES=(cppzmq-dev
+  # clang's libFuzzer for the coverage-guided fuzz tests (tests/CMakeLists.txt); without it they
+  # run the seeded mutation driver only. Debian 12 splits the runtime off into libclang-rt-14-dev.
+  clang libclang-rt-14-dev)
 
 install_packages() {
   local missing=() p sudo=()

@@ -29,8 +29,7 @@ void read_background_params(YamlReader& r, const YAML::Node& node, const std::st
   for (const auto& e : check_background_params(p)) {
     const std::string key = e.parameter().substr(e.parameter().find('.') + 1);
     const YAML::Node at = node[key].IsDefined() ? node[key] : node;
-    const std::string msg = e.what();
-    r.add(at, YamlReader::join(path, key), msg.substr(msg.find(": ") + 2));
+    r.add(at, YamlReader::join(path, key), e.reason());
   }
 }
 

@@ -287,7 +287,6 @@ class Loader {
       RigConfig rig;
       rig.name = "main";
       for (const auto& e : cameras) rig.cameras.push_back(e.camera);
-      rig_nodes_.push_back({n, "rigs"});
       c.rigs.push_back(rig);
       check_rig(c.rigs.back(), cameras, n, "rigs");
       return;
@@ -357,7 +356,6 @@ class Loader {
         read_ms(r_, restart, rp, "healthy_after_ms", rig.restart.healthy_after, 0, 3600000);
         read_ms(r_, restart, rp, "stall_timeout_ms", rig.restart.stall_timeout, 0, 600000);
       }
-      rig_nodes_.push_back({rn, path});
       c.rigs.push_back(rig);
       check_rig(c.rigs.back(), cameras, rn, path);
     }
@@ -475,12 +473,9 @@ class Loader {
             validate_for_images(p.stereo, left->width, left->height, right->width, right->height);
           } catch (const ParameterError& e) {
             const std::string key = e.parameter();
-            const std::string msg = e.what();
-            const auto colon = msg.find(": ");
             r_.add(node_at(pn, key), path + "." + key,
-                   (colon == std::string::npos ? msg : msg.substr(colon + 2)) + " (camera '" +
-                       p.left + "' is " + std::to_string(left->width) + "x" +
-                       std::to_string(left->height) + ")");
+                   e.reason() + " (camera '" + p.left + "' is " + std::to_string(left->width) +
+                       "x" + std::to_string(left->height) + ")");
           }
           check_calibration(pn["calibration"], path + ".calibration", p, left->width, left->height);
         }
@@ -618,10 +613,7 @@ class Loader {
       publish::check_endpoint_on_this_host(o);
     } catch (const ParameterError& e) {
       const std::string key = e.parameter().substr(e.parameter().find('.') + 1);
-      const std::string msg = e.what();
-      const auto colon = msg.find(": ");
-      r_.add(node_at(n, key), e.parameter(),
-             colon == std::string::npos ? msg : msg.substr(colon + 2));
+      r_.add(node_at(n, key), e.parameter(), e.reason());
     }
   }
 
@@ -629,7 +621,6 @@ class Loader {
   std::string base_dir_;
   StereoParams default_stereo_;
   BackgroundParams default_background_;
-  std::vector<std::pair<YAML::Node, std::string>> rig_nodes_;
   std::set<std::string> bad_cameras_;  // cameras with an issue of their own
 };
 
@@ -648,33 +639,6 @@ bool same_rig(const RigConfig& a, const RigConfig& b) {
          a.restart.initial == b.restart.initial && a.restart.max == b.restart.max &&
          a.restart.healthy_after == b.restart.healthy_after &&
          a.restart.stall_timeout == b.restart.stall_timeout;
-}
-
-bool same_stereo(const StereoParams& a, const StereoParams& b) {
-  return a.max_disparity == b.max_disparity && a.levels == b.levels &&
-         a.min_coarse_disparities == b.min_coarse_disparities && a.cost == b.cost &&
-         a.census_width == b.census_width && a.census_height == b.census_height &&
-         a.ad_truncation == b.ad_truncation && a.lambda_ad == b.lambda_ad &&
-         a.lambda_census == b.lambda_census && a.ad_mean_radius == b.ad_mean_radius &&
-         a.subwindow == b.subwindow && a.best_k == b.best_k && a.parent_radius == b.parent_radius &&
-         a.cross_check == b.cross_check && a.cross_check_tolerance == b.cross_check_tolerance &&
-         a.uniqueness == b.uniqueness && a.subpixel == b.subpixel &&
-         a.speckle_size == b.speckle_size && a.speckle_range == b.speckle_range &&
-         a.median == b.median && a.fill == b.fill && a.fill_mode == b.fill_mode &&
-         a.fill_interpolate_max == b.fill_interpolate_max;
-}
-
-bool same_background(const BackgroundParams& a, const BackgroundParams& b) {
-  return a.enabled == b.enabled && a.color == b.color && a.warmup == b.warmup &&
-         a.learning_rate == b.learning_rate &&
-         a.foreground_learning_rate == b.foreground_learning_rate && a.threshold == b.threshold &&
-         a.min_sigma == b.min_sigma && a.hue_min_saturation == b.hue_min_saturation &&
-         a.shadow == b.shadow && a.shadow_min_ratio == b.shadow_min_ratio &&
-         a.shadow_max_ratio == b.shadow_max_ratio &&
-         a.shadow_hue_tolerance == b.shadow_hue_tolerance &&
-         a.shadow_saturation_tolerance == b.shadow_saturation_tolerance &&
-         a.closing_radius == b.closing_radius && a.absorb_frames == b.absorb_frames &&
-         a.hierarchy == b.hierarchy;
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -813,8 +777,7 @@ ConfigDiff diff_configs(const DaemonConfig& from, const DaemonConfig& to) {
     if (!old || old->rig != p.rig || old->left != p.left || old->right != p.right ||
         !(old->calibration == p.calibration) || rebuilt_rig(p.rig)) {
       d.pairs_rebuilt.push_back(p.name);
-    } else if (!same_stereo(old->stereo, p.stereo) ||
-               !same_background(old->background, p.background)) {
+    } else if (old->stereo != p.stereo || old->background != p.background) {
       d.pairs_retuned.push_back(p.name);
     }
   }

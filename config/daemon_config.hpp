@@ -1,4 +1,4 @@
-// The daemon's configuration (DESIGN.md "Configuration", docs/CONFIG.md): cameras, rigs, pairs
+// The daemon's configuration (docs/CONFIG.md is the reference): cameras, rigs, pairs
 // with their stereo and background parameters, publishing, GPU, logging. Loaded from one YAML
 // file; every problem is a ConfigIssue with file, line, column and key, and nothing about a bad
 // file ever crashes the loader. A loaded DaemonConfig is immutable: a reload builds a new one and

@@ -40,6 +40,17 @@ int check(const std::string& file) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Signals go to one thread that waits for them; every other thread has them blocked. Blocked
+  // first thing: a SIGTERM that arrives while the command line is read (a stop right after the
+  // start) is then taken as a request to stop, not the default action's death (found under
+  // qemu, where starting takes long enough to hit). --check and --version take them as usual.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
   CLI::App app{"stereod: real-time depth from camera pairs, published over ZeroMQ"};
   std::string config = "/etc/stereod/stereod.yaml", check_file, engine, log_level;
   bool version = false;
@@ -51,22 +62,22 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "Override the log level")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   app.add_flag("--version", version, "Print the version and exit");
-  CLI11_PARSE(app, argc, argv);
+  const auto unblock = [&] { pthread_sigmask(SIG_UNBLOCK, &signals, nullptr); };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    unblock();
+    return app.exit(e);
+  }
   if (version) {
     std::printf("stereod %s\n", STEREOD_VERSION);
     return 0;
   }
   // Given at all, --check checks (an empty name is an error, not a request to run the daemon).
-  if (check_option->count() > 0) return check(check_file);
-
-  // Signals go to one thread that waits for them; every other thread has them blocked (set
-  // before any thread starts, GStreamer's included).
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  if (check_option->count() > 0) {
+    unblock();  // Ctrl-C ends a check
+    return check(check_file);
+  }
   signal(SIGPIPE, SIG_IGN);
   gst_init(nullptr, nullptr);
 

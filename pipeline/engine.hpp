@@ -1,4 +1,4 @@
-// The engine interface (DESIGN.md "The engine interface"). One engine serves one camera pair. The
+// The engine interface (docs/ARCHITECTURE.md "The engine interface"). One engine serves one camera pair. The
 // ingest thread submits frames without ever blocking; the consumer polls finished results in
 // submission order. Each engine owns `inflight` slots; a slot holds a frame's input copy and its
 // result buffers, and returns to the pool when the consumer drops the last reference to the result

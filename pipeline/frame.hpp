@@ -1,5 +1,5 @@
 // What ingest hands to the rest of the frame path: one camera's image with its metadata, and a
-// synchronised set of them for a rig (DESIGN.md "Data flow").
+// synchronised set of them for a rig (docs/ARCHITECTURE.md "Data flow").
 #pragma once
 
 #include <cstdint>

@@ -235,10 +235,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
       if (top_v[i] == kNone) break;
       const int dd = top_d[i] - best_d;
       if (dd <= 1 && dd >= -1) continue;
-      if (static_cast<unsigned long long>(top_v[i]) * (100 - a.uniqueness) <
-          static_cast<unsigned long long>(best) * 100) {
-        best_d = kNoDisparity;
-      }
+      if (rival_makes_ambiguous(top_v[i], best, a.uniqueness)) best_d = kNoDisparity;
       break;  // the smallest candidate away from the winner decides
     }
   }
@@ -247,12 +244,9 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   if (v.out_q4) {
     std::uint16_t q = kInvalidDisparity;
     if (best_d != kNoDisparity) {
-      int offset = 0;
-      if (best_d >= 1 && best_d + 1 < nd && cm != kNone && cp != kNone) {
-        offset = subpixel_offset(cm, best, cp);
-      }
-      q = static_cast<std::uint16_t>(
-          clamp_int(kSubpixelScale * best_d + offset, 0, kSubpixelScale * (nd - 1)));
+      const int d = best_d;
+      q = subpixel_disparity(
+          d, nd, best, [&](int dd) { return dd < d ? cm : cp; }, kNone);
     }
     v.out_q4[i] = q;
   }

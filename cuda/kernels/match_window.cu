@@ -368,11 +368,8 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
         std::uint16_t q = kInvalidDisparity;
         if (p.best_d != kNoDisparity) {
           const int d = p.best_d;
-          int offset = 0;
-          if (d >= 1 && d + 1 < nd && p.cm != kNone && p.cp != kNone)
-            offset = subpixel_offset(p.cm, p.best, p.cp);
-          q = static_cast<std::uint16_t>(
-              clamp_int(kSubpixelScale * d + offset, 0, kSubpixelScale * (nd - 1)));
+          q = subpixel_disparity(
+              d, nd, p.best, [&](int dd) { return dd < d ? p.cm : p.cp; }, kNone);
         }
         out_q4[i] = q;
       }
@@ -416,11 +413,8 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
       const std::uint32_t both =
           __ldcg(&lv.cmcp[view][static_cast<std::size_t>(winner_seg) * plane + i]);
       const std::uint32_t cm = both >> 16, cp = both & 0xFFFFu;
-      int offset = 0;
-      if (d >= 1 && d + 1 < nd && cm != kNone16 && cp != kNone16)
-        offset = subpixel_offset(cm, key >> 16, cp);
-      q = static_cast<std::uint16_t>(
-          clamp_int(kSubpixelScale * d + offset, 0, kSubpixelScale * (nd - 1)));
+      q = subpixel_disparity(
+          d, nd, key >> 16, [&](int dd) { return dd < d ? cm : cp; }, kNone16);
     }
     out_q4[i] = q;
   }

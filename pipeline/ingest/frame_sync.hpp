@@ -1,5 +1,5 @@
 // FrameSync: groups the frames of a rig's cameras into sets whose capture times lie within a
-// tolerance (DESIGN.md "Data flow"). Plain C++ on timestamps, no GStreamer, not thread-safe (the
+// tolerance (docs/ARCHITECTURE.md "Data flow"). Plain C++ on timestamps, no GStreamer, not thread-safe (the
 // rig serialises calls).
 //
 // Rules, per pushed frame f of camera c at capture time t:

@@ -227,7 +227,7 @@ std::string encode_header(const FrameHeader& h) {
   j["sequence"] = f.sequence;
   j["status"] = h.ok() ? "ok" : "error";
   if (!h.ok()) j["error"] = f.error;
-  // The disparity's layout sits at the top level (DESIGN.md lists it there); the rest go in
+  // The disparity's layout sits at the top level (docs/PROTOCOL.md lists it there); the rest go in
   // "payloads".
   if (h.ok() && !h.payloads.empty()) write_layout(j, h.payloads.front());
   j["capture_ns"] = f.capture_ns;

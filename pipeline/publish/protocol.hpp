@@ -1,4 +1,4 @@
-// The wire protocol's frame header (docs/PROTOCOL.md is the contract; DESIGN.md "Wire protocol").
+// The wire protocol's frame header (docs/PROTOCOL.md is the contract).
 // A frame is one multipart ZeroMQ message:
 //   1. topic "disparity.<pair>"
 //   2. header: UTF-8 JSON, encoded and decoded here

@@ -137,7 +137,7 @@ void Publisher::configure_curve(const PublisherOptions& o) {
     server = read_server_certificate(o.curve_server_key);
   } catch (const std::runtime_error& e) {
     throw ParameterError("publish.curve.server_key",
-                         "publish.curve.server_key: " + std::string(e.what()));
+                         "publish.curve.server_key: " + std::string(e.what()), e.what());
   }
   if (!o.curve_clients.empty()) {
     std::vector<std::string> clients;
@@ -145,7 +145,7 @@ void Publisher::configure_curve(const PublisherOptions& o) {
       clients = read_public_keys(o.curve_clients);
     } catch (const std::runtime_error& e) {
       throw ParameterError("publish.curve.clients",
-                           "publish.curve.clients: " + std::string(e.what()));
+                           "publish.curve.clients: " + std::string(e.what()), e.what());
     }
     // Bound before the PUB socket binds, so that no handshake goes unchecked.
     zap_ = std::make_unique<ZapHandler>(context_, clients);

@@ -1,4 +1,4 @@
-// The Publisher (DESIGN.md "Data flow", "Wire protocol"): one thread owns the ZeroMQ PUB socket and
+// The Publisher (docs/ARCHITECTURE.md "Data flow", docs/PROTOCOL.md): one thread owns the ZeroMQ PUB socket and
 // sends each frame as one multipart message, plus the stats topic once per interval. Frames arrive
 // through a bounded queue that drops the oldest waiting frame when full, so publish() never waits;
 // sends never block either (small high-water mark, non-blocking sends): a slow subscriber loses

@@ -25,7 +25,7 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 }
 
 [[noreturn]] void reject(const std::string& key, const std::string& value, const std::string& why) {
-  throw ParameterError(key, key + " = " + value + ": " + why);
+  throw ParameterError::bad_value(key, value, why);
 }
 
 struct TcpAddress {

@@ -1,5 +1,5 @@
 // Adaptive-window aggregation and winner-takes-all for one level and one reference view
-// (DESIGN.md steps 4-5, Zhao & Taubin 2011 section 3.3).
+// (docs/ALGORITHM.md steps 4-5, Zhao & Taubin 2011 section 3.3).
 //
 // Definitions (docs/ALGORITHM.md gives the reasons):
 //   pc(x, y, d)  = cost(ref(x, y), tgt(x + dir*d, y)), or CostTables::outside past the image edge

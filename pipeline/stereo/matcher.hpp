@@ -1,5 +1,5 @@
 // The CPU reference matcher: coarse-to-fine adaptive-window stereo for one rectified pair
-// (DESIGN.md "The algorithm", steps 1, 2 and 4-8). Plain C++ that the CUDA engine must match bit
+// (docs/ALGORITHM.md, steps 1, 2 and 4-8). Plain C++ that the CUDA engine must match bit
 // for bit; each stage lives in its own file next to this one and is tested on its own.
 #pragma once
 

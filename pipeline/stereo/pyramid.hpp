@@ -1,4 +1,4 @@
-// Image pyramid (DESIGN.md step 2): each coarser level is the rounded 2x2 mean of the finer one;
+// Image pyramid (docs/ALGORITHM.md step 2): each coarser level is the rounded 2x2 mean of the finer one;
 // an odd side rounds up and the last row/column repeats the edge.
 #pragma once
 

@@ -174,6 +174,25 @@ TEST(ConfigLimits, EndpointsThisHostCannotBindAreRefused) {
   std::filesystem::remove(file);
 }
 
+// The loader reports a rule's reason after the key, never a piece of the value: an endpoint whose
+// path holds ": " used to be cut there (the reason was parsed back out of the message text).
+TEST(ConfigLimits, AValueHoldingAColonIsNotCutIntoTheReason) {
+  const auto v = issues_of(two_cameras("a", "p") +
+                           "publish: {endpoint: 'ipc:///nonexistent-stereod: folder/s.sock'}\n");
+  ASSERT_EQ(v.size(), 1u) << all_issues(v);
+  EXPECT_EQ(v[0].key, "publish.endpoint");
+  EXPECT_EQ(v[0].message.rfind("no folder /nonexistent-stereod: folder", 0), 0u) << v[0].message;
+}
+
+TEST(ParameterError, ABadValueNamesKeyAndValueAndKeepsTheRuleApart) {
+  const auto e = ParameterError::bad_value("stereo.levels", "9", "must be between 1 and 6");
+  EXPECT_EQ(e.parameter(), "stereo.levels");
+  EXPECT_STREQ(e.what(), "stereo.levels = 9: must be between 1 and 6");
+  EXPECT_EQ(e.reason(), "must be between 1 and 6");
+  const ParameterError plain("left", "left image is empty (0x0)");
+  EXPECT_EQ(plain.reason(), "left image is empty (0x0)");
+}
+
 namespace {
 
 // A file of its own in /tmp, removed afterwards.
