@@ -9,12 +9,14 @@ function(stereod_warnings target)
   # nvcc: warnings of the host compiler on the host part of .cu files.
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra --Werror=cross-execution-space-call>)
-  # Census costs are popcounts: without this, GCC calls libgcc's software popcount for each one
-  # (16 % of the CPU engine's time). Every x86-64 CPU since 2008 has POPCNT; AArch64 (Jetson) has
-  # a hardware popcount by default.
-  if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
-    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-mpopcnt>
-                                             $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-mpopcnt>)
+  # The x86-64 level the host code targets (STEREOD_X86_ARCH, CMakeLists.txt): census costs are
+  # popcounts (without POPCNT, GCC calls libgcc's software popcount for each one), and the CPU
+  # engine's vector loops want SSE4.1's 16-bit min/max. AArch64 (Jetson) has both (NEON) by
+  # default.
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND STEREOD_X86_ARCH)
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:CXX>:-march=${STEREOD_X86_ARCH}>
+      $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-march=${STEREOD_X86_ARCH}>)
   endif()
   if(STEREOD_SANITIZE)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer>)

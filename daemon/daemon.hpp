@@ -1,8 +1,8 @@
-// The stereod daemon's lifecycle (docs/ARCHITECTURE.md "Data flow", "Threads of the daemon", "Reloads"): rigs deliver frame
-// sets on their GStreamer threads, each pair of a rig submits its two frames to its engine (never
-// blocking: a busy engine drops the set and counts it), the main loop takes finished results in
-// order and hands them to the publisher, and a reload swaps in a new, fully validated
-// configuration at a frame boundary, rebuilding only what changed.
+// The stereod daemon's lifecycle (docs/ARCHITECTURE.md "Data flow", "Threads of the daemon",
+// "Reloads"): rigs deliver frame sets on their GStreamer threads, each pair of a rig submits its
+// two frames to its engine (never blocking: a busy engine drops the set and counts it), the main
+// loop takes finished results in order and hands them to the publisher, and a reload swaps in a
+// new, fully validated configuration at a frame boundary, rebuilding only what changed.
 #pragma once
 
 #include <atomic>

@@ -3,10 +3,10 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "cpu_pair_processor.hpp"
+#include "thread_pool.hpp"
 
 namespace stereod {
 namespace {
@@ -41,12 +41,14 @@ struct State {
   std::mutex mutex;
   std::condition_variable changed;
   std::vector<Slot> slots;
-  std::deque<int> queued;    // slots waiting for the worker, in submission order
+  std::deque<int> queued;    // slots waiting to be computed, in submission order
   std::deque<int> in_order;  // slots submitted and not yet polled, in submission order
-  bool stopping = false;
+  bool running = false;      // a frame task of this engine is on the pool (queued or running)
   StereoParams params;
   BackgroundParams background;
   std::uint64_t generation = 0;
+  // EngineOptions::on_result, here so that a frame task may call it after the engine is gone.
+  std::function<void()> on_result;
 };
 
 class CpuEngine final : public Engine {
@@ -55,6 +57,7 @@ class CpuEngine final : public Engine {
     validate_for_images(o.stereo, o.width, o.height, o.width, o.height);
     validate_background_params(o.background);
     check_engine_options(o);
+    state_->on_result = o.on_result;
     state_->slots.resize(static_cast<std::size_t>(o.inflight));
     for (auto& s : state_->slots) {
       s.left.resize(o.width, o.height);
@@ -64,16 +67,13 @@ class CpuEngine final : public Engine {
     state_->background = o.background;
     processor_ = std::make_unique<CpuPairProcessor>(o.stereo, o.background, o.cpu_threads,
                                                     o.left_map, o.right_map);
-    worker_ = std::thread([this] { work(); });
   }
 
+  // Finishes the frames already submitted (their tasks use this engine), as the daemon's stop
+  // expects.
   ~CpuEngine() override {
-    {
-      std::lock_guard<std::mutex> lock(state_->mutex);
-      state_->stopping = true;
-    }
-    state_->changed.notify_all();
-    worker_.join();
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    state_->changed.wait(lock, [&] { return !state_->running; });
   }
 
   std::string_view name() const override { return "cpu"; }
@@ -82,6 +82,7 @@ class CpuEngine final : public Engine {
     check_frame_size(f, options_.width, options_.height);
     const auto t0 = Clock::now();
     int index = -1;
+    bool start = false;
     {
       std::lock_guard<std::mutex> lock(state_->mutex);
       for (std::size_t i = 0; i < state_->slots.size(); ++i) {
@@ -118,8 +119,11 @@ class CpuEngine final : public Engine {
       s.background = state_->background;
       state_->queued.push_back(index);
       state_->in_order.push_back(index);
+      start = !state_->running;
+      state_->running = true;
     }
     state_->changed.notify_all();
+    if (start) post_next_frame();
     return SubmitStatus::kAccepted;
   }
 
@@ -175,63 +179,70 @@ class CpuEngine final : public Engine {
   }
 
  private:
-  void work() {
-    std::uint64_t applied = 0;
-    for (;;) {
-      int index;
-      StereoParams params;
-      BackgroundParams background;
-      std::uint64_t generation;
-      {
-        std::unique_lock<std::mutex> lock(state_->mutex);
-        state_->changed.wait(lock, [&] { return state_->stopping || !state_->queued.empty(); });
-        if (state_->queued.empty()) return;  // stopping, nothing left to finish
-        index = state_->queued.front();
-        state_->queued.pop_front();
-        params = state_->slots[index].params;
-        background = state_->slots[index].background;
-        generation = state_->slots[index].generation;
-      }
-      Slot& s = state_->slots[index];
-      const auto t0 = Clock::now();
-      try {
-        // Frames carry the generation current at submit; a newer set_params applies only to
-        // frames submitted after it. Parameters were validated by set_params.
-        if (generation != applied) {
-          processor_->set_params(params, background);
-          applied = generation;
-        }
-        PairFrame in;
-        in.left = s.left.view();
-        in.right = s.right.view();
-        in.right_output = options_.right_output;
-        if (s.has_color) {
-          in.left_color = view_of(s.left_color);
-          in.right_color = view_of(s.right_color);
-        }
-        processor_->process(in, s.out);
-        s.ok = true;
-        s.error.clear();
-      } catch (const std::exception& e) {
-        s.ok = false;
-        s.error = e.what();
-      }
-      const auto t1 = Clock::now();
-      s.timings.compute_ms = ms_between(t0, t1);
-      s.timings.total_ms = ms_between(s.submitted, t1);
-      {
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        s.state = SlotState::kDone;
-      }
-      state_->changed.notify_all();
-      if (options_.on_result) options_.on_result();
+  // Frames run as tasks on the pool, one at a time per engine (the background model carries state
+  // from frame to frame): each task computes the oldest queued frame, then queues the next task if
+  // more frames wait. Pairs take turns on the pool's threads; no thread belongs to one engine.
+  void post_next_frame() {
+    processor_->pool().post([this] { compute_next_frame(); });
+  }
+
+  void compute_next_frame() {
+    const std::shared_ptr<State> state = state_;  // `this` may be gone once running is false
+    int index;
+    StereoParams params;
+    BackgroundParams background;
+    std::uint64_t generation;
+    {
+      std::lock_guard<std::mutex> lock(state->mutex);
+      index = state->queued.front();
+      state->queued.pop_front();
+      params = state->slots[index].params;
+      background = state->slots[index].background;
+      generation = state->slots[index].generation;
     }
+    Slot& s = state->slots[index];
+    const auto t0 = Clock::now();
+    try {
+      // Frames carry the generation current at submit; a newer set_params applies only to
+      // frames submitted after it. Parameters were validated by set_params.
+      if (generation != applied_generation_) {
+        processor_->set_params(params, background);
+        applied_generation_ = generation;
+      }
+      PairFrame in;
+      in.left = s.left.view();
+      in.right = s.right.view();
+      in.right_output = options_.right_output;
+      if (s.has_color) {
+        in.left_color = view_of(s.left_color);
+        in.right_color = view_of(s.right_color);
+      }
+      processor_->process(in, s.out);
+      s.ok = true;
+      s.error.clear();
+    } catch (const std::exception& e) {
+      s.ok = false;
+      s.error = e.what();
+    }
+    const auto t1 = Clock::now();
+    s.timings.compute_ms = ms_between(t0, t1);
+    s.timings.total_ms = ms_between(s.submitted, t1);
+    bool more;
+    {
+      std::lock_guard<std::mutex> lock(state->mutex);
+      s.state = SlotState::kDone;
+      more = !state->queued.empty();
+      state->running = more;
+    }
+    state->changed.notify_all();
+    if (state->on_result) state->on_result();
+    if (more) post_next_frame();
   }
 
   EngineOptions options_;
   std::shared_ptr<State> state_;
   std::unique_ptr<CpuPairProcessor> processor_;
-  std::thread worker_;
+  std::uint64_t applied_generation_ = 0;  // touched by the frame tasks only, one at a time
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
-// The CPU engine: the reference matcher behind the Engine interface. One worker thread takes
-// submitted frames in order; the matcher inside it spreads each frame's rows over a thread pool.
+// The CPU engine: the reference matcher behind the Engine interface. Submitted frames run in order
+// as tasks on a thread pool (the process's shared one unless EngineOptions::cpu_threads asks for
+// its own), and each frame's stages spread their rows over the same pool.
 #pragma once
 
 #include <memory>

@@ -1,7 +1,6 @@
 #include "cpu_pair_processor.hpp"
 
-#include <future>
-#include <thread>
+#include <chrono>
 
 namespace stereod {
 
@@ -9,12 +8,12 @@ CpuPairProcessor::CpuPairProcessor(const StereoParams& stereo, const BackgroundP
                                    unsigned threads,
                                    std::shared_ptr<const RectificationMap> left_map,
                                    std::shared_ptr<const RectificationMap> right_map)
-    : left_map_(std::move(left_map)),
+    : pool_(ThreadPool::for_threads(threads)),
+      left_map_(std::move(left_map)),
       right_map_(std::move(right_map)),
-      matcher_(stereo, threads),
+      matcher_(stereo, pool_),
       left_model_(background),
       right_model_(background) {
-  parallel_models_ = threads != 1 && std::thread::hardware_concurrency() > 1;
   if (!left_map_ != !right_map_) {
     throw ParameterError("calibration", "rectification needs maps for both cameras or neither");
   }
@@ -30,8 +29,7 @@ void CpuPairProcessor::set_params(const StereoParams& stereo, const BackgroundPa
 
 void CpuPairProcessor::model_camera(ImageView<const std::uint8_t> gray, const RgbView& color,
                                     BackgroundModel& model, BackgroundPlanes& planes,
-                                    std::vector<Gray8>& masks, BackgroundStats& stats, int levels,
-                                    RgbImage& color_scratch) {
+                                    std::vector<Gray8>& masks, BackgroundStats& stats, int levels) {
   if (model.params().color && !color.empty()) {
     if (color.width != gray.width || color.height != gray.height) {
       throw ParameterError("color", "color image is " + std::to_string(color.width) + "x" +
@@ -39,12 +37,11 @@ void CpuPairProcessor::model_camera(ImageView<const std::uint8_t> gray, const Rg
                                         std::to_string(gray.width) + "x" +
                                         std::to_string(gray.height));
     }
-    copy_into(color, color_scratch);
-    make_hsv_planes(color_scratch, levels, planes);
+    make_hsv_planes(color, levels, planes);
   } else {
     make_gray_planes(gray, levels, planes);
   }
-  model.process(planes, masks, &stats);
+  model.process(planes, masks, &stats, pool_.get());
 }
 
 void CpuPairProcessor::process(const PairFrame& raw, PairOutput& out) {
@@ -71,27 +68,20 @@ void CpuPairProcessor::process(const PairFrame& raw, PairOutput& out) {
   in.right = f.right;
   in.right_output = f.right_output;
   const bool modeling = left_model_.params().enabled;
+  const auto t0 = std::chrono::steady_clock::now();
   if (modeling) {
-    // The two models are independent: the right one runs beside the left one (a third of a
-    // frame's time on two cores during warm-up, when every pixel is matched as well).
-    auto right = [&] {
-      model_camera(f.right, f.right_color, right_model_, right_planes_, out.right_masks,
-                   out.right_stats, levels, color_scratch_[1]);
-    };
-    std::future<void> right_done;
-    if (parallel_models_) right_done = std::async(std::launch::async, right);
-    try {
-      model_camera(f.left, f.left_color, left_model_, left_planes_, out.left_masks, out.left_stats,
-                   levels, color_scratch_[0]);
-    } catch (...) {
-      if (right_done.valid()) right_done.wait();
-      throw;
-    }
-    if (right_done.valid()) {
-      right_done.get();  // rethrows the right camera's error
-    } else {
-      right();
-    }
+    // The two models are independent: the right one runs beside the left one.
+    pool_->parallel_for(2, [&](int begin, int end) {
+      for (int camera = begin; camera < end; ++camera) {
+        if (camera == 0) {
+          model_camera(f.left, f.left_color, left_model_, left_planes_, out.left_masks,
+                       out.left_stats, levels);
+        } else {
+          model_camera(f.right, f.right_color, right_model_, right_planes_, out.right_masks,
+                       out.right_stats, levels);
+        }
+      }
+    });
     for (const auto& m : out.left_masks) in.left_foreground.push_back(m.view());
     for (const auto& m : out.right_masks) in.right_foreground.push_back(m.view());
     out.background_active = !out.left_stats.warming_up;
@@ -106,7 +96,12 @@ void CpuPairProcessor::process(const PairFrame& raw, PairOutput& out) {
     out.background_active = false;
     out.tested_fraction = 1.0;
   }
+  const double model_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   matcher_.compute(in, out.stereo);
+  out.stage_times.assign(1, StageTime{"background model (both cameras, every level)", model_ms});
+  out.stage_times.insert(out.stage_times.end(), out.stereo.stage_times.begin(),
+                         out.stereo.stage_times.end());
   out.foreground.ensure_size(f.left.width, f.left.height);
   if (modeling) {
     const Gray8& m = out.left_masks[0];

@@ -10,6 +10,7 @@
 #include "frame.hpp"
 #include "rectify/remap.hpp"
 #include "stereo/matcher.hpp"
+#include "thread_pool.hpp"
 
 namespace stereod {
 
@@ -25,13 +26,15 @@ struct PairOutput {
   std::vector<Gray8> left_masks, right_masks;  // per level, 1 = foreground
   BackgroundStats left_stats, right_stats;
   bool background_active = false;
-  double tested_fraction = 1.0;  // full-resolution pixels of both cameras tested individually
+  double tested_fraction = 1.0;        // full-resolution pixels of both cameras tested individually
+  std::vector<StageTime> stage_times;  // the background model, then the matcher's stages
 };
 
 class CpuPairProcessor {
  public:
-  // left_map / right_map: rectification applied to each frame first (both or neither; null:
-  // frames are already rectified).
+  // threads: 0 runs on the process's shared pool, n on a pool of n threads of its own (1: all on
+  // the caller). left_map / right_map: rectification applied to each frame first (both or
+  // neither; null: frames are already rectified).
   CpuPairProcessor(const StereoParams& stereo, const BackgroundParams& background,
                    unsigned threads = 0, std::shared_ptr<const RectificationMap> left_map = nullptr,
                    std::shared_ptr<const RectificationMap> right_map = nullptr);
@@ -43,20 +46,20 @@ class CpuPairProcessor {
   const BackgroundModel& left_model() const { return left_model_; }
   const BackgroundModel& right_model() const { return right_model_; }
   const CpuStereoMatcher& matcher() const { return matcher_; }
+  ThreadPool& pool() const { return *pool_; }
 
  private:
   void model_camera(ImageView<const std::uint8_t> gray, const RgbView& color,
                     BackgroundModel& model, BackgroundPlanes& planes, std::vector<Gray8>& masks,
-                    BackgroundStats& stats, int levels, RgbImage& color_scratch);
+                    BackgroundStats& stats, int levels);
 
+  std::shared_ptr<ThreadPool> pool_;
   std::shared_ptr<const RectificationMap> left_map_, right_map_;
   Gray8 rect_gray_[2];
   RgbImage rect_color_[2];
   CpuStereoMatcher matcher_;
   BackgroundModel left_model_, right_model_;
   BackgroundPlanes left_planes_, right_planes_;
-  RgbImage color_scratch_[2];
-  bool parallel_models_ = true;  // the two cameras' models run on two threads
 };
 
 }  // namespace stereod

@@ -1,6 +1,6 @@
-// The engine interface (docs/ARCHITECTURE.md "The engine interface"). One engine serves one camera pair. The
-// ingest thread submits frames without ever blocking; the consumer polls finished results in
-// submission order. Each engine owns `inflight` slots; a slot holds a frame's input copy and its
+// The engine interface (docs/ARCHITECTURE.md "The engine interface"). One engine serves one camera
+// pair. The ingest thread submits frames without ever blocking; the consumer polls finished results
+// in submission order. Each engine owns `inflight` slots; a slot holds a frame's input copy and its
 // result buffers, and returns to the pool when the consumer drops the last reference to the result
 // (so a publisher can send the result buffers without copying and give the slot back from its send
 // completion callback).
@@ -37,8 +37,10 @@ struct EngineOptions {
   int height = 0;
   StereoParams stereo;
   BackgroundParams background;
-  int inflight = 2;          // slots: frames submitted and not yet released
-  unsigned cpu_threads = 0;  // CPU engine: worker threads for one frame (0 = one per core)
+  int inflight = 2;  // slots: frames submitted and not yet released
+  // CPU engine: 0 runs on the process's one shared pool (a thread per core, shared by every
+  // pair); n > 0 on a pool of n threads of its own.
+  unsigned cpu_threads = 0;
   // Rectification (pipeline/rectify/remap.hpp): maps for the left and right camera, applied to
   // every frame (gray and color) before anything else; null: the frames are already rectified.
   std::shared_ptr<const RectificationMap> left_map, right_map;

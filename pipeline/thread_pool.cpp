@@ -3,20 +3,19 @@
 #include <algorithm>
 
 namespace stereod {
-namespace {
 
-void chunk(int n, unsigned parts, unsigned index, int& begin, int& end) {
-  const long long lo = static_cast<long long>(n) * index / parts;
-  const long long hi = static_cast<long long>(n) * (index + 1) / parts;
-  begin = static_cast<int>(lo);
-  end = static_cast<int>(hi);
-}
-
-}  // namespace
+struct ThreadPool::Loop {
+  const std::function<void(int, int)>* fn = nullptr;
+  int n = 0;
+  int parts = 0;
+  int claimed = 0;  // parts handed out (under the pool's lock)
+  int done = 0;     // parts finished (under the pool's lock)
+  std::exception_ptr error;
+};
 
 ThreadPool::ThreadPool(unsigned threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -28,48 +27,73 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
+std::shared_ptr<ThreadPool> ThreadPool::shared() {
+  static const std::shared_ptr<ThreadPool> pool = std::make_shared<ThreadPool>(0);
+  return pool;
+}
+
+std::shared_ptr<ThreadPool> ThreadPool::for_threads(unsigned threads) {
+  return threads == 0 ? shared() : std::make_shared<ThreadPool>(threads);
+}
+
+void ThreadPool::run_part(Loop& loop, std::unique_lock<std::mutex>& lock) {
+  const int part = loop.claimed++;
+  if (loop.claimed == loop.parts) loops_.erase(std::find(loops_.begin(), loops_.end(), &loop));
+  lock.unlock();
+  const int begin = static_cast<int>(static_cast<long long>(loop.n) * part / loop.parts);
+  const int end = static_cast<int>(static_cast<long long>(loop.n) * (part + 1) / loop.parts);
+  std::exception_ptr error;
+  try {
+    (*loop.fn)(begin, end);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  lock.lock();
+  if (error && !loop.error) loop.error = error;
+  if (++loop.done == loop.parts) done_.notify_all();
+}
+
 void ThreadPool::parallel_for(int n, const std::function<void(int, int)>& fn) {
   if (n <= 0) return;
-  const unsigned parts = size();
-  if (parts == 1 || n == 1) {
+  const int parts = static_cast<int>(std::min<long long>(n, 4ll * size()));
+  if (size() == 1 || parts == 1) {
     fn(0, n);
     return;
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    job_ = &fn;
-    job_n_ = n;
-    pending_ = parts - 1;
-    ++generation_;
-  }
-  wake_.notify_all();
-  int begin, end;
-  chunk(n, parts, 0, begin, end);
-  if (begin < end) fn(begin, end);
+  Loop loop;
+  loop.fn = &fn;
+  loop.n = n;
+  loop.parts = parts;
   std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [this] { return pending_ == 0; });
-  job_ = nullptr;
+  loops_.push_back(&loop);
+  wake_.notify_all();
+  while (loop.claimed < loop.parts) run_part(loop, lock);
+  done_.wait(lock, [&] { return loop.done == loop.parts; });
+  if (loop.error) std::rethrow_exception(loop.error);
 }
 
-void ThreadPool::worker_loop(unsigned index) {
-  unsigned seen = 0;
+void ThreadPool::post(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    tasks_.push_back(std::move(task));
+  }
+  wake_.notify_one();
+}
+
+void ThreadPool::worker_loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    const std::function<void(int, int)>* job;
-    int n;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-      if (stopping_) return;
-      seen = generation_;
-      job = job_;
-      n = job_n_;
-    }
-    int begin, end;
-    chunk(n, size(), index, begin, end);
-    if (begin < end) (*job)(begin, end);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0) done_.notify_one();
+    wake_.wait(lock, [&] { return stopping_ || !loops_.empty() || !tasks_.empty(); });
+    if (!loops_.empty()) {
+      run_part(*loops_.front(), lock);
+    } else if (!tasks_.empty()) {
+      std::function<void()> task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+    } else {
+      return;  // stopping, nothing left
     }
   }
 }

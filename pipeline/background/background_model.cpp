@@ -1,10 +1,12 @@
 #include "background/background_model.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include "background/background_ops.hpp"
 #include "background/morphology.hpp"
 #include "stereo/pyramid.hpp"
+#include "thread_pool.hpp"
 
 namespace stereod {
 namespace {
@@ -13,6 +15,37 @@ void ensure_levels(BackgroundPlanes& out, int levels, int channels) {
   out.channels = channels;
   out.levels.resize(static_cast<std::size_t>(levels));
   for (auto& l : out.levels) l.resize(3);
+}
+
+// uniform(u, v) = 1 where the 3x3 block of `closed` around (u, v) (clipped to the image) holds one
+// value: its min equals its max, both separable.
+void uniform_blocks(const Gray8& closed, Gray8& uniform) {
+  const int w = closed.width(), h = closed.height();
+  uniform.ensure_size(w, h);
+  thread_local std::vector<std::uint8_t> row_min, row_max;
+  row_min.resize(static_cast<std::size_t>(w) * h);
+  row_max.resize(static_cast<std::size_t>(w) * h);
+  for (int y = 0; y < h; ++y) {
+    const std::uint8_t* c = closed.row(y);
+    std::uint8_t* mn = row_min.data() + static_cast<std::size_t>(y) * w;
+    std::uint8_t* mx = row_max.data() + static_cast<std::size_t>(y) * w;
+    for (int x = 0; x < w; ++x) {
+      const std::uint8_t l = c[x > 0 ? x - 1 : x], r = c[x + 1 < w ? x + 1 : x];
+      mn[x] = std::min({l, c[x], r});
+      mx[x] = std::max({l, c[x], r});
+    }
+  }
+  for (int y = 0; y < h; ++y) {
+    const std::size_t up = static_cast<std::size_t>(y > 0 ? y - 1 : y) * w;
+    const std::size_t me = static_cast<std::size_t>(y) * w;
+    const std::size_t down = static_cast<std::size_t>(y + 1 < h ? y + 1 : y) * w;
+    std::uint8_t* out = uniform.row(y);
+    for (int x = 0; x < w; ++x) {
+      const std::uint8_t mn = std::min({row_min[up + x], row_min[me + x], row_min[down + x]});
+      const std::uint8_t mx = std::max({row_max[up + x], row_max[me + x], row_max[down + x]});
+      out[x] = mn == mx;
+    }
+  }
 }
 
 }  // namespace
@@ -24,27 +57,31 @@ void make_gray_planes(ImageView<const std::uint8_t> gray, int levels, Background
     downsample(out.levels[s - 1][kValue].view(), out.levels[s][kValue]);
 }
 
-void make_hsv_planes(const RgbImage& rgb, int levels, BackgroundPlanes& out) {
+void make_hsv_planes(const RgbView& rgb, int levels, BackgroundPlanes& out) {
   ensure_levels(out, levels, 3);
-  // R, G, B pyramids, then HSV per level.
-  std::vector<Gray8> rgb_planes[3];
-  for (auto& p : rgb_planes) p.resize(static_cast<std::size_t>(levels));
-  for (int c = 0; c < 3; ++c) {
-    Gray8& base = rgb_planes[c][0];
-    base.ensure_size(rgb.width, rgb.height);
-    for (int y = 0; y < rgb.height; ++y) {
-      const std::uint8_t* src = rgb.row(y);
-      std::uint8_t* dst = base.row(y);
-      for (int x = 0; x < rgb.width; ++x) dst[x] = src[3 * x + c];
+  // R, G, B pyramids (kept in `out` between frames), then HSV per level.
+  for (auto& p : out.rgb) p.resize(static_cast<std::size_t>(levels));
+  for (int c = 0; c < 3; ++c) out.rgb[c][0].ensure_size(rgb.width, rgb.height);
+  for (int y = 0; y < rgb.height; ++y) {
+    const std::uint8_t* src = rgb.row(y);
+    std::uint8_t* r = out.rgb[0][0].row(y);
+    std::uint8_t* g = out.rgb[1][0].row(y);
+    std::uint8_t* b = out.rgb[2][0].row(y);
+    for (int x = 0; x < rgb.width; ++x) {
+      r[x] = src[3 * x];
+      g[x] = src[3 * x + 1];
+      b[x] = src[3 * x + 2];
     }
-    for (int s = 1; s < levels; ++s) downsample(rgb_planes[c][s - 1].view(), rgb_planes[c][s]);
+  }
+  for (int c = 0; c < 3; ++c) {
+    for (int s = 1; s < levels; ++s) downsample(out.rgb[c][s - 1].view(), out.rgb[c][s]);
   }
   for (int s = 0; s < levels; ++s) {
-    const int w = rgb_planes[0][s].width(), h = rgb_planes[0][s].height();
+    const int w = out.rgb[0][s].width(), h = out.rgb[0][s].height();
     auto& lv = out.levels[s];
     for (auto& p : lv) p.ensure_size(w, h);
     for (std::size_t i = 0; i < static_cast<std::size_t>(w) * h; ++i) {
-      rgb_to_hsv(rgb_planes[0][s].data()[i], rgb_planes[1][s].data()[i], rgb_planes[2][s].data()[i],
+      rgb_to_hsv(out.rgb[0][s].data()[i], out.rgb[1][s].data()[i], out.rgb[2][s].data()[i],
                  lv[kHue].data()[i], lv[kSaturation].data()[i], lv[kValue].data()[i]);
     }
   }
@@ -92,27 +129,83 @@ void BackgroundModel::initialise(const BackgroundPlanes& planes) {
   }
 }
 
-void BackgroundModel::learn(const BackgroundPlanes& planes, int s) {
+template <int kChannels>
+void BackgroundModel::learn(const BackgroundPlanes& planes, int s, ThreadPool* pool) {
   Level& lv = levels_[s];
   const std::uint32_t var0 = initial_variance(params_);
-  const std::size_t n = lv.still.size();
-  std::uint8_t x[3] = {0, 0, 0};
-  std::uint16_t* mean[3] = {nullptr, nullptr, nullptr};
-  std::uint32_t* var[3] = {nullptr, nullptr, nullptr};
-  for (std::size_t i = 0; i < n; ++i) {
-    for (int c = 0; c < 3; ++c) {
-      if (channels_ == 1 && c != kValue) continue;
-      x[c] = planes.levels[s][c].data()[i];
-      mean[c] = &lv.mean[c][i];
-      var[c] = &lv.var[c][i];
+  const int w = lv.closed.width();
+  // The channels the model keeps: value alone, or hue, saturation and value.
+  constexpr int kFirst = kChannels == 1 ? kValue : 0;
+  for_rows(pool, lv.closed.height(), [&](int y0, int y1) {
+    std::uint8_t x[3] = {0, 0, 0};
+    std::uint16_t* mean[3] = {nullptr, nullptr, nullptr};
+    std::uint32_t* var[3] = {nullptr, nullptr, nullptr};
+    for (std::size_t i = static_cast<std::size_t>(y0) * w; i < static_cast<std::size_t>(y1) * w;
+         ++i) {
+      for (int c = kFirst; c < 3; ++c) {
+        x[c] = planes.levels[s][c].data()[i];
+        mean[c] = &lv.mean[c][i];
+        var[c] = &lv.var[c][i];
+      }
+      learn_pixel(x, mean, var, lv.still[i], lv.prev[i], kChannels, lv.closed.data()[i] != 0,
+                  frames_, params_.warmup, var0, fixed_);
     }
-    learn_pixel(x, mean, var, lv.still[i], lv.prev[i], channels_, lv.closed.data()[i] != 0, frames_,
-                params_.warmup, var0, fixed_);
-  }
+  });
+}
+
+template <int kChannels>
+long long BackgroundModel::decide(const BackgroundPlanes& planes, int s, ThreadPool* pool) {
+  Level& lv = levels_[s];
+  const auto& img = planes.levels[s];
+  const int w = img[kValue].width(), h = img[kValue].height();
+  lv.raw.ensure_size(w, h);
+  constexpr int kFirst = kChannels == 1 ? kValue : 0;
+  // Hierarchy: a pixel under a uniform 3x3 block of the coarser closed decision copies it.
+  const bool hierarchy = params_.hierarchy && s + 1 < static_cast<int>(levels_.size());
+  if (hierarchy) uniform_blocks(levels_[s + 1].closed, lv.uniform);
+  const Gray8* parent = hierarchy ? &levels_[s + 1].closed : nullptr;
+  std::atomic<long long> tested{0};
+  for_rows(pool, h, [&](int y0, int y1) {
+    std::uint8_t x[3] = {0, 0, 0};
+    std::uint16_t mean[3] = {0, 0, 0};
+    std::uint32_t var[3] = {0, 0, 0};
+    long long local = 0;
+    for (int y = y0; y < y1; ++y) {
+      std::uint8_t* raw = lv.raw.row(y);
+      const std::uint8_t* uniform = nullptr;
+      const std::uint8_t* above = nullptr;
+      int pw = 0;
+      if (parent) {
+        const int py = std::min(y / 2, parent->height() - 1);
+        pw = parent->width();
+        uniform = lv.uniform.row(py);
+        above = parent->row(py);
+      }
+      for (int px_x = 0; px_x < w; ++px_x) {
+        if (uniform) {
+          const int cx = std::min(px_x / 2, pw - 1);
+          if (uniform[cx]) {
+            raw[px_x] = above[cx];
+            continue;
+          }
+        }
+        const std::size_t i = static_cast<std::size_t>(y) * w + px_x;
+        for (int c = kFirst; c < 3; ++c) {
+          x[c] = img[c].data()[i];
+          mean[c] = lv.mean[c][i];
+          var[c] = lv.var[c][i];
+        }
+        raw[px_x] = classify_pixel(x, mean, var, kChannels, fixed_);
+        ++local;
+      }
+    }
+    tested += local;
+  });
+  return tested.load();
 }
 
 void BackgroundModel::process(const BackgroundPlanes& planes, std::vector<Gray8>& masks,
-                              BackgroundStats* stats) {
+                              BackgroundStats* stats, ThreadPool* pool) {
   const int levels = static_cast<int>(planes.levels.size());
   masks.resize(static_cast<std::size_t>(levels));
   if (stats) {
@@ -139,51 +232,20 @@ void BackgroundModel::process(const BackgroundPlanes& planes, std::vector<Gray8>
   }
   const bool warming = frames_ < params_.warmup;
 
-  std::uint8_t x[3] = {0, 0, 0};
-  std::uint16_t mean[3] = {0, 0, 0};
-  std::uint32_t var[3] = {0, 0, 0};
   for (int s = levels - 1; s >= 0; --s) {
     Level& lv = levels_[s];
-    const auto& img = planes.levels[s];
-    const int w = img[kValue].width(), h = img[kValue].height();
-    lv.raw.ensure_size(w, h);
-    // Hierarchy: pixels under a uniform 3x3 block of the coarser closed decision copy it.
-    const Gray8* parent = params_.hierarchy && s < levels - 1 ? &levels_[s + 1].closed : nullptr;
-    long long tested = 0;
-    for (int y = 0; y < h; ++y) {
-      for (int px_x = 0; px_x < w; ++px_x) {
-        if (parent) {
-          const int pw = parent->width(), ph = parent->height();
-          const int cx = std::min(px_x / 2, pw - 1), cy = std::min(y / 2, ph - 1);
-          const std::uint8_t first = (*parent)(cx, cy);
-          bool uniform = true;
-          for (int v = std::max(0, cy - 1); v <= std::min(ph - 1, cy + 1) && uniform; ++v) {
-            for (int u = std::max(0, cx - 1); u <= std::min(pw - 1, cx + 1); ++u) {
-              if ((*parent)(u, v) != first) {
-                uniform = false;
-                break;
-              }
-            }
-          }
-          if (uniform) {
-            lv.raw(px_x, y) = first;
-            continue;
-          }
-        }
-        const std::size_t i = static_cast<std::size_t>(y) * w + px_x;
-        for (int c = 0; c < 3; ++c) {
-          if (planes.channels == 1 && c != kValue) continue;
-          x[c] = img[c].data()[i];
-          mean[c] = lv.mean[c][i];
-          var[c] = lv.var[c][i];
-        }
-        lv.raw(px_x, y) = classify_pixel(x, mean, var, planes.channels, fixed_);
-        ++tested;
-      }
-    }
+    const int w = planes.levels[s][kValue].width(), h = planes.levels[s][kValue].height();
+    const long long tested =
+        channels_ == 1 ? decide<1>(planes, s, pool) : decide<3>(planes, s, pool);
     close_mask(lv.raw, params_.closing_radius, lv.closed, lv.scratch);
     // The first frame only initialised the model; every later one teaches it.
-    if (frames_ > 0) learn(planes, s);
+    if (frames_ > 0) {
+      if (channels_ == 1) {
+        learn<1>(planes, s, pool);
+      } else {
+        learn<3>(planes, s, pool);
+      }
+    }
     masks[s].ensure_size(w, h);
     if (warming)
       masks[s].fill(1);

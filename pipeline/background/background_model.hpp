@@ -1,7 +1,7 @@
-// The background model of one camera at every pyramid level (docs/ALGORITHM.md step 3; Zhao & Taubin 2011
-// section 3.2): a running mean and variance per pixel and channel, a k-sigma foreground test with
-// shadow suppression, decided hierarchically from the coarsest level down, closed per level, and
-// learned selectively (fast on background, slow on foreground).
+// The background model of one camera at every pyramid level (docs/ALGORITHM.md step 3; Zhao &
+// Taubin 2011 section 3.2): a running mean and variance per pixel and channel, a k-sigma foreground
+// test with shadow suppression, decided hierarchically from the coarsest level down, closed per
+// level, and learned selectively (fast on background, slow on foreground).
 #pragma once
 
 #include <cstdint>
@@ -13,19 +13,25 @@
 
 namespace stereod {
 
+class ThreadPool;
+
 // One camera's images at every level the matcher uses (index 0 = full resolution), as the model
 // compares them: one plane (intensity) or three (hue, saturation, value).
 struct BackgroundPlanes {
   int channels = 1;
   std::vector<std::vector<Gray8>> levels;  // levels[s][c]; c indexes BackgroundChannel (kValue
                                            // only when channels == 1)
+  std::vector<Gray8> rgb[3];               // make_hsv_planes' R, G and B pyramids (scratch)
 };
 
 // Intensity planes from a gray image: its pyramid.
 void make_gray_planes(ImageView<const std::uint8_t> gray, int levels, BackgroundPlanes& out);
 // HSV planes from an RGB image: each of R, G, B downsampled like the gray pyramid, then HSV per
 // pixel (hue cannot be averaged, so the conversion comes after the downsampling).
-void make_hsv_planes(const RgbImage& rgb, int levels, BackgroundPlanes& out);
+void make_hsv_planes(const RgbView& rgb, int levels, BackgroundPlanes& out);
+inline void make_hsv_planes(const RgbImage& rgb, int levels, BackgroundPlanes& out) {
+  make_hsv_planes(view_of(rgb), levels, out);
+}
 
 struct BackgroundStats {
   std::vector<long long> tested;  // per level: pixels given their own foreground test
@@ -45,9 +51,10 @@ class BackgroundModel {
   long long frames_seen() const { return frames_; }
 
   // Tests the frame against the model, then learns from it. masks[s] (1 = foreground) per level;
-  // every pixel is foreground while warming up and when the model is disabled.
+  // every pixel is foreground while warming up and when the model is disabled. pool: spreads each
+  // level's rows (results do not depend on it).
   void process(const BackgroundPlanes& planes, std::vector<Gray8>& masks,
-               BackgroundStats* stats = nullptr);
+               BackgroundStats* stats = nullptr, ThreadPool* pool = nullptr);
 
   // The learned state of one level (tests compare engines with it).
   const std::vector<std::uint16_t>& mean(int level, int channel) const {
@@ -70,10 +77,15 @@ class BackgroundModel {
     std::vector<std::uint16_t> still;  // frames in a row a foreground pixel has stayed still
     std::vector<std::uint8_t> prev;    // last frame's intensity (value channel)
     Gray8 raw, closed, scratch;
+    Gray8 uniform;  // scratch: per pixel of the coarser level, 1 where its 3x3 block is uniform
   };
 
   void initialise(const BackgroundPlanes& planes);
-  void learn(const BackgroundPlanes& planes, int level);
+  // The decision before closing of every pixel of a level; returns how many were tested.
+  template <int kChannels>
+  long long decide(const BackgroundPlanes& planes, int level, ThreadPool* pool);
+  template <int kChannels>
+  void learn(const BackgroundPlanes& planes, int level, ThreadPool* pool);
 
   BackgroundParams params_;
   BackgroundFixed fixed_;

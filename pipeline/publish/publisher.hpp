@@ -1,10 +1,10 @@
-// The Publisher (docs/ARCHITECTURE.md "Data flow", docs/PROTOCOL.md): one thread owns the ZeroMQ PUB socket and
-// sends each frame as one multipart message, plus the stats topic once per interval. Frames arrive
-// through a bounded queue that drops the oldest waiting frame when full, so publish() never waits;
-// sends never block either (small high-water mark, non-blocking sends): a slow subscriber loses
-// frames and sees the gap in the sequence numbers, the daemon carries on. The caller's pixels are
-// copied into messages the publisher owns before they go to ZeroMQ, so what a stalled subscriber
-// keeps queued is never an engine's buffer.
+// The Publisher (docs/ARCHITECTURE.md "Data flow", docs/PROTOCOL.md): one thread owns the ZeroMQ
+// PUB socket and sends each frame as one multipart message, plus the stats topic once per interval.
+// Frames arrive through a bounded queue that drops the oldest waiting frame when full, so publish()
+// never waits; sends never block either (small high-water mark, non-blocking sends): a slow
+// subscriber loses frames and sees the gap in the sequence numbers, the daemon carries on. The
+// caller's pixels are copied into messages the publisher owns before they go to ZeroMQ, so what a
+// stalled subscriber keeps queued is never an engine's buffer.
 //
 // publish(), set_outputs(), counters() and stats() may be called from any thread.
 //

@@ -8,6 +8,13 @@
 //   A(x, y, d)   = S(x, y, d) + the k smallest of S(x + s*i, y + s*j, d), (i, j) the 8 neighbours
 // A pixel tries the candidates of its search range, except those whose target pixel lies outside
 // the image or is background; the smallest A wins, ties to the smaller d.
+//
+// How the work is laid out (docs/PERFORMANCE.md has the measurements behind it): each row is cut
+// into chunks of kWindowLanes pixels; a chunk works on the band of disparities its pixels need
+// (window_plan.hpp), and within a band every step runs on all the chunk's pixels at once, one
+// disparity at a time, which the compiler turns into vector instructions. Pixel costs and
+// sub-window sums are computed once per (pixel, disparity) a chunk needs, row by row, into rings of
+// rows (subwindow_sums.hpp), and each row band of the image is one task on the thread pool.
 #pragma once
 
 #include <cstdint>
@@ -15,51 +22,48 @@
 
 #include "image.hpp"
 #include "stereo/cost.hpp"
+#include "stereo/match_side.hpp"
 #include "stereo/search_range.hpp"
+#include "stereo/subwindow_sums.hpp"
+#include "stereo/window_plan.hpp"
 
 namespace stereod {
 
 class ThreadPool;
 
-struct MatchSide {
-  ImageView<const std::uint8_t> ref;
-  ImageView<const std::uint8_t> tgt;
-  ImageView<const std::uint64_t> ref_census;  // empty when the cost has no census term
-  ImageView<const std::uint64_t> tgt_census;
-  ImageView<const std::uint8_t> tgt_foreground;  // empty: every target pixel is foreground
-  int direction = -1;  // -1: left reference (target x - d); +1: right reference (target x + d)
-};
-
-struct LevelMatchOptions {
-  int disparities = 0;  // this level's range is 0 .. disparities-1
-  int subwindow = 3;
-  int best_k = 4;
-  int uniqueness = 0;     // percent; 0 = off
-  bool subpixel = false;  // also produce 16*d + parabola offset (the finest level)
+// One reference view of a level: what it reads and where its results go.
+struct ViewMatch {
+  MatchSide side;
+  const SearchRanges* ranges = nullptr;
+  Image<std::int16_t>* disparity = nullptr;  // integer winner or kNoDisparity
+  Image<std::uint16_t>* q4 = nullptr;  // with options.subpixel: 16*d + offset, or kInvalidDisparity
 };
 
 // The matcher keeps its scratch buffers between calls: a frame allocates nothing once sizes settle.
 class AdaptiveWindowMatcher {
  public:
-  // disparity: integer winner or kNoDisparity. q4 (when options.subpixel): 16*d + offset, or
-  // kInvalidDisparity.
-  void match(const MatchSide& side, const SearchRanges& ranges, const CostTables& costs,
-             const LevelMatchOptions& options, Image<std::int16_t>& disparity,
-             Image<std::uint16_t>* q4, ThreadPool* pool);
+  // Both views of one level at once, so they share their pixel costs (pixel_costs.hpp):
+  // views[0] is the left reference (direction -1), views[1] the right (+1), reading the same two
+  // images the other way round.
+  void match(const ViewMatch (&views)[2], const CostTables& costs, const LevelMatchOptions& options,
+             ThreadPool* pool);
 
-  // Candidates evaluated by the last call (for statistics).
+  // Candidates evaluated by the last call, both views (for statistics).
   long long candidates_evaluated() const { return candidates_; }
 
- private:
-  void compute_extended_ranges(const SearchRanges& ranges, const LevelMatchOptions& o,
-                               ThreadPool* pool);
-  void compute_subwindow_sums(const MatchSide& side, const CostTables& costs,
-                              const LevelMatchOptions& o, ThreadPool* pool);
+  AdaptiveWindowMatcher();
+  ~AdaptiveWindowMatcher();
+  AdaptiveWindowMatcher(AdaptiveWindowMatcher&&) noexcept;
+  AdaptiveWindowMatcher& operator=(AdaptiveWindowMatcher&&) noexcept;
 
-  // Per pixel, the disparities for which some pixel needs this pixel's sub-window sum.
-  Image<std::int16_t> ext_lo_, ext_hi_;
-  std::vector<std::int64_t> offsets_;  // start of each pixel's sums in sums_
-  std::vector<std::uint16_t> sums_;
+  struct Part;  // one row band's scratch
+
+ private:
+  // Cuts the rows into about equal work for `parts` tasks; returns parts + 1 row boundaries.
+  std::vector<int> split_rows(int parts) const;
+
+  WindowPlan plans_[2];
+  std::vector<Part> parts_;
   long long candidates_ = 0;
 };
 

@@ -1,6 +1,5 @@
 #include "stereo/cross_check.hpp"
 
-
 #include "stereo/pixel_ops.hpp"
 #include "thread_pool.hpp"
 
@@ -20,10 +19,7 @@ void cross_check(const Image<std::int16_t>& left, const Image<std::int16_t>& rig
       }
     }
   };
-  if (pool)
-    pool->parallel_for(h, rows);
-  else
-    rows(0, h);
+  for_rows(pool, h, rows);
 }
 
 }  // namespace stereod

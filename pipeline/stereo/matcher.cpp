@@ -1,5 +1,7 @@
 #include "stereo/matcher.hpp"
 
+#include <chrono>
+
 #include "stereo/census.hpp"
 #include "stereo/cross_check.hpp"
 #include "stereo/mean_removal.hpp"
@@ -35,6 +37,21 @@ void check_masks(const std::vector<ImageView<const std::uint8_t>>& masks, const 
   }
 }
 
+// Appends the time since the last lap to a frame's stage list.
+class StageClock {
+ public:
+  explicit StageClock(std::vector<StageTime>& times) : times_(times) { times_.clear(); }
+  void lap(const char* stage) {
+    const auto now = std::chrono::steady_clock::now();
+    times_.push_back({stage, std::chrono::duration<double, std::milli>(now - last_).count()});
+    last_ = now;
+  }
+
+ private:
+  std::vector<StageTime>& times_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 // Keeps the subpixel value where the integer disparity survived the cross-check.
 void apply_check(const Image<std::int16_t>& checked, Disparity16& q4) {
   for (std::size_t i = 0; i < q4.size(); ++i) {
@@ -45,7 +62,10 @@ void apply_check(const Image<std::int16_t>& checked, Disparity16& q4) {
 }  // namespace
 
 CpuStereoMatcher::CpuStereoMatcher(const StereoParams& params, unsigned threads)
-    : pool_(std::make_unique<ThreadPool>(threads)) {
+    : CpuStereoMatcher(params, ThreadPool::for_threads(threads)) {}
+
+CpuStereoMatcher::CpuStereoMatcher(const StereoParams& params, std::shared_ptr<ThreadPool> pool)
+    : pool_(std::move(pool)) {
   set_params(params);
 }
 
@@ -59,26 +79,106 @@ void CpuStereoMatcher::set_params(const StereoParams& params) {
 
 void CpuStereoMatcher::build_pyramid(const StereoInput& in, int levels) {
   levels_.resize(static_cast<std::size_t>(levels));
-  copy_into(in.left, levels_[0].left);
-  copy_into(in.right, levels_[0].right);
-  for (int s = 1; s < levels; ++s) {
-    downsample(levels_[s - 1].left.view(), levels_[s].left, pool_.get());
-    downsample(levels_[s - 1].right.view(), levels_[s].right, pool_.get());
-  }
-  if (costs_.uses_census) {
-    for (auto& lv : levels_) {
-      census_transform(lv.left.view(), params_.census_width, params_.census_height, lv.left_census,
-                       pool_.get());
-      census_transform(lv.right.view(), params_.census_width, params_.census_height,
-                       lv.right_census, pool_.get());
+  copy_into(in.left, levels_[0].gray[0]);
+  copy_into(in.right, levels_[0].gray[1]);
+  ThreadPool* pool = pool_.get();
+  // Each image's pyramid, then each level's census codes and mean-removed intensities; the two
+  // images side by side, each stage's rows spread further.
+  pool->parallel_for(2, [&](int i0, int i1) {
+    for (int i = i0; i < i1; ++i) {
+      for (int s = 1; s < levels; ++s) {
+        downsample(levels_[s - 1].gray[i].view(), levels_[s].gray[i], pool);
+      }
+      for (auto& lv : levels_) {
+        if (costs_.uses_census) {
+          census_transform(lv.gray[i].view(), params_.census_width, params_.census_height,
+                           lv.census[i], pool);
+        }
+        if (uses_mean_removal()) {
+          remove_local_mean(lv.gray[i].view(), params_.ad_mean_radius, lv.ad[i], pool);
+        }
+      }
     }
-  }
-  if (uses_mean_removal()) {
-    for (auto& lv : levels_) {
-      remove_local_mean(lv.left.view(), params_.ad_mean_radius, lv.left_ad, pool_.get());
-      remove_local_mean(lv.right.view(), params_.ad_mean_radius, lv.right_ad, pool_.get());
+  });
+}
+
+void CpuStereoMatcher::match_level(const StereoInput& in, int s, StereoOutput& out) {
+  Level& lv = levels_[s];
+  const int w = lv.gray[0].width(), h = lv.gray[0].height();
+  const int disparities = level_disparities(params_.max_disparity, s);
+  const bool coarsest = s == static_cast<int>(levels_.size()) - 1;
+  LevelMatchOptions opt;
+  opt.disparities = disparities;
+  opt.subwindow = params_.subwindow;
+  opt.best_k = params_.best_k;
+  opt.uniqueness = params_.uniqueness;
+  opt.subpixel = s == 0;
+  const bool census = costs_.uses_census;
+  const bool mean_removed = uses_mean_removal();
+  ThreadPool* pool = pool_.get();
+  const std::vector<ImageView<const std::uint8_t>>* masks[2] = {&in.left_foreground,
+                                                                &in.right_foreground};
+  pool->parallel_for(2, [&](int v0, int v1) {
+    for (int v = v0; v < v1; ++v) {
+      const auto fg = mask_at(*masks[v], s);
+      if (coarsest) {
+        full_search_ranges(w, h, fg, disparities, lv.ranges[v]);
+      } else {
+        parent_search_ranges(levels_[s + 1].checked[v], w, h, fg, params_.parent_radius,
+                             disparities, lv.ranges[v], pool);
+      }
     }
+  });
+  // View v matches image v against image 1 - v.
+  ViewMatch views[2];
+  for (int v = 0; v < 2; ++v) {
+    const int o = 1 - v;
+    views[v].side = {(mean_removed ? lv.ad[v] : lv.gray[v]).view(),
+                     (mean_removed ? lv.ad[o] : lv.gray[o]).view(),
+                     census ? lv.census[v].view() : ImageView<const std::uint64_t>{},
+                     census ? lv.census[o].view() : ImageView<const std::uint64_t>{},
+                     mask_at(*masks[o], s),
+                     v == 0 ? -1 : +1};
+    views[v].ranges = &lv.ranges[v];
+    views[v].disparity = &lv.disp[v];
+    views[v].q4 = s == 0 ? &q4_[v] : nullptr;
   }
+  matcher_.match(views, costs_, opt, pool);
+  out.candidates[s] = matcher_.candidates_evaluated();
+  if (params_.cross_check) {
+    cross_check(lv.disp[0], lv.disp[1], params_.cross_check_tolerance, lv.checked[0], lv.checked[1],
+                pool);
+  } else {
+    lv.checked[0] = lv.disp[0];
+    lv.checked[1] = lv.disp[1];
+  }
+}
+
+void CpuStereoMatcher::post_process(const StereoInput& in, StereoOutput& out) {
+  ThreadPool* pool = pool_.get();
+  Disparity16* result[2] = {&out.left, &out.right};
+  // The two views side by side (speckle labelling is sequential within a view); the right view's
+  // map only when the caller wants it: the left-right check was all the left map needed from it.
+  const int views = in.right_output ? 2 : 1;
+  if (!in.right_output) out.right.resize(0, 0);
+  pool->parallel_for(views, [&](int v0, int v1) {
+    for (int v = v0; v < v1; ++v) {
+      apply_check(levels_[0].checked[v], q4_[v]);
+      if (params_.speckle_size > 0) {
+        speckle_[v].apply(q4_[v], params_.speckle_size, params_.speckle_range * kSubpixelScale);
+      }
+      if (params_.median) {
+        median3x3(q4_[v], *result[v], pool);
+      } else {
+        *result[v] = q4_[v];
+      }
+      if (params_.fill) {
+        fill_holes(*result[v], levels_[0].gray[v].view(),
+                   mask_at(v == 0 ? in.left_foreground : in.right_foreground, 0), params_.fill_mode,
+                   params_.fill_interpolate_max, pool);
+      }
+    }
+  });
 }
 
 void CpuStereoMatcher::compute(const StereoInput& in, StereoOutput& out) {
@@ -86,91 +186,23 @@ void CpuStereoMatcher::compute(const StereoInput& in, StereoOutput& out) {
   const int levels = effective_levels(params_);
   check_masks(in.left_foreground, "left_foreground", in.left.width, in.left.height, levels);
   check_masks(in.right_foreground, "right_foreground", in.right.width, in.right.height, levels);
+  StageClock clock(out.stage_times);
   build_pyramid(in, levels);
+  clock.lap("pyramid, census, mean removal");
   out.levels_used = levels;
   out.candidates.assign(static_cast<std::size_t>(levels), 0);
-
+  static const char* const kLevelNames[] = {"level 0 (finest): ranges, match, cross-check",
+                                            "level 1",
+                                            "level 2",
+                                            "level 3",
+                                            "level 4",
+                                            "level 5"};
   for (int s = levels - 1; s >= 0; --s) {
-    Level& lv = levels_[s];
-    const int w = lv.left.width(), h = lv.left.height();
-    const int disparities = level_disparities(params_.max_disparity, s);
-    const auto left_fg = mask_at(in.left_foreground, s);
-    const auto right_fg = mask_at(in.right_foreground, s);
-    if (s == levels - 1) {
-      full_search_ranges(w, h, left_fg, disparities, lv.left_ranges);
-      full_search_ranges(w, h, right_fg, disparities, lv.right_ranges);
-    } else {
-      const Level& parent = levels_[s + 1];
-      parent_search_ranges(parent.left_checked, w, h, left_fg, params_.parent_radius, disparities,
-                           lv.left_ranges, pool_.get());
-      parent_search_ranges(parent.right_checked, w, h, right_fg, params_.parent_radius, disparities,
-                           lv.right_ranges, pool_.get());
-    }
-
-    LevelMatchOptions opt;
-    opt.disparities = disparities;
-    opt.subwindow = params_.subwindow;
-    opt.best_k = params_.best_k;
-    opt.uniqueness = params_.uniqueness;
-    opt.subpixel = s == 0;
-    const bool census = costs_.uses_census;
-    const bool mean_removed = uses_mean_removal();
-    const Gray8& left_ad = mean_removed ? lv.left_ad : lv.left;
-    const Gray8& right_ad = mean_removed ? lv.right_ad : lv.right;
-    MatchSide left_side{left_ad.view(),
-                        right_ad.view(),
-                        census ? lv.left_census.view() : ImageView<const std::uint64_t>{},
-                        census ? lv.right_census.view() : ImageView<const std::uint64_t>{},
-                        right_fg,
-                        -1};
-    MatchSide right_side{right_ad.view(),
-                         left_ad.view(),
-                         census ? lv.right_census.view() : ImageView<const std::uint64_t>{},
-                         census ? lv.left_census.view() : ImageView<const std::uint64_t>{},
-                         left_fg,
-                         +1};
-    left_matcher_.match(left_side, lv.left_ranges, costs_, opt, lv.left_disp,
-                        s == 0 ? &left_q4_ : nullptr, pool_.get());
-    right_matcher_.match(right_side, lv.right_ranges, costs_, opt, lv.right_disp,
-                         s == 0 ? &right_q4_ : nullptr, pool_.get());
-    out.candidates[s] =
-        left_matcher_.candidates_evaluated() + right_matcher_.candidates_evaluated();
-
-    if (params_.cross_check) {
-      cross_check(lv.left_disp, lv.right_disp, params_.cross_check_tolerance, lv.left_checked,
-                  lv.right_checked, pool_.get());
-    } else {
-      lv.left_checked = lv.left_disp;
-      lv.right_checked = lv.right_disp;
-    }
+    match_level(in, s, out);
+    clock.lap(kLevelNames[s]);
   }
-
-  Level& finest = levels_[0];
-  apply_check(finest.left_checked, left_q4_);
-  apply_check(finest.right_checked, right_q4_);
-  // The right view's map is post-processed only when the caller wants it (the left-right check
-  // above is all the left map needs from it).
-  const int step = params_.speckle_range * kSubpixelScale;
-  if (params_.speckle_size > 0) {
-    speckle_.apply(left_q4_, params_.speckle_size, step);
-    if (in.right_output) speckle_.apply(right_q4_, params_.speckle_size, step);
-  }
-  if (params_.median) {
-    median3x3(left_q4_, out.left, pool_.get());
-    if (in.right_output) median3x3(right_q4_, out.right, pool_.get());
-  } else {
-    out.left = left_q4_;
-    if (in.right_output) out.right = right_q4_;
-  }
-  if (params_.fill) {
-    fill_holes(out.left, finest.left.view(), mask_at(in.left_foreground, 0), params_.fill_mode,
-               params_.fill_interpolate_max, pool_.get());
-    if (in.right_output) {
-      fill_holes(out.right, finest.right.view(), mask_at(in.right_foreground, 0), params_.fill_mode,
-                 params_.fill_interpolate_max, pool_.get());
-    }
-  }
-  if (!in.right_output) out.right.resize(0, 0);
+  post_process(in, out);
+  clock.lap("speckles, median, filling");
 }
 
 }  // namespace stereod

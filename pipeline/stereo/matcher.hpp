@@ -29,18 +29,28 @@ struct StereoInput {
   bool right_output = true;
 };
 
+// Wall-clock time of one stage of a frame (both views together), for profiles.
+struct StageTime {
+  const char* stage;  // a string literal
+  double ms = 0;
+};
+
 struct StereoOutput {
   Disparity16 left;   // left reference: 16*d, kInvalidDisparity where there is none
   Disparity16 right;  // right reference, same encoding (empty unless asked for)
   int levels_used = 0;
   // Candidates evaluated per level (index 0 = finest), both reference views together.
   std::vector<long long> candidates;
+  // Where compute() spent its time, stage by stage in order (stereod-bench speed --profile).
+  std::vector<StageTime> stage_times;
 };
 
 class CpuStereoMatcher {
  public:
-  // threads: worker threads for the row loops (0 = one per core). Results do not depend on it.
+  // threads: 0 runs the row loops on the process's shared pool, n on a pool of n threads of its own
+  // (1: all on the caller). Results do not depend on it.
   explicit CpuStereoMatcher(const StereoParams& params = {}, unsigned threads = 0);
+  CpuStereoMatcher(const StereoParams& params, std::shared_ptr<ThreadPool> pool);
   ~CpuStereoMatcher();
 
   // Throws ParameterError when the parameters are unusable; the previous ones stay in force.
@@ -49,14 +59,12 @@ class CpuStereoMatcher {
 
   // Intermediate results of the last compute() (tests compare the CUDA engine stage by stage).
   // image/view 0 = left, 1 = right.
-  const Gray8& level_gray(int level, int image) const {
-    return image == 0 ? levels_[level].left : levels_[level].right;
-  }
+  const Gray8& level_gray(int level, int image) const { return levels_[level].gray[image]; }
   const Image<std::uint64_t>& level_census(int level, int image) const {
-    return image == 0 ? levels_[level].left_census : levels_[level].right_census;
+    return levels_[level].census[image];
   }
   const Image<std::int16_t>& level_disparity(int level, int view) const {
-    return view == 0 ? levels_[level].left_disp : levels_[level].right_disp;
+    return levels_[level].disp[view];
   }
 
   // Throws ParameterError for images the parameters cannot work with (sizes differ, too small, the
@@ -64,27 +72,30 @@ class CpuStereoMatcher {
   void compute(const StereoInput& in, StereoOutput& out);
 
  private:
+  // One pyramid level; index 0 = the left image and left-reference view, 1 = the right ones.
   struct Level {
-    Gray8 left, right;
-    Gray8 left_ad, right_ad;  // the AD term's input (mean removed), when it differs from left/right
-    Image<std::uint64_t> left_census, right_census;
-    SearchRanges left_ranges, right_ranges;
-    Image<std::int16_t> left_disp, right_disp;        // winners
-    Image<std::int16_t> left_checked, right_checked;  // after the cross-check
+    Gray8 gray[2];
+    Gray8 ad[2];  // the AD term's input (mean removed), when it differs from gray
+    Image<std::uint64_t> census[2];
+    SearchRanges ranges[2];
+    Image<std::int16_t> disp[2];     // winners
+    Image<std::int16_t> checked[2];  // after the cross-check
   };
 
   void build_pyramid(const StereoInput& in, int levels);
+  void match_level(const StereoInput& in, int s, StereoOutput& out);
+  void post_process(const StereoInput& in, StereoOutput& out);
   bool uses_mean_removal() const {
     return params_.ad_mean_radius > 0 && params_.cost != MatchingCost::kCensus;
   }
 
   StereoParams params_;
   CostTables costs_;
-  std::unique_ptr<ThreadPool> pool_;
+  std::shared_ptr<ThreadPool> pool_;
   std::vector<Level> levels_;
-  AdaptiveWindowMatcher left_matcher_, right_matcher_;
-  Disparity16 left_q4_, right_q4_;
-  SpeckleFilter speckle_;
+  AdaptiveWindowMatcher matcher_;
+  Disparity16 q4_[2];
+  SpeckleFilter speckle_[2];
 };
 
 }  // namespace stereod

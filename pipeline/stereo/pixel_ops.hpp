@@ -158,19 +158,19 @@ STEREOD_HD std::uint8_t downsample_at(const std::uint8_t* fine, int fw, int fh, 
   return static_cast<std::uint8_t>((sum + 2) >> 2);
 }
 
-// Compare-exchange of v[a] and v[b] (ascending), for the two selection networks below.
-#define STEREOD_CSWAP(a, b)                              \
-  do {                                                   \
-    const std::uint32_t lo_ = v[a] < v[b] ? v[a] : v[b]; \
-    const std::uint32_t hi_ = v[a] < v[b] ? v[b] : v[a]; \
-    v[a] = lo_;                                          \
-    v[b] = hi_;                                          \
+// Compare-exchange of v[a] and v[b] (ascending), for the selection networks below.
+#define STEREOD_CSWAP(a, b)                  \
+  do {                                       \
+    const T lo_ = v[a] < v[b] ? v[a] : v[b]; \
+    const T hi_ = v[a] < v[b] ? v[b] : v[a]; \
+    v[a] = lo_;                              \
+    v[b] = hi_;                              \
   } while (0)
 
-// Sum of the k smallest of eight values (k in 0..8). A sorting network keeps it branch-free on
-// the GPU; the sum of the k smallest does not depend on how they were found.
-STEREOD_HD std::uint32_t sum_smallest_k_of_8(std::uint32_t v[8], int k) {
-  // Batcher's odd-even merge sort for 8 inputs (19 compare-exchanges).
+// Sorts eight values in place: Batcher's odd-even merge sort (19 compare-exchanges), branch-free
+// on the GPU and vectorisable on the CPU, for any unsigned lane type.
+template <typename T>
+STEREOD_HD void sort8_t(T v[8]) {
   STEREOD_CSWAP(0, 1);
   STEREOD_CSWAP(2, 3);
   STEREOD_CSWAP(4, 5);
@@ -190,14 +190,14 @@ STEREOD_HD std::uint32_t sum_smallest_k_of_8(std::uint32_t v[8], int k) {
   STEREOD_CSWAP(1, 2);
   STEREOD_CSWAP(3, 4);
   STEREOD_CSWAP(5, 6);
-  std::uint32_t sum = 0;
-  for (int i = 0; i < 8; ++i) sum += i < k ? v[i] : 0u;
-  return sum;
 }
 
-// The same sum for k = 4 (the default) with fewer comparisons: sort each half (5 compare-exchanges
-// each), then the 4 smallest of two sorted quadruples are min(a[i], b[3-i]) (a bitonic split).
-STEREOD_HD std::uint32_t sum_smallest_4_of_8(std::uint32_t v[8]) {
+// The sum of the 4 smallest of eight values (the default k) with fewer comparisons: sort each half
+// (5 compare-exchanges each), then the 4 smallest of two sorted quadruples are min(a[i], b[3-i])
+// (a bitonic split). T: any unsigned lane type wide enough for the sum (the CPU engine runs it on
+// 16-bit lanes where the sums fit).
+template <typename T>
+STEREOD_HD T sum_smallest_4_of_8_t(T v[8]) {
   STEREOD_CSWAP(0, 1);
   STEREOD_CSWAP(2, 3);
   STEREOD_CSWAP(0, 2);
@@ -208,10 +208,23 @@ STEREOD_HD std::uint32_t sum_smallest_4_of_8(std::uint32_t v[8]) {
   STEREOD_CSWAP(4, 6);
   STEREOD_CSWAP(5, 7);
   STEREOD_CSWAP(5, 6);
-#undef STEREOD_CSWAP
-  std::uint32_t sum = 0;
+  T sum = 0;
   for (int i = 0; i < 4; ++i) sum += v[i] < v[7 - i] ? v[i] : v[7 - i];
   return sum;
+}
+#undef STEREOD_CSWAP
+
+// Sum of the k smallest of eight values (k in 0..8); the sum of the k smallest does not depend on
+// how they were found.
+STEREOD_HD std::uint32_t sum_smallest_k_of_8(std::uint32_t v[8], int k) {
+  sort8_t(v);
+  std::uint32_t sum = 0;
+  for (int i = 0; i < 8; ++i) sum += i < k ? v[i] : 0u;
+  return sum;
+}
+
+STEREOD_HD std::uint32_t sum_smallest_4_of_8(std::uint32_t v[8]) {
+  return sum_smallest_4_of_8_t(v);
 }
 
 // Parabola through (d-1, cm), (d, c), (d+1, cp): the vertex offset in 1/16 pixel, rounded half away

@@ -18,10 +18,7 @@ void downsample(ImageView<const std::uint8_t> fine, Gray8& coarse, ThreadPool* p
       }
     }
   };
-  if (pool)
-    pool->parallel_for(h, rows);
-  else
-    rows(0, h);
+  for_rows(pool, h, rows);
 }
 
 }  // namespace stereod

@@ -19,6 +19,11 @@ struct SearchRanges {
   Image<std::int16_t> hi;  // hi < lo: the pixel is not matched
 
   bool matched(int x, int y) const { return hi(x, y) >= lo(x, y); }
+
+  // Scratch of parent_search_ranges, kept so a frame allocates nothing: per parent pixel, the
+  // min and max of the valid disparities along its block's row, then its children's range.
+  Image<std::uint16_t> row_min;
+  Image<std::int16_t> row_max, parent_lo, parent_hi;
 };
 
 // foreground: 1 = match this pixel; an empty view means every pixel.

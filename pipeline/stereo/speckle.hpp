@@ -17,9 +17,9 @@ class SpeckleFilter {
   void apply(Disparity16& disparity, int min_size, int max_step);
 
  private:
-  std::vector<std::int32_t> label_;
-  std::vector<std::int32_t> stack_;
-  std::vector<std::int32_t> members_;
+  std::vector<std::uint16_t> map_;     // the map with a border of kInvalidDisparity
+  std::vector<std::uint8_t> visited_;  // the same layout
+  std::vector<std::int32_t> members_;  // the region being grown (and its queue)
 };
 
 }  // namespace stereod

@@ -1,6 +1,6 @@
-// The background model against straightforward implementations of its definition (docs/ALGORITHM.md step
-// 3, docs/ALGORITHM.md): the update, the k-sigma and shadow tests, HSV, the hierarchy, closing,
-// warm-up, the off switch, selective learning, determinism and bad parameters.
+// The background model against straightforward implementations of its definition (docs/ALGORITHM.md
+// step 3, docs/ALGORITHM.md): the update, the k-sigma and shadow tests, HSV, the hierarchy,
+// closing, warm-up, the off switch, selective learning, determinism and bad parameters.
 #include <gtest/gtest.h>
 
 #include <cmath>

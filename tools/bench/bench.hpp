@@ -1,10 +1,12 @@
 // stereod-bench: the subcommands share these settings and helpers.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cpu_pair_processor.hpp"
 #include "engine.hpp"
 #include "image.hpp"
 #include "stereo/params.hpp"
@@ -34,9 +36,28 @@ std::unique_ptr<Engine> open_engine(const CommonOptions& o, int width, int heigh
 Disparity16 run_pair(Engine& engine, const Gray8& left, const Gray8& right,
                      std::uint64_t sequence = 0, StageTimings* timings = nullptr);
 
-int run_disparity(const CommonOptions& common, const std::string& left, const std::string& right,
-                  int max_disparity, const std::string& out, bool fill,
-                  const std::string& right_out);
+// The median of the values (the upper one of the middle two for an even count); 0 when empty.
+double median(std::vector<double> values);
+
+// The CPU engine's stages: a CpuPairProcessor with the engine's parameters and threads runs
+// frames 0 .. skip + 20 (frame(i) gives frame i) and returns each stage's median wall time over
+// the last 21, in order.
+std::vector<std::pair<std::string, double>> cpu_profile(const CommonOptions& common,
+                                                        const PairParams& params, int skip,
+                                                        const std::function<PairFrame(int)>& frame);
+// Prints them, with their sum.
+void print_stages(const std::vector<std::pair<std::string, double>>& stages, const char* where);
+
+struct DisparityOptions {
+  std::string left, right;
+  int max_disparity = 0;
+  std::string out, right_out;
+  bool fill = false;
+  int repeat = 1;        // the pair this many times through the engine; times are medians
+  bool sgbm = false;     // also time OpenCV's StereoSGBM on the pair, as many times
+  bool profile = false;  // also time each stage of the CPU engine (median of 21 frames)
+};
+int run_disparity(const CommonOptions& common, const DisparityOptions& o);
 
 struct AccuracyOptions {
   std::string data;
@@ -44,6 +65,7 @@ struct AccuracyOptions {
   bool sgbm = true;
   std::string save;  // folder for the disparity maps, if set
   std::string only;  // substring filter on scene names
+  int repeat = 1;    // runs per scene and matcher; times are medians
 };
 int run_accuracy(const CommonOptions& common, const AccuracyOptions& o);
 
@@ -55,7 +77,7 @@ struct SpeedOptions {
   int warmup = 10;
   int pairs = 1;
   int inflight = 2;
-  bool profile = false;     // CUDA: time each stage of one frame with events
+  bool profile = false;     // also time each stage of a frame (median of 21)
   bool background = false;  // background modeling on, over the synthetic video
   int objects = 3;          // moving objects in that video (3: about 15 % foreground)
   bool color_only = false;  // frames in color only: the engine derives the gray (luma)

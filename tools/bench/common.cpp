@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include "background_yaml.hpp"
@@ -5,6 +7,41 @@
 #include "stereo_yaml.hpp"
 
 namespace stereod::bench {
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+std::vector<std::pair<std::string, double>> cpu_profile(
+    const CommonOptions& common, const PairParams& params, int skip,
+    const std::function<PairFrame(int)>& frame) {
+  CpuPairProcessor processor(params.stereo, params.background, common.threads);
+  PairOutput out;
+  std::vector<std::vector<StageTime>> runs;
+  for (int i = 0; i < skip + 21; ++i) {
+    processor.process(frame(i), out);
+    if (i >= skip) runs.push_back(out.stage_times);
+  }
+  std::vector<std::pair<std::string, double>> stages;
+  for (std::size_t s = 0; s < runs.front().size(); ++s) {
+    std::vector<double> t;
+    for (const auto& r : runs) t.push_back(r[s].ms);
+    stages.emplace_back(runs.front()[s].stage, median(t));
+  }
+  return stages;
+}
+
+void print_stages(const std::vector<std::pair<std::string, double>>& stages, const char* where) {
+  double sum = 0;
+  std::printf("  stages of one frame, %s (median of 21, ms):\n", where);
+  for (const auto& [stage, ms] : stages) {
+    std::printf("    %-48s %8.4f\n", stage.c_str(), ms);
+    sum += ms;
+  }
+  std::printf("    %-48s %8.4f\n", "sum", sum);
+}
 
 PairParams resolve_params(const CommonOptions& o, const PairParams& base) {
   PairParams p = o.config.empty() ? base : load_params_file(o.config, base);

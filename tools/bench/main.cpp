@@ -32,18 +32,21 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   CommonOptions disp_common;
-  std::string left, right, out, right_out;
-  int max_disparity = 0;
-  bool fill = false;
+  DisparityOptions disp_opt;
   auto* disp = app.add_subcommand("disparity", "Disparity of one rectified pair");
   add_common(disp, disp_common);
-  disp->add_option("--left", left, "Left image")->required()->check(CLI::ExistingFile);
-  disp->add_option("--right", right, "Right image")->required()->check(CLI::ExistingFile);
-  disp->add_option("--max-disparity", max_disparity, "Disparities 0..N-1 are searched")->required();
-  disp->add_option("--out", out, "Output: .pfm (float, Middlebury) or .png (16-bit, 16*d)")
+  disp->add_option("--left", disp_opt.left, "Left image")->required()->check(CLI::ExistingFile);
+  disp->add_option("--right", disp_opt.right, "Right image")->required()->check(CLI::ExistingFile);
+  disp->add_option("--max-disparity", disp_opt.max_disparity, "Disparities 0..N-1 are searched")
       ->required();
-  disp->add_option("--right-out", right_out, "Also write the right-reference map");
-  disp->add_flag("--fill", fill, "Fill holes (dense output)");
+  disp->add_option("--out", disp_opt.out, "Output: .pfm (float, Middlebury) or .png (16-bit, 16*d)")
+      ->required();
+  disp->add_option("--right-out", disp_opt.right_out, "Also write the right-reference map");
+  disp->add_flag("--fill", disp_opt.fill, "Fill holes (dense output)");
+  disp->add_option("--repeat", disp_opt.repeat, "Run the pair N times; report the median time")
+      ->check(CLI::Range(1, 100000));
+  disp->add_flag("--sgbm", disp_opt.sgbm, "Also time OpenCV's StereoSGBM on the pair (same run)");
+  disp->add_flag("--profile", disp_opt.profile, "CPU engine: also time each stage (median of 21)");
 
   CommonOptions acc_common;
   AccuracyOptions acc;
@@ -57,6 +60,8 @@ int main(int argc, char** argv) {
   accuracy->add_flag("--no-sgbm", no_sgbm, "Skip the OpenCV StereoSGBM reference row");
   accuracy->add_option("--save", acc.save, "Write each scene's disparity (PFM) into this folder");
   accuracy->add_option("--only", acc.only, "Only scenes whose name contains this");
+  accuracy->add_option("--repeat", acc.repeat, "Runs per scene and matcher; times are medians")
+      ->check(CLI::Range(1, 1000));
 
   CommonOptions speed_common;
   SpeedOptions speed;
@@ -70,7 +75,8 @@ int main(int argc, char** argv) {
   sp->add_option("--warmup", speed.warmup, "Frames run before timing")->check(CLI::Range(0, 10000));
   sp->add_option("--pairs", speed.pairs, "Pairs processed at once")->check(CLI::Range(1, 256));
   sp->add_option("--inflight", speed.inflight, "Slots per pair")->check(CLI::Range(1, 64));
-  sp->add_flag("--profile", speed.profile, "CUDA engine: also time each stage of a frame");
+  sp->add_flag("--profile", speed.profile,
+               "Also time each stage of a frame (CPU and CUDA engines)");
   sp->add_flag("--background", speed.background,
                "Background modeling on, over a synthetic video with moving objects");
   sp->add_option("--objects", speed.objects, "With --background: moving objects in the video")
@@ -108,7 +114,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    if (*disp) return run_disparity(disp_common, left, right, max_disparity, out, fill, right_out);
+    if (*disp) return run_disparity(disp_common, disp_opt);
     if (*accuracy) {
       acc.fill = !no_fill;
       acc.sgbm = !no_sgbm;

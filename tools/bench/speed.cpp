@@ -32,12 +32,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 double percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -324,9 +318,46 @@ class Runner {
   Run run_;
 };
 
-std::vector<std::pair<std::string, double>> profile_stages(Engine& engine, Runner& runner,
-                                                           Source& src, bool color_only) {
+// The CPU engine's stages: a CpuPairProcessor with the engine's parameters runs the timed run's
+// frames (so a background model is as warm), then 21 more, timed.
+std::vector<std::pair<std::string, double>> cpu_stages(const CommonOptions& common,
+                                                       const PairParams& params, Runner& runner,
+                                                       Source& src, bool color_only) {
+  Gray8 gray[2];
+  FrameInput in;
+  return cpu_profile(common, params, runner.total(), [&](int i) {
+    in = src.clip->input(src.clip_index(i), static_cast<std::uint64_t>(i), color_only);
+    PairFrame f;
+    f.left = in.left;
+    f.right = in.right;
+    f.left_color = in.left_color;
+    f.right_color = in.right_color;
+    f.right_output = false;     // as the engine: the right view's map is not returned
+    if (gray_from_color(in)) {  // what the engine's submit does with color-only frames
+      const RgbView color[2] = {in.left_color, in.right_color};
+      for (int v = 0; v < 2; ++v) {
+        gray[v].ensure_size(color[v].width, color[v].height);
+        for (int y = 0; y < color[v].height; ++y) {
+          const std::uint8_t* c = color[v].row(y);
+          std::uint8_t* g = gray[v].row(y);
+          for (int x = 0; x < color[v].width; ++x) {
+            g[x] = luma_bt601(c[3 * x], c[3 * x + 1], c[3 * x + 2]);
+          }
+        }
+      }
+      f.left = gray[0].view();
+      f.right = gray[1].view();
+    }
+    return f;
+  });
+}
+
+std::vector<std::pair<std::string, double>> profile_stages(const CommonOptions& common,
+                                                           const PairParams& params, Engine& engine,
+                                                           Runner& runner, Source& src,
+                                                           bool color_only) {
   std::vector<std::pair<std::string, double>> stages;
+  if (engine.name() == "cpu") return cpu_stages(common, params, runner, src, color_only);
 #if defined(STEREOD_HAVE_CUDA)
   if (engine.name() != "cuda") return stages;
   // Median of several profiled frames per stage: the frames that follow the timed ones, so a
@@ -342,11 +373,6 @@ std::vector<std::pair<std::string, double>> profile_stages(Engine& engine, Runne
     for (const auto& r : runs) t.push_back(r[s].second);
     stages.emplace_back(runs.front()[s].first, median(t));
   }
-#else
-  (void)engine;
-  (void)runner;
-  (void)src;
-  (void)color_only;
 #endif
   return stages;
 }
@@ -397,8 +423,9 @@ int run_speed(const CommonOptions& common, const SpeedOptions& o) {
   Runner runner(o, engines, src);
   runner.set_warmup(warmup);
   const Run run = o.latency ? runner.latency() : runner.throughput();
-  const auto stages = o.profile ? profile_stages(*engines.front(), runner, src, o.color_only)
-                                : std::vector<std::pair<std::string, double>>{};
+  const auto stages =
+      o.profile ? profile_stages(common, params, *engines.front(), runner, src, o.color_only)
+                : std::vector<std::pair<std::string, double>>{};
   if (!o.timeline.empty()) write_timeline(o.timeline, run);
 
   const double fps_total = run.timed / run.seconds;
@@ -480,13 +507,8 @@ int run_speed(const CommonOptions& common, const SpeedOptions& o) {
         100 * median(foreground), 100 * median(tested));
   }
   if (!stages.empty()) {
-    double sum = 0;
-    std::printf("  stages of one frame, outside the graph (median of 21, ms):\n");
-    for (const auto& [stage, ms] : stages) {
-      std::printf("    %-48s %8.4f\n", stage.c_str(), ms);
-      sum += ms;
-    }
-    std::printf("    %-48s %8.4f\n", "sum", sum);
+    print_stages(stages,
+                 engine_name == "cpu" ? "CpuPairProcessor beside the engine" : "outside the graph");
   }
   return 0;
 }

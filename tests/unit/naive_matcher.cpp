@@ -1,0 +1,217 @@
+#include "naive_matcher.hpp"
+
+#include <cstdlib>
+
+#include "stereo/adaptive_window.hpp"
+#include "stereo/cost.hpp"
+#include "stereo/pixel_ops.hpp"
+
+namespace stereod::testing {
+namespace {
+
+struct Views {
+  Gray8 gray[2];
+  Gray8 ad[2];  // the AD term's input
+  Image<std::uint64_t> census[2];
+};
+
+Gray8 downsampled(const Gray8& fine) {
+  Gray8 out((fine.width() + 1) / 2, (fine.height() + 1) / 2);
+  for (int y = 0; y < out.height(); ++y) {
+    for (int x = 0; x < out.width(); ++x) {
+      out(x, y) = downsample_at(fine.data(), fine.width(), fine.height(), fine.width(), x, y);
+    }
+  }
+  return out;
+}
+
+bool foreground(const std::vector<Gray8>& masks, int level, int x, int y) {
+  return masks.empty() || masks[static_cast<std::size_t>(level)](x, y) != 0;
+}
+
+// Flood fill from each valid pixel; regions under min_size pixels lose their disparity.
+void remove_speckles(Disparity16& d, int min_size, int max_step) {
+  if (min_size <= 1) return;
+  const int w = d.width(), h = d.height();
+  std::vector<int> region(d.size(), -1);
+  std::vector<int> sizes;
+  for (int start = 0; start < w * h; ++start) {
+    if (region[start] >= 0 || d.data()[start] == kInvalidDisparity) continue;
+    const int id = static_cast<int>(sizes.size());
+    sizes.push_back(0);
+    std::vector<int> todo{start};
+    region[start] = id;
+    while (!todo.empty()) {
+      const int i = todo.back();
+      todo.pop_back();
+      ++sizes[id];
+      const int x = i % w, y = i / w;
+      const int nx[4] = {x - 1, x + 1, x, x}, ny[4] = {y, y, y - 1, y + 1};
+      for (int k = 0; k < 4; ++k) {
+        if (nx[k] < 0 || ny[k] < 0 || nx[k] >= w || ny[k] >= h) continue;
+        const int j = ny[k] * w + nx[k];
+        if (region[j] >= 0 || d.data()[j] == kInvalidDisparity) continue;
+        if (std::abs(d.data()[j] - d.data()[i]) > max_step) continue;
+        region[j] = id;
+        todo.push_back(j);
+      }
+    }
+  }
+  for (int i = 0; i < w * h; ++i) {
+    if (region[i] >= 0 && sizes[region[i]] < min_size) d.data()[i] = kInvalidDisparity;
+  }
+}
+
+}  // namespace
+
+NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& right,
+                        const std::vector<Gray8>& left_foreground,
+                        const std::vector<Gray8>& right_foreground) {
+  const int levels = effective_levels(p);
+  const CostTables costs = make_cost_tables(p);
+  const bool mean_removed = p.ad_mean_radius > 0 && p.cost != MatchingCost::kCensus;
+  const std::vector<Gray8>* masks[2] = {&left_foreground, &right_foreground};
+
+  std::vector<Views> lv(static_cast<std::size_t>(levels));
+  lv[0].gray[0] = left;
+  lv[0].gray[1] = right;
+  for (int s = 1; s < levels; ++s) {
+    for (int i = 0; i < 2; ++i) lv[s].gray[i] = downsampled(lv[s - 1].gray[i]);
+  }
+  for (auto& v : lv) {
+    for (int i = 0; i < 2; ++i) {
+      const Gray8& g = v.gray[i];
+      const int w = g.width(), h = g.height();
+      v.ad[i] = g;
+      v.census[i].resize(w, h);
+      for (int y = 0; y < h; ++y) {
+        for (int x = 0; x < w; ++x) {
+          if (mean_removed)
+            v.ad[i](x, y) = mean_removed_at(g.data(), w, h, w, x, y, p.ad_mean_radius);
+          if (costs.uses_census) {
+            v.census[i](x, y) = census_at(g.data(), w, h, w, x, y, p.census_width, p.census_height);
+          }
+        }
+      }
+    }
+  }
+
+  NaiveResult out;
+  for (auto& w : out.winners) w.resize(static_cast<std::size_t>(levels));
+  std::vector<Image<std::int16_t>> checked[2];
+  for (auto& c : checked) c.resize(static_cast<std::size_t>(levels));
+  Disparity16 q4[2];
+  for (int s = levels - 1; s >= 0; --s) {
+    const int w = lv[s].gray[0].width(), h = lv[s].gray[0].height();
+    const int disparities = level_disparities(p.max_disparity, s);
+    for (int v = 0; v < 2; ++v) {
+      const int o = 1 - v;
+      MatchSide side{lv[s].ad[v].view(),
+                     lv[s].ad[o].view(),
+                     lv[s].census[v].view(),
+                     lv[s].census[o].view(),
+                     {},
+                     v == 0 ? -1 : +1};
+      if (!costs.uses_census) side.ref_census = side.tgt_census = {};
+      Gray8 tgt_mask;
+      if (!masks[o]->empty()) {
+        tgt_mask = (*masks[o])[static_cast<std::size_t>(s)];
+        side.tgt_foreground = tgt_mask.view();
+      }
+      Image<std::int16_t>& win = out.winners[v][static_cast<std::size_t>(s)];
+      win.resize(w, h, kNoDisparity);
+      if (s == 0) q4[v].resize(w, h, kInvalidDisparity);
+      for (int y = 0; y < h; ++y) {
+        for (int x = 0; x < w; ++x) {
+          if (!foreground(*masks[v], s, x, y)) continue;
+          int lo = 0, hi = disparities - 1;
+          if (s < levels - 1) {
+            const auto& parent = checked[v][static_cast<std::size_t>(s + 1)];
+            parent_range([&](int u, int t) { return static_cast<int>(parent(u, t)); },
+                         parent.width(), parent.height(), x, y, p.parent_radius, disparities, lo,
+                         hi);
+          }
+          auto cost = [&](int d) {
+            return naive_aggregated_cost(side, costs, p.subwindow, p.best_k, x, y, d);
+          };
+          int best_d = kNoDisparity;
+          std::uint32_t best = 0;
+          for (int d = lo; d <= hi; ++d) {
+            if (!candidate_allowed(side, x, y, d)) continue;
+            const std::uint32_t a = cost(d);
+            if (best_d == kNoDisparity || a < best) best = a, best_d = d;
+          }
+          if (best_d != kNoDisparity && p.uniqueness > 0) {
+            for (int d = lo; d <= hi; ++d) {
+              if (std::abs(d - best_d) <= 1 || !candidate_allowed(side, x, y, d)) continue;
+              if (std::uint64_t{cost(d)} * (100 - p.uniqueness) < std::uint64_t{best} * 100) {
+                best_d = kNoDisparity;
+                break;
+              }
+            }
+          }
+          win(x, y) = static_cast<std::int16_t>(best_d);
+          if (s == 0 && best_d != kNoDisparity) {
+            // As both engines do today, the parabola is always fitted: StereoParams::subpixel is
+            // not read by either (noted in issue 19's report).
+            int offset = 0;
+            if (best_d >= 1 && best_d + 1 < disparities &&
+                candidate_allowed(side, x, y, best_d - 1) &&
+                candidate_allowed(side, x, y, best_d + 1)) {
+              offset = subpixel_offset(cost(best_d - 1), best, cost(best_d + 1));
+            }
+            q4[v](x, y) = static_cast<std::uint16_t>(
+                clamp_int(kSubpixelScale * best_d + offset, 0, kSubpixelScale * (disparities - 1)));
+          }
+        }
+      }
+    }
+    // Cross-check: each view's winner must be matched back within the tolerance.
+    for (int v = 0; v < 2; ++v) {
+      const auto& mine = out.winners[v][static_cast<std::size_t>(s)];
+      const auto& other = out.winners[1 - v][static_cast<std::size_t>(s)];
+      auto& c = checked[v][static_cast<std::size_t>(s)];
+      c = mine;
+      if (!p.cross_check) continue;
+      for (int y = 0; y < h; ++y) {
+        for (int x = 0; x < w; ++x) {
+          const int d = mine(x, y);
+          if (d == kNoDisparity) continue;
+          const int ox = x + (v == 0 ? -d : d);
+          const bool ok = ox >= 0 && ox < w && other(ox, y) != kNoDisparity &&
+                          std::abs(other(ox, y) - d) <= p.cross_check_tolerance;
+          if (!ok) c(x, y) = kNoDisparity;
+        }
+      }
+    }
+  }
+
+  const int w = left.width(), h = left.height();
+  for (int v = 0; v < 2; ++v) {
+    Disparity16& d = q4[v];
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        if (checked[v][0](x, y) == kNoDisparity) d(x, y) = kInvalidDisparity;
+      }
+    }
+    remove_speckles(d, p.speckle_size, p.speckle_range * kSubpixelScale);
+    Disparity16 m = d;
+    if (p.median) {
+      for (int y = 0; y < h; ++y) {
+        for (int x = 0; x < w; ++x) m(x, y) = median3x3_at(d.data(), w, h, x, y);
+      }
+    }
+    if (p.fill) {
+      const Gray8& gray = v == 0 ? left : right;
+      for (int y = 0; y < h; ++y) {
+        fill_holes_row(
+            m.row(y), w, gray.row(y), masks[v]->empty() ? nullptr : (*masks[v])[0].row(y),
+            p.fill_mode == FillMode::kBackground, p.fill_interpolate_max * kSubpixelScale);
+      }
+    }
+    (v == 0 ? out.left : out.right) = m;
+  }
+  return out;
+}
+
+}  // namespace stereod::testing

@@ -1,0 +1,27 @@
+// The whole matcher written out from docs/ALGORITHM.md, pixel by pixel, with nothing cached and
+// nothing shared between pixels: every stage calls the per-pixel definitions (pixel_ops.hpp,
+// naive_aggregated_cost, candidate_allowed) directly. Slow (each candidate sums 9 sub-windows from
+// scratch), so only for small images; the tests hold the CPU engine to it bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "image.hpp"
+#include "stereo/params.hpp"
+
+namespace stereod::testing {
+
+struct NaiveResult {
+  Disparity16 left, right;
+  // Per level (index 0 = finest) and view (0 = left reference): the winners before the
+  // cross-check.
+  std::vector<Image<std::int16_t>> winners[2];
+};
+
+// masks: per level, 1 = foreground; empty: every pixel.
+NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& right,
+                        const std::vector<Gray8>& left_foreground,
+                        const std::vector<Gray8>& right_foreground);
+
+}  // namespace stereod::testing
