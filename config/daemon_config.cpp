@@ -32,8 +32,9 @@ static_assert(kMaxNameLength <= publish::kMaxNameBytes);
 
 // docs/CONFIG.md, "Limits".
 constexpr std::size_t kMaxFileBytes = 1024 * 1024;
-constexpr std::size_t kMaxCameras = 64;
+constexpr std::size_t kMaxCameras = 128;  // 64 pairs of two cameras
 constexpr std::size_t kMaxPairs = 64;
+constexpr int kMaxDevice = 63;  // CUDA device numbers 0..63
 
 const std::vector<std::string> kLogLevels = {"trace", "debug",    "info", "warn",
                                              "error", "critical", "off"};
@@ -189,8 +190,41 @@ class Loader {
 
   void read_gpu(const YAML::Node& n, GpuConfig& g) {
     if (!r_.expect_map(n, "gpu")) return;
-    r_.check_keys(n, "gpu", {"device", "inflight", "zero_copy"});
-    r_.read(n, "gpu", "device", g.device, 0, 63);
+    r_.check_keys(n, "gpu", {"device", "devices", "inflight", "zero_copy"});
+    if (n["device"].IsDefined() && n["devices"].IsDefined()) {
+      r_.add(n["devices"], "gpu.devices",
+             "give gpu.device (one GPU) or gpu.devices (a list), not both");
+    }
+    int device = g.devices.front();
+    r_.read(n, "gpu", "device", device, 0, kMaxDevice);
+    g.devices = {device};
+    const YAML::Node list = n["devices"];
+    if (list.IsDefined()) {
+      if (!is_sequence(list) || list.size() == 0 || list.size() > kMaxDevice + 1) {
+        r_.add(list, "gpu.devices", "expected a list of 1 to 64 CUDA device numbers, e.g. [0, 1]");
+      } else {
+        std::vector<int> devices;
+        for (std::size_t i = 0; i < list.size(); ++i) {
+          const std::string path = indexed("gpu.devices", i);
+          int d = -1;
+          if (is_scalar(list[i])) {
+            try {
+              d = list[i].as<int>();
+            } catch (const YAML::Exception&) {
+              d = -1;
+            }
+          }
+          if (d < 0 || d > kMaxDevice) {
+            r_.add(list[i], path, "expected a CUDA device number 0-63");
+          } else if (std::find(devices.begin(), devices.end(), d) != devices.end()) {
+            r_.add(list[i], path, "device " + std::to_string(d) + " is listed twice");
+          } else {
+            devices.push_back(d);
+          }
+        }
+        if (!devices.empty()) g.devices = devices;
+      }
+    }
     r_.read(n, "gpu", "inflight", g.inflight, 1, 64);
     r_.read(n, "gpu", "zero_copy", g.zero_copy);
   }
@@ -384,7 +418,8 @@ class Loader {
       const std::string path = indexed("pairs", i);
       if (!r_.expect_map(pn, path, false)) continue;
       r_.check_keys(pn, path,
-                    {"name", "left", "right", "calibration", "stereo", "background", "outputs"});
+                    {"name", "left", "right", "calibration", "stereo", "background", "outputs",
+                     "gpu_device"});
       PairConfig p;
       p.stereo = default_stereo_;
       p.background = default_background_;
@@ -397,6 +432,19 @@ class Loader {
       }
       r_.read(pn, path, "left", p.left);
       r_.read(pn, path, "right", p.right);
+      if (pn["gpu_device"].IsDefined()) {
+        const std::size_t issues_before = r_.issues().size();
+        r_.read(pn, path, "gpu_device", p.gpu_device, 0, kMaxDevice);
+        const auto& devices = c.gpu.devices;
+        if (r_.issues().size() == issues_before &&
+            std::find(devices.begin(), devices.end(), p.gpu_device) == devices.end()) {
+          std::string list;
+          for (int d : devices) list += (list.empty() ? "" : ", ") + std::to_string(d);
+          r_.add(
+              pn["gpu_device"], path + ".gpu_device",
+              "device " + std::to_string(p.gpu_device) + " is not in gpu.devices [" + list + "]");
+        }
+      }
       if (p.name.empty()) r_.add(pn, path + ".name", "missing: every pair needs a name");
       if (!p.name.empty() && !names.insert(p.name).second) {
         r_.add(pn["name"], path + ".name", "pair '" + p.name + "' is named twice");
@@ -812,7 +860,8 @@ DaemonConfig load_daemon_config(const std::string& file) {
 bool ConfigDiff::empty() const {
   return rigs_rebuilt.empty() && rigs_removed.empty() && pairs_rebuilt.empty() &&
          pairs_removed.empty() && pairs_retuned.empty() && pairs_outputs.empty() &&
-         !engines_rebuilt && !publisher_rebuilt && !publisher_outputs && !log_level;
+         !engines_rebuilt && !gpu_placement && !publisher_rebuilt && !publisher_outputs &&
+         !log_level;
 }
 
 std::string ConfigDiff::summary() const {
@@ -824,6 +873,7 @@ std::string ConfigDiff::summary() const {
   if (!pairs_retuned.empty()) parts.push_back("pairs retuned: " + join(pairs_retuned));
   if (!pairs_outputs.empty()) parts.push_back("pair outputs changed: " + join(pairs_outputs));
   if (engines_rebuilt) parts.push_back("engines rebuilt");
+  if (gpu_placement) parts.push_back("GPU placement changed");
   if (publisher_rebuilt) parts.push_back("publisher restarted");
   if (publisher_outputs) parts.push_back("outputs changed");
   if (log_level) parts.push_back("log level changed");
@@ -839,7 +889,8 @@ ConfigDiff diff_configs(const DaemonConfig& from, const DaemonConfig& to) {
   for (const auto& rig : from.rigs) {
     if (!to.rig(rig.name)) d.rigs_removed.push_back(rig.name);
   }
-  d.engines_rebuilt = from.engine != to.engine || !(from.gpu == to.gpu);
+  d.engines_rebuilt = from.engine != to.engine || !from.gpu.same_engines(to.gpu);
+  d.gpu_placement = from.gpu.devices != to.gpu.devices;
   auto rebuilt_rig = [&](const std::string& name) {
     return std::find(d.rigs_rebuilt.begin(), d.rigs_rebuilt.end(), name) != d.rigs_rebuilt.end();
   };
@@ -848,6 +899,7 @@ ConfigDiff diff_configs(const DaemonConfig& from, const DaemonConfig& to) {
     for (const auto& q : from.pairs) {
       if (q.name == p.name) old = &q;
     }
+    if (old && old->gpu_device != p.gpu_device) d.gpu_placement = true;
     if (!old || old->rig != p.rig || old->left != p.left || old->right != p.right ||
         !(old->calibration == p.calibration) || rebuilt_rig(p.rig)) {
       d.pairs_rebuilt.push_back(p.name);

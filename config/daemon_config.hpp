@@ -64,15 +64,19 @@ struct PairConfig {
   // The optional payloads of this pair's frames: publish.outputs, overridden key by key by the
   // pair's own outputs: section.
   publish::PublisherOutputs outputs;
+  int gpu_device = -1;  // the GPU this pair runs on (one of gpu.devices); -1: assigned
 };
 
 struct GpuConfig {
-  int device = 0;
+  // The CUDA devices the pairs are spread over (gpu.devices, or the one gpu.device); pairs
+  // without a gpu_device of their own are assigned by gpu_assignment.hpp.
+  std::vector<int> devices = {0};
   int inflight = 2;
   bool zero_copy = false;
 
-  bool operator==(const GpuConfig& o) const {
-    return device == o.device && inflight == o.inflight && zero_copy == o.zero_copy;
+  // What every engine depends on (a change rebuilds them all); the devices only move pairs.
+  bool same_engines(const GpuConfig& o) const {
+    return inflight == o.inflight && zero_copy == o.zero_copy;
   }
 };
 
@@ -123,9 +127,12 @@ struct ConfigDiff {
   std::vector<std::string> pairs_retuned;  // only stereo / background parameters changed
   std::vector<std::string> pairs_outputs;  // the pair's optional payloads changed (live)
   bool engines_rebuilt = false;            // engine kind or gpu settings changed: every pair
-  bool publisher_rebuilt = false;          // endpoint, hwm, queue, stats interval, CURVE
-  bool publisher_outputs = false;          // mask / depth outputs (live)
-  bool log_level = false;                  // (live)
+  // gpu.devices or a pair's gpu_device changed: the daemon works out which pairs move (and
+  // rebuilds those only).
+  bool gpu_placement = false;
+  bool publisher_rebuilt = false;  // endpoint, hwm, queue, stats interval, CURVE
+  bool publisher_outputs = false;  // mask / depth outputs (live)
+  bool log_level = false;          // (live)
 
   bool empty() const;
   std::string summary() const;  // "pairs retuned: front; log level" ...

@@ -414,6 +414,7 @@ class Group {
         s->timings.download_ms = down;
         s->state = SlotState::kDone;
         s->batch = nullptr;
+        if (m.first->options.on_result) m.first->options.on_result();
       }
       b->members.clear();
       b->busy = false;
@@ -498,6 +499,7 @@ class Group {
         m.second->error = e.what();
         m.second->state = SlotState::kDone;
         m.second->batch = nullptr;
+        if (m.first->options.on_result) m.first->options.on_result();
       }
       b.members.clear();
       b.busy = false;
@@ -851,7 +853,8 @@ std::shared_ptr<EngineGroup> make_cuda_engine_group() {
 
 std::shared_ptr<std::uint8_t> allocate_cuda_pinned(std::size_t bytes) {
   void* p = nullptr;
-  STEREOD_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocDefault));
+  // Portable: pinned for every device's context (the daemon's frames go to the pairs' GPUs).
+  STEREOD_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocPortable));
   return std::shared_ptr<std::uint8_t>(static_cast<std::uint8_t*>(p),
                                        [](std::uint8_t* q) { cudaFreeHost(q); });
 }

@@ -86,6 +86,7 @@ void Daemon::request_reload(const std::string& why) {
     reload_reason_ = why;
   }
   reload_requested_ = true;
+  wake_->notify();
 }
 
 std::string Daemon::engine_kind(const DaemonConfig& config) const {
@@ -127,7 +128,16 @@ bool Daemon::start() {
   }
   spdlog::info("publishing on {}", publisher_->endpoint());
   try {
-    for (const auto& rc : config_.rigs) rigs_.push_back(build_rig(rc, config_, generation_));
+    gpus_ = assign_gpus(config_);
+    if (uses_cuda(config_) && config_.gpu.devices.size() > 1) {
+      for (const auto& [device, load] : gpu_loads(config_, gpus_)) {
+        const auto pairs = std::count_if(gpus_.begin(), gpus_.end(),
+                                         [d = device](const auto& g) { return g.second == d; });
+        spdlog::info("GPU {}: {} pair{}, {:.1f} Mpixel/s", device, pairs, pairs == 1 ? "" : "s",
+                     load / 1e6);
+      }
+    }
+    for (const auto& rc : config_.rigs) rigs_.push_back(build_rig(rc, config_, generation_, gpus_));
     for (const auto& rig : rigs_) {
       for (const auto& p : rig->pairs) stats_->add_pair(p->config.name);
     }
@@ -144,32 +154,47 @@ bool Daemon::start() {
     bool all = true;
     for (const auto& rig : rigs_) all = all && rig->source->stats().state == RigState::kRunning;
     if (all) break;
-    for (auto& rig : rigs_) {
-      for (auto& p : rig->pairs) collect(*p);
-    }
-    std::this_thread::sleep_for(milliseconds(5));
+    collect_ready();
+    wake_->wait(wake_->seen(), Clock::now() + milliseconds(5));
   }
   notifier_.ready(status_line());
   spdlog::info("ready: {}", status_line());
   return true;
 }
 
+bool Daemon::uses_cuda(const DaemonConfig& config) const {
+  const std::string kind = engine_kind(config);
+  return kind == "cuda" || (kind == "auto" && cuda_engine_available());
+}
+
 std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const RigConfig& rig,
                                                  const DaemonConfig& config,
-                                                 std::uint64_t generation) {
+                                                 std::uint64_t generation,
+                                                 const GpuAssignment& gpus) {
   auto p = std::make_shared<Pair>();
   p->config = pc;
   p->left_index = index_of(rig, pc.left);
   p->right_index = index_of(rig, pc.right);
   const CameraConfig& cam = rig.cameras[static_cast<std::size_t>(p->left_index)];
+  const auto gpu = gpus.find(pc.name);
+  p->gpu_device = gpu != gpus.end() ? gpu->second : config.gpu.devices.front();
   EngineOptions eo;
   eo.width = cam.width;
   eo.height = cam.height;
   eo.stereo = pc.stereo;
   eo.background = pc.background;
   eo.inflight = config.gpu.inflight;
-  eo.gpu_device = config.gpu.device;
+  eo.gpu_device = p->gpu_device;
   eo.zero_copy = config.gpu.zero_copy;
+  // Pairs of one device share its engine group (the CUDA engine batches pairs of one size).
+  std::shared_ptr<EngineGroup>& group = engine_groups_[p->gpu_device];
+  if (!group) group = make_engine_group();
+  eo.group = group;
+  // The main loop sleeps until an engine says a result is ready.
+  eo.on_result = [wake = wake_, pair = std::weak_ptr<Pair>(p)] {
+    if (const auto q = pair.lock()) q->result_ready = true;
+    wake->notify();
+  };
   std::shared_ptr<StereoCalibration> cal;
   if (pc.calibration.has_files()) {
     cal = std::make_shared<StereoCalibration>(load_calibration(pc.calibration));
@@ -193,22 +218,38 @@ std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const Rig
     spdlog::info("pair '{}': {} engine, {}x{}, {} disparities", pc.name, engine_name_, cam.width,
                  cam.height, pc.stereo.max_disparity);
   }
+  // Submitted and not yet collected: at most the engine's slots, and the set being submitted.
+  p->pending.reserve(static_cast<std::size_t>(config.gpu.inflight) + 2);
+  const CameraConfig& right = rig.cameras[static_cast<std::size_t>(p->right_index)];
+  if (cam.color != right.color) {
+    p->luma_pool = std::make_unique<FramePool>(config.gpu.inflight + 2);
+    p->allocate = uses_cuda(config) ? PixelAllocator(allocate_pinned) : PixelAllocator();
+  }
   p->generations.emplace_back(0, generation);
   p->built_ns = now_ns();
   return p;
 }
 
 std::unique_ptr<Daemon::Rig> Daemon::build_rig(const RigConfig& rc, const DaemonConfig& config,
-                                               std::uint64_t generation) {
+                                               std::uint64_t generation,
+                                               const GpuAssignment& gpus) {
   auto rig = std::make_unique<Rig>();
   rig->config = rc;
   for (const auto& pc : config.pairs) {
-    if (pc.rig == rc.name) rig->pairs.push_back(build_pair(pc, rc, config, generation));
+    if (pc.rig == rc.name) rig->pairs.push_back(build_pair(pc, rc, config, generation, gpus));
   }
+  rig->submitting.reserve(rig->pairs.size() + 64);
   Rig* raw = rig.get();
+  RigSourceOptions options;
+  // With the CUDA engine, frames go straight from GStreamer's buffer into page-locked memory,
+  // which the engine uploads from without a copy of its own (FrameInput::pinned).
+  rig->pinned = uses_cuda(config);
+  if (rig->pinned) options.allocate = allocate_pinned;
+  // A camera's frames stay held while the frame sets in flight in the engines have them.
+  options.frames_held = config.gpu.inflight + 2;
   rig->source = std::make_unique<RigSource>(
       rc, [this, raw](FrameSet&& set) { on_frame_set(*raw, std::move(set)); },
-      [this, raw](const RigEvent& e) { on_rig_event(*raw, e); });
+      [this, raw](const RigEvent& e) { on_rig_event(*raw, e); }, options);
   return rig;
 }
 
@@ -235,44 +276,75 @@ void Daemon::on_rig_event(Rig& rig, const RigEvent& e) {
   }
 }
 
-// On a GStreamer streaming thread: hand the set to every pair of the rig, never blocking.
+// On a GStreamer streaming thread: hand the set to every pair of the rig, never blocking. Nothing
+// here allocates or takes a lock another rig's thread takes: the pairs' list is copied into a
+// reused vector, each pair has its own lock, drops are counted in the pair.
 void Daemon::on_frame_set(Rig& rig, FrameSet&& set) {
   // After SIGTERM the frames in flight are finished, new ones are not taken: nothing collects
   // results any more, so they would only fill the slots and be miscounted as "engine busy".
   if (stop_requested_) return;
-  std::vector<std::shared_ptr<Pair>> pairs;
   {
     std::lock_guard<std::mutex> lock(rig.pairs_mutex);
-    pairs = rig.pairs;
+    rig.submitting.assign(rig.pairs.begin(), rig.pairs.end());
   }
-  for (const auto& pp : pairs) {
+  for (const auto& pp : rig.submitting) {
     Pair& p = *pp;
-    const auto& left = set.frames[static_cast<std::size_t>(p.left_index)];
-    const auto& right = set.frames[static_cast<std::size_t>(p.right_index)];
+    std::shared_ptr<const CameraFrame> left = set.frames[static_cast<std::size_t>(p.left_index)];
+    std::shared_ptr<const CameraFrame> right = set.frames[static_cast<std::size_t>(p.right_index)];
     if (!left || !right || left->status != FrameStatus::kOk || right->status != FrameStatus::kOk) {
       continue;
+    }
+    const bool color = !left->color.empty() && !right->color.empty();
+    if (!color && (!left->color.empty() || !right->color.empty())) {
+      // A color camera with a gray one: both are matched gray, the color one's luma.
+      std::shared_ptr<const CameraFrame>& c = left->color.empty() ? right : left;
+      std::shared_ptr<CameraFrame> luma = p.luma_pool ? p.luma_pool->acquire() : nullptr;
+      if (!luma) {  // every buffer is in flight: the engine is behind
+        record_busy(p, set.sequence);
+        continue;
+      }
+      try {
+        const int w = c->color.width, h = c->color.height;
+        std::uint8_t* d = luma->reserve(static_cast<std::size_t>(w) * h, p.allocate);
+        for (int y = 0; y < h; ++y) {
+          const std::uint8_t* s = c->color.row(y);
+          for (int x = 0; x < w; ++x)
+            d[y * w + x] = luma_bt601(s[3 * x], s[3 * x + 1], s[3 * x + 2]);
+        }
+        luma->gray = {d, w, h, w};
+        luma->color = {};
+      } catch (const std::exception& e) {  // no memory for it
+        stats_->record_error(p.config.name, e.what());
+        continue;
+      }
+      luma->camera = c->camera;
+      luma->capture_time_ns = c->capture_time_ns;
+      luma->sequence = c->sequence;
+      luma->source_index = c->source_index;
+      c = std::move(luma);
     }
     FrameInput in;
     in.sequence = set.sequence;
     in.capture_time_ns = left->capture_time_ns;
-    in.left = left->gray.view();
-    in.right = right->gray.view();
-    if (!left->color.empty() && !right->color.empty()) {
-      in.left_color = view_of(left->color);
-      in.right_color = view_of(right->color);
+    if (color) {  // the engine matches their luma (gray_from_color)
+      in.left_color = left->color;
+      in.right_color = right->color;
+    } else {
+      in.left = left->gray;
+      in.right = right->gray;
     }
-    PendingFrame pending;
-    pending.sequence = set.sequence;
-    pending.cameras = {{left->camera, left->capture_time_ns},
-                       {right->camera, right->capture_time_ns}};
-    pending.complete_ns = set.complete_time_ns;
-    pending.source_index = left->source_index;
-    pending.submitted_ns = now_ns();
+    // Held in `pending` until the result is collected, so unchanged until then.
+    in.pinned = rig.pinned && !p.luma_pool;
     {
       std::lock_guard<std::mutex> lock(p.mutex);
-      if (p.config.outputs.wants_left_image()) pending.left = left;
+      if (p.pending.full()) p.pending.pop_front();  // not expected: results lost by the engine
+      PendingFrame& pending = p.pending.push_back();
+      pending.sequence = set.sequence;
+      pending.complete_ns = set.complete_time_ns;
+      pending.submitted_ns = now_ns();
+      pending.left = left;
+      pending.right = right;
       in.confidence = pending.confidence = p.config.outputs.confidence;
-      p.pending.push_back(std::move(pending));
     }
     SubmitStatus s;
     try {
@@ -287,13 +359,23 @@ void Daemon::on_frame_set(Rig& rig, FrameSet&& set) {
         std::lock_guard<std::mutex> lock(p.mutex);
         p.pending.pop_back();
       }
-      stats_->record_drop(p.config.name, stats::DropReason::kEngineBusy);
-      if (p.busy_logged++ % 1000 == 0) {
-        spdlog::warn("pair '{}': engine busy, frame set {} dropped (logged once per 1000)",
-                     p.config.name, set.sequence);
-      }
+      record_busy(p, set.sequence);
     }
   }
+  rig.submitting.clear();  // keeps its capacity
+}
+
+void Daemon::record_busy(Pair& p, std::uint64_t sequence) {
+  p.busy_unrecorded.fetch_add(1, std::memory_order_relaxed);
+  if (p.busy_logged++ % 1000 == 0) {
+    spdlog::warn("pair '{}': engine busy, frame set {} dropped (logged once per 1000)",
+                 p.config.name, sequence);
+  }
+}
+
+void Daemon::record_busy_drops(Pair& p) {
+  const std::uint64_t n = p.busy_unrecorded.exchange(0, std::memory_order_relaxed);
+  if (n > 0) stats_->record_drop(p.config.name, stats::DropReason::kEngineBusy, n);
 }
 
 bool Daemon::collect(Pair& p) {
@@ -316,11 +398,11 @@ bool Daemon::collect(Pair& p) {
       while (!p.pending.empty() && p.pending.front().sequence != r->sequence) p.pending.pop_front();
       if (!p.pending.empty()) {
         const PendingFrame& f = p.pending.front();
-        info.cameras = f.cameras;
+        info.cameras = {{f.left->camera, f.left->capture_time_ns},
+                        {f.right->camera, f.right->capture_time_ns}};
         info.complete_ns = f.complete_ns;
-        info.source_index = f.source_index;
-        std::int64_t earliest = f.cameras.empty() ? 0 : f.cameras.front().capture_ns;
-        for (const auto& c : f.cameras) earliest = std::min(earliest, c.capture_ns);
+        info.source_index = f.left->source_index;
+        const std::int64_t earliest = std::min(f.left->capture_time_ns, f.right->capture_time_ns);
         if (f.complete_ns > 0 && earliest > 0) {
           info.latency.push_back({"sync", static_cast<double>(f.complete_ns - earliest) / 1e6});
         }
@@ -328,9 +410,9 @@ bool Daemon::collect(Pair& p) {
           info.latency.push_back(
               {"queue", static_cast<double>(f.submitted_ns - f.complete_ns) / 1e6});
         }
-        left = std::move(p.pending.front().left);
+        left = f.left;  // for the left image and colored points payloads
         confidence_asked = f.confidence;
-        p.pending.pop_front();
+        p.pending.pop_front();  // the engine has done with the frames: back to their pools
       }
       // The configuration generation the frame's parameters came from.
       while (p.generations.size() > 1 && p.generations[1].first <= r->params_generation) {
@@ -395,25 +477,37 @@ void Daemon::count_sync_drops() {
   }
 }
 
+void Daemon::collect_ready() {
+  collecting_.clear();
+  for (auto& rig : rigs_) {
+    std::lock_guard<std::mutex> lock(rig->pairs_mutex);
+    collecting_.insert(collecting_.end(), rig->pairs.begin(), rig->pairs.end());
+  }
+  for (auto& p : collecting_) {
+    if (p->result_ready.exchange(false)) collect(*p);
+    record_busy_drops(*p);
+  }
+  collecting_.clear();
+  // Replaced pairs: publish what they still finish, then let them go.
+  for (auto it = retiring_.begin(); it != retiring_.end();) {
+    (*it)->result_ready = false;
+    collect(**it);
+    const std::string& name = (*it)->config.name;
+    const bool kept = std::any_of(config_.pairs.begin(), config_.pairs.end(),
+                                  [&](const PairConfig& pc) { return pc.name == name; });
+    if (kept) record_busy_drops(**it);  // a removed pair's stats are gone
+    it = (*it)->engine->in_flight() == 0 ? retiring_.erase(it) : std::next(it);
+  }
+}
+
 void Daemon::loop() {
   auto next_watchdog = Clock::now();
   auto next_status = Clock::now() + std::chrono::seconds(1);
   auto next_publisher_retry = Clock::now();
   while (!stop_requested_) {
-    bool any = false;
-    for (auto& rig : rigs_) {
-      std::vector<std::shared_ptr<Pair>> pairs;
-      {
-        std::lock_guard<std::mutex> lock(rig->pairs_mutex);
-        pairs = rig->pairs;
-      }
-      for (auto& p : pairs) any = collect(*p) || any;
-    }
-    // Replaced pairs: publish what they still finish, then let them go.
-    for (auto it = retiring_.begin(); it != retiring_.end();) {
-      collect(**it);
-      it = (*it)->engine->in_flight() == 0 ? retiring_.erase(it) : std::next(it);
-    }
+    // Whatever is notified from here on wakes the wait below.
+    const std::uint64_t seen = wake_->seen();
+    collect_ready();
     if (reload_requested_.exchange(false)) start_reload();
     if (loading_ && loading_->done) finish_reload();
     const auto now = Clock::now();
@@ -437,7 +531,11 @@ void Daemon::loop() {
       if (healthy()) notifier_.watchdog();
       next_watchdog = now + notifier_.watchdog_interval();
     }
-    if (!any) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    // Sleep until a result is ready, a request comes, or the next timer.
+    auto until = next_status;
+    if (notifier_.watchdog_interval().count() > 0) until = std::min(until, next_watchdog);
+    if (!publisher_) until = std::min(until, next_publisher_retry);
+    wake_->wait(seen, until);
   }
 }
 
@@ -547,7 +645,7 @@ void Daemon::start_reload() {
   // its own does it, so that frames go on being collected and a stop is not held up.
   loading_ = std::make_unique<Loading>();
   Loading* job = loading_.get();
-  job->thread = std::thread([job, file = config_.file] {
+  job->thread = std::thread([job, file = config_.file, wake = wake_] {
     try {
       job->config = load_daemon_config(file);
     } catch (const ConfigError& e) {
@@ -556,6 +654,7 @@ void Daemon::start_reload() {
       job->error = e.what();
     }
     job->done = true;
+    wake->notify();
   });
 }
 
@@ -597,8 +696,17 @@ void Daemon::apply(DaemonConfig next) {
   auto contains = [](const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
   };
+  // Where every pair runs after the reload: pairs stay on their GPU unless pinned elsewhere or
+  // their GPU left gpu.devices. A pair that moves is rebuilt on its new GPU; the others go on.
+  const GpuAssignment next_gpus = assign_gpus(next, gpus_);
+  const bool on_gpus = uses_cuda(next) && engine_name_ == "cuda";
+  std::vector<std::string> moved;
+  for (const auto& [name, device] : next_gpus) {
+    const auto it = gpus_.find(name);
+    if (on_gpus && it != gpus_.end() && it->second != device) moved.push_back(name);
+  }
   auto rebuild = [&](const std::string& name) {
-    return d.engines_rebuilt || contains(d.pairs_rebuilt, name);
+    return d.engines_rebuilt || contains(d.pairs_rebuilt, name) || contains(moved, name);
   };
   auto stays = [&](const Rig& rig) {
     return !contains(d.rigs_removed, rig.config.name) && !contains(d.rigs_rebuilt, rig.config.name);
@@ -613,7 +721,7 @@ void Daemon::apply(DaemonConfig next) {
     if (!stays(*rig)) continue;
     for (const auto& pc : next.pairs) {
       if (pc.rig == rig->config.name && rebuild(pc.name)) {
-        new_pairs[pc.name] = build_pair(pc, *next.rig(pc.rig), next, generation);
+        new_pairs[pc.name] = build_pair(pc, *next.rig(pc.rig), next, generation, next_gpus);
       }
     }
   }
@@ -622,13 +730,18 @@ void Daemon::apply(DaemonConfig next) {
     const bool running = std::any_of(rigs_.begin(), rigs_.end(), [&](const auto& rig) {
       return rig->config.name == rc.name && stays(*rig);
     });
-    if (!running) new_rigs.push_back(build_rig(rc, next, generation));
+    if (!running) new_rigs.push_back(build_rig(rc, next, generation, next_gpus));
   }
   std::unique_ptr<publish::Publisher> old_publisher;
   if (d.publisher_rebuilt) old_publisher = replace_publisher(next);
 
   // 2. Commit: nothing below fails.
+  for (const auto& name : moved) {
+    spdlog::info("reload: pair '{}' moves from GPU {} to GPU {}", name, gpus_.at(name),
+                 next_gpus.at(name));
+  }
   config_ = std::move(next);
+  gpus_ = next_gpus;
   generation_ = generation;
   spdlog::info("reload (generation {}): {}", generation_, d.summary());
   if (d.log_level && options_.log_level.empty()) set_log_level(config_.log_level);
@@ -823,6 +936,9 @@ void Daemon::shutdown() {
   }
   // What the run amounted to, per pair, for the journal.
   if (stats_) {
+    for (auto& rig : rigs_) {
+      for (auto& p : rig->pairs) record_busy_drops(*p);
+    }
     for (const auto& ps : stats_->snapshot().pairs) {
       const auto drops = [&](stats::DropReason r) {
         return ps.drops_total[static_cast<std::size_t>(r)];

@@ -48,6 +48,8 @@ struct State {
   StereoParams params;
   BackgroundParams background;
   std::uint64_t generation = 0;
+  // EngineOptions::on_result, here so that a frame task may call it after the engine is gone.
+  std::function<void()> on_result;
 };
 
 class CpuEngine final : public Engine {
@@ -56,6 +58,7 @@ class CpuEngine final : public Engine {
     validate_for_images(o.stereo, o.width, o.height, o.width, o.height);
     validate_background_params(o.background);
     check_engine_options(o);
+    state_->on_result = o.on_result;
     state_->slots.resize(static_cast<std::size_t>(o.inflight));
     for (auto& s : state_->slots) {
       s.left.resize(o.width, o.height);
@@ -236,6 +239,7 @@ class CpuEngine final : public Engine {
       state->running = more;
     }
     state->changed.notify_all();
+    if (state->on_result) state->on_result();
     if (more) post_next_frame();
   }
 

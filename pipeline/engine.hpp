@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +50,10 @@ struct EngineOptions {
   // view is matched only as far as the left-right check needs it.
   bool right_output = false;
   std::shared_ptr<EngineGroup> group;  // null: this engine runs on its own
+  // Called on an engine thread each time a frame's result becomes ready to poll, so that a
+  // consumer can wait for results instead of polling on a timer. It must return at once (set a
+  // flag, notify a condition variable) and must not call the engine. Empty: not called.
+  std::function<void()> on_result;
 };
 
 struct FrameInput {

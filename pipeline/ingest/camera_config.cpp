@@ -67,6 +67,36 @@ void check_synthetic_rig(const RigConfig& rig, const std::vector<SourceUri>& uri
   }
 }
 
+// A replaying rig's cameras replay together (the same number of frames), and what they hold in
+// memory has a bound.
+void check_replay(const RigConfig& rig, const std::vector<SourceUri>& uris,
+                  std::vector<IngestIssue>& issues) {
+  const long long count = uris[0].option_int("replay", 0);
+  for (std::size_t i = 1; i < uris.size(); ++i) {
+    if (uris[i].option_int("replay", 0) != count) {
+      issues.push_back({rig.cameras[i].name, "uri",
+                        "replay=" + std::to_string(uris[i].option_int("replay", 0)) +
+                            " differs from camera '" + rig.cameras[0].name + "' (replay=" +
+                            std::to_string(count) + "): a rig's cameras replay together"});
+    }
+  }
+  if (count <= 0) return;
+  std::uint64_t bytes = 0;
+  for (const auto& cam : rig.cameras) {
+    // GStreamer's rows are padded to 4 bytes.
+    const std::uint64_t row =
+        (static_cast<std::uint64_t>(cam.width) * (cam.color ? 3 : 1) + 3) / 4 * 4;
+    bytes += row * static_cast<std::uint64_t>(cam.height) * static_cast<std::uint64_t>(count);
+  }
+  if (bytes > kMaxReplayBytes) {
+    issues.push_back({rig.cameras[0].name, "uri",
+                      "replay=" + std::to_string(count) + " would hold " +
+                          std::to_string(bytes >> 20) +
+                          " MiB of frames in memory; a rig may hold " +
+                          std::to_string(kMaxReplayBytes >> 20) + " MiB (replay fewer frames)"});
+  }
+}
+
 }  // namespace
 
 std::string name_problem(const std::string& name) {
@@ -244,7 +274,19 @@ std::vector<IngestIssue> validate_rig(const RigConfig& rig) {
     }
   }
   if (uris[0].scheme == SourceScheme::kSynthetic) check_synthetic_rig(rig, uris, issues);
+  check_replay(rig, uris, issues);
   return issues;
+}
+
+int replay_count(const RigConfig& rig) {
+  if (rig.cameras.empty()) return 0;
+  try {
+    const SourceUri uri = parse_source_uri(rig.cameras[0].uri);
+    if (uri.scheme != SourceScheme::kSynthetic && uri.scheme != SourceScheme::kImages) return 0;
+    return static_cast<int>(uri.option_int("replay", 0));
+  } catch (const SourceUriError&) {
+    return 0;
+  }
 }
 
 std::string check_pair_sizes(const CameraConfig& left, const CameraConfig& right) {

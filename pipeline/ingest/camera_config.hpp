@@ -88,6 +88,12 @@ std::vector<IngestIssue> validate_rig(const RigConfig& rig);
 // message for a start-up error naming both cameras and their sizes.
 std::string check_pair_sizes(const CameraConfig& left, const CameraConfig& right);
 
+// How many frames a rig replays from memory (its cameras' `replay` option: synthetic:// and
+// images://, replay_source.hpp); 0 when it does not replay.
+int replay_count(const RigConfig& rig);
+// The most a rig's replayed frames may hold in memory; validate_rig refuses more.
+constexpr std::uint64_t kMaxReplayBytes = 8ull << 30;
+
 // Joins issues into one message, one per line.
 std::string to_string(const std::vector<IngestIssue>& issues);
 

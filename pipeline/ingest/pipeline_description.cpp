@@ -12,10 +12,6 @@ std::string appsink(const char* name) {
          " sync=false max-buffers=2 drop=true enable-last-sample=false qos=false";
 }
 
-std::string queue() {
-  return "queue max-size-buffers=2 max-size-bytes=0 max-size-time=0";
-}
-
 bool paced(const SourceUri& uri) {
   return uri.scheme == SourceScheme::kFile || uri.scheme == SourceScheme::kGst ||
          (uri.scheme == SourceScheme::kTest && !uri.option_bool("live", true));
@@ -114,17 +110,17 @@ std::string source_fragment(const CameraConfig& cam, const SourceUri& uri) {
 }
 
 std::string camera_branch_description(const CameraConfig& cam, const SourceUri& uri) {
-  if (uri.scheme == SourceScheme::kSynthetic) {
-    // Frames come ready-made at the configured size and rate, timestamped by the feeder: no
-    // conversion, so they reach the appsinks bit for bit as rendered.
-    const auto src = [&](const char* name, const char* format) {
-      return std::string("appsrc name=") + name +
-             " is-live=true format=time do-timestamp=false caps=" +
-             quote_gst_value(raw_caps(format, cam));
-    };
-    std::string s = src(kGraySrcName, "GRAY8") + " ! " + appsink(kGraySinkName);
-    if (cam.color) s += "  " + src(kColorSrcName, "RGB") + " ! " + appsink(kColorSinkName);
-    return s;
+  const char* format = cam.color ? "RGB" : "GRAY8";
+  const std::string sink = appsink(cam.color ? kColorSinkName : kGraySinkName);
+  const bool replay =
+      (uri.scheme == SourceScheme::kSynthetic || uri.scheme == SourceScheme::kImages) &&
+      uri.option_int("replay", 0) > 0;
+  if (uri.scheme == SourceScheme::kSynthetic || replay) {
+    // Frames come ready-made at the configured size, rate and format, timestamped by the feeder:
+    // no conversion, so they reach the appsink bit for bit as made.
+    return std::string("appsrc name=") + kRawSrcName +
+           " is-live=true format=time do-timestamp=false caps=" +
+           quote_gst_value(raw_caps(format, cam)) + " ! " + sink;
   }
   // A live source's extra frames are dropped, never invented. A recording is resampled onto
   // the configured rate's exact time grid: drop-only would also drop frames whose timestamps
@@ -132,13 +128,10 @@ std::string camera_branch_description(const CameraConfig& cam, const SourceUri& 
   // Image files come from the rig's feeder at the configured rate already.
   const bool fed = uri.scheme == SourceScheme::kImages;
   const char* rate = fed ? "" : uri.is_file() ? " ! videorate" : " ! videorate drop-only=true";
-  std::string s = source_fragment(cam, uri) + rate + " ! videoscale ! videoconvert ! " +
-                  raw_caps(cam.color ? "RGB" : "GRAY8", cam);
+  std::string s =
+      source_fragment(cam, uri) + rate + " ! videoscale ! videoconvert ! " + raw_caps(format, cam);
   if (paced(uri)) s += std::string(" ! identity name=") + kPaceName + " sync=true";
-  if (!cam.color) return s + " ! " + appsink(kGraySinkName);
-  return s + " ! tee name=stereod_tee ! " + queue() + " ! " + appsink(kColorSinkName) +
-         "  stereod_tee. ! " + queue() + " ! videoconvert ! " + raw_caps("GRAY8", cam) + " ! " +
-         appsink(kGraySinkName);
+  return s + " ! " + sink;
 }
 
 }  // namespace stereod

@@ -44,21 +44,18 @@ SyntheticFeeder::~SyntheticFeeder() {
 void SyntheticFeeder::start(GstElement* pipeline, std::vector<Output> outputs) {
   stop();
   for (const auto& o : outputs) {
-    for (GstElement* src : {o.gray_src, o.rgb_src}) {
-      if (!src) continue;
-      Sink s;
-      s.src = GST_ELEMENT(gst_object_ref(src));
-      s.rgb = src == o.rgb_src;
-      s.right = o.right;
-      try {
-        s.pool = make_pool(src, s.info);
-      } catch (...) {
-        gst_object_unref(s.src);
-        release_sinks();
-        throw;
-      }
-      sinks_.push_back(s);
+    Sink s;
+    s.src = GST_ELEMENT(gst_object_ref(o.src));
+    s.rgb = o.rgb;
+    s.right = o.right;
+    try {
+      s.pool = make_pool(o.src, s.info);
+    } catch (...) {
+      gst_object_unref(s.src);
+      release_sinks();
+      throw;
     }
+    sinks_.push_back(s);
   }
   start_feeding(pipeline);
 }

@@ -8,8 +8,9 @@
 // rendering falls behind by more than a frame, indices are skipped (counted) to catch up rather
 // than drift. Indices go on across restarts, so the scene never repeats itself.
 //
-// Buffers come from a small GstBufferPool per appsrc (they return when the appsinks' callbacks
-// have copied them), so steady-state feeding allocates nothing.
+// Buffers come from a small GstBufferPool per appsrc (they return when the appsink's callback has
+// copied them), so steady-state feeding allocates nothing. Each camera gets one format: RGB for a
+// color camera, GRAY8 otherwise.
 #pragma once
 
 #include <gst/gst.h>
@@ -29,9 +30,9 @@ namespace stereod {
 class SyntheticFeeder : private PacedFeeder {
  public:
   struct Output {
-    GstElement* gray_src = nullptr;  // appsrc for GRAY8 (owned by the pipeline)
-    GstElement* rgb_src = nullptr;   // appsrc for RGB, or nullptr
-    bool right = false;              // which view
+    GstElement* src = nullptr;  // the camera's appsrc (owned by the pipeline)
+    bool rgb = false;           // RGB (a color camera) or GRAY8
+    bool right = false;         // which view
   };
 
   SyntheticFeeder(std::shared_ptr<const SyntheticScene> scene, FrameRate fps);

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <future>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -673,6 +675,52 @@ TEST(GpuDeathTest, FreedBufferIsReported) {
     std::_Exit(first_ok && reported ? 0 : 1);
   };
   EXPECT_EXIT(child(), ::testing::ExitedWithCode(0), "reported: .*");
+}
+
+TEST(Gpu, SaysWhenAResultIsReady) {
+  // on_result (the daemon sleeps until it): one call per finished frame of each pair of a group,
+  // and the frame can be polled at once after it.
+  REQUIRE_GPU();
+  auto group = make_engine_group();
+  std::mutex mutex;
+  std::condition_variable cv;
+  int calls[2] = {0, 0};
+  std::vector<std::unique_ptr<Engine>> engines;
+  for (int i = 0; i < 2; ++i) {
+    StereoParams sp;
+    sp.max_disparity = 32;
+    EngineOptions o = options_for(160, 120, sp, background_off());
+    o.group = group;
+    o.inflight = 3;
+    o.on_result = [&, i] {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++calls[i];
+      }
+      cv.notify_all();
+    };
+    engines.push_back(make_engine("cuda", o));
+  }
+  const SyntheticPair pair = random_pair(160, 120, 32, 3, false);
+  for (std::uint64_t k = 0; k < 3; ++k) {
+    for (auto& e : engines)
+      ASSERT_EQ(e->submit(frame_of(pair.left, pair.right, k)), SubmitStatus::kAccepted);
+  }
+  for (int done = 1; done <= 3; ++done) {
+    for (int i = 0; i < 2; ++i) {
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return calls[i] >= done; }));
+      }
+      const auto r = engines[static_cast<std::size_t>(i)]->poll(std::chrono::nanoseconds(0));
+      ASSERT_TRUE(r) << "pair " << i << ", frame " << done - 1;
+      EXPECT_EQ(r->sequence, static_cast<std::uint64_t>(done - 1));
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::lock_guard<std::mutex> lock(mutex);
+  EXPECT_EQ(calls[0], 3);
+  EXPECT_EQ(calls[1], 3);
 }
 
 // Pairs that share an EngineGroup: frames submitted together go out as one batch (one graph over

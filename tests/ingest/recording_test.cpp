@@ -19,18 +19,6 @@ using namespace stereod::test;
 
 namespace {
 
-std::string temp_dir() {
-  char name[] = "/tmp/stereod_rec_XXXXXX";
-  const char* dir = mkdtemp(name);
-  EXPECT_NE(dir, nullptr);
-  return dir ? dir : "/tmp";
-}
-
-void remove_dir(const std::string& dir) {
-  const std::string command = "rm -rf '" + dir + "'";
-  EXPECT_EQ(std::system(command.c_str()), 0);
-}
-
 // Frame i of the sequence is a flat gray of this value.
 int level(int i) {
   return 20 + 30 * i;
@@ -171,8 +159,8 @@ TEST(Recording, AnImageOfAnotherSizeIsScaled) {
   const auto sets = play_once(small_camera("seq", "images://" + dir + "/f_%06d.png"));
   ASSERT_EQ(sets.size(), 4u);
   for (const auto& s : sets) {
-    EXPECT_EQ(s.frames[0]->gray.width(), 64);
-    EXPECT_EQ(s.frames[0]->gray.height(), 48);
+    EXPECT_EQ(s.frames[0]->gray.width, 64);
+    EXPECT_EQ(s.frames[0]->gray.height, 48);
   }
   EXPECT_EQ(levels_of(sets), (std::vector<int>{20, 50, 80, 110}));
   remove_dir(dir);

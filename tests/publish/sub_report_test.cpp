@@ -69,13 +69,16 @@ TEST(SubReport, StatsLinesNameDropsAndPercentiles) {
   p.pair = "front";
   p.fps = 29.5;
   p.drops = {0, 2, 1};
+  p.drops_total = {4, 7, 1};
   p.latency.push_back({"engine", {30, 6.25, 7, 8.5, 9}});
   p.last_error = "camera gone";
   s.pairs.push_back(p);
   const std::string text = stats_lines(s);
   EXPECT_NE(
-      text.find("front: 29.5 fps  drops sync=0 engine_busy=2 send=1  engine p50 6.2 p99 8.5 ms"
-                "  last error: camera gone"),
+      text.find(
+          "front: 29.5 fps  drops sync=0 engine_busy=2 send=1 (since start sync=4 engine_busy=7 "
+          "send=1)  engine p50 6.2 p99 8.5 ms"
+          "  last error: camera gone"),
       std::string::npos)
       << text;
   EXPECT_NE(text.find("publisher: queued 0/0"), std::string::npos) << text;

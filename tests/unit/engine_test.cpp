@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -92,6 +94,40 @@ TEST(CpuEngine, BusyWhenEverySlotIsTakenAndFreeAgainWhenReleased) {
   ASSERT_TRUE(r2);
   EXPECT_EQ(r2->sequence, 2u);
   EXPECT_FALSE(engine->poll(1ms));
+}
+
+TEST(CpuEngine, SaysWhenAResultIsReady) {
+  // on_result: one call per finished frame, each once that frame can be polled, so a consumer
+  // can sleep until then instead of polling on a timer.
+  const auto s = make_benchmark_pair(96, 64, 32);
+  EngineOptions o = small_options(3);
+  std::mutex mutex;
+  std::condition_variable cv;
+  int calls = 0;
+  o.on_result = [&] {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      ++calls;
+    }
+    cv.notify_all();
+  };
+  auto engine = make_engine("cpu", o);
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    ASSERT_EQ(engine->submit(frame_of(s, i)), SubmitStatus::kAccepted);
+  }
+  for (int done = 1; done <= 3; ++done) {
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      ASSERT_TRUE(cv.wait_for(lock, 30s, [&] { return calls >= done; }));
+    }
+    // Announced: there without waiting.
+    const auto r = engine->poll(0ns);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->sequence, static_cast<std::uint64_t>(done - 1));
+  }
+  std::this_thread::sleep_for(50ms);
+  std::lock_guard<std::mutex> lock(mutex);
+  EXPECT_EQ(calls, 3);
 }
 
 TEST(CpuEngine, ParameterChangesApplyToLaterFrames) {

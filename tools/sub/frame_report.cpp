@@ -52,14 +52,19 @@ DisparitySummary summarize_disparity(ImageView<const std::uint16_t> d) {
   return s;
 }
 
-std::string frame_line(const client::Frame& frame, std::int64_t receive_ns) {
+std::string frame_line(const client::Frame& frame, std::int64_t receive_ns, bool summary) {
   const auto& h = frame.header();
   std::string line = h.info.pair + " #" + std::to_string(h.info.sequence);
   if (!h.ok()) return line + "  error: " + h.info.error;
   if (h.info.capture_ns > 0) {
     line +=
         "  latency " + fixed(static_cast<double>(receive_ns - h.info.capture_ns) / 1e6, 1) + " ms";
+    if (h.publish_ns > 0) {
+      line += "  publish " + fixed(static_cast<double>(h.publish_ns - h.info.capture_ns) / 1e6, 2) +
+              " ms";
+    }
   }
+  if (!summary) return line;
   const DisparitySummary s = summarize_disparity(frame.disparity());
   line += "  valid " + fixed(s.valid_percent, 1) + " %  d " + fixed(s.min_d, 2) + ".." +
           fixed(s.max_d, 2) + " px";
@@ -75,6 +80,12 @@ std::string stats_lines(const stats::StatsSnapshot& snapshot) {
       out += " " + std::string(stats::drop_reason_name(static_cast<stats::DropReason>(i))) + "=" +
              std::to_string(p.drops[i]);
     }
+    out += " (since start";
+    for (std::size_t i = 0; i < stats::kDropReasons; ++i) {
+      out += " " + std::string(stats::drop_reason_name(static_cast<stats::DropReason>(i))) + "=" +
+             std::to_string(p.drops_total[i]);
+    }
+    out += ")";
     for (const auto& st : p.latency) {
       if (st.latency.count == 0) continue;
       out += "  " + st.stage + " p50 " + fixed(st.latency.p50, 1) + " p99 " +

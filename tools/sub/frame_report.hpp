@@ -17,11 +17,14 @@ struct DisparitySummary {
 };
 DisparitySummary summarize_disparity(ImageView<const std::uint16_t> disparity);
 
-// "front #1234  latency 12.3 ms  valid 87.2 %  d 0.50..63.75 px", or the frame's error.
-// receive_ns: CLOCK_REALTIME when the frame arrived.
-std::string frame_line(const client::Frame& frame, std::int64_t receive_ns);
+// "front #1234  latency 12.3 ms  publish 4.56 ms  valid 87.2 %  d 0.50..63.75 px", or the frame's
+// error: latency is capture -> receive_ns (CLOCK_REALTIME when the frame arrived), publish is
+// capture -> the daemon's send (the header's publish_ns). `summary` false: without the disparity's
+// valid share and range (which costs a pass over the image: many pairs at full rate).
+std::string frame_line(const client::Frame& frame, std::int64_t receive_ns, bool summary = true);
 
-// One line per pair (fps, drops by reason, p50 and p99 per stage), then one for the publisher.
+// One line per pair (fps, drops by reason in the interval and since start, p50 and p99 per
+// stage), then one for the publisher.
 std::string stats_lines(const stats::StatsSnapshot& snapshot);
 
 // What `stereod-sub --save DIR` writes for a frame (kSavedFiles lists them), DIR/<pair>_<sequence>

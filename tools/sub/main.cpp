@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   double timeout_s = 0;
   std::string save;
   bool stats = false;
+  bool brief = false;
   app.add_option("--endpoint", options.endpoint, "Where the daemon publishes")
       ->capture_default_str();
   app.add_option("--pair", pairs, "Only pairs whose name starts with this (repeatable)");
@@ -43,6 +44,9 @@ int main(int argc, char** argv) {
   app.add_option("--save", save,
                  "Write each frame's pictures, point cloud and header into this folder (below)");
   app.add_flag("--stats", stats, "Print the stats topic instead of frames");
+  app.add_flag("--brief", brief,
+               "Per frame only the pair, sequence and latencies (no disparity summary: keeps up "
+               "with many pairs at full rate)");
   app.add_option("--server-key", options.server_key,
                  "CURVE: the server's certificate (its .key file)")
       ->check(CLI::ExistingFile);
@@ -109,7 +113,7 @@ int main(int argc, char** argv) {
       } else if (step.restart) {
         std::cout << info.pair << ": sequence restarted at #" << info.sequence << "\n";
       }
-      std::cout << sub::frame_line(frame, publish::realtime_ns()) << "\n" << std::flush;
+      std::cout << sub::frame_line(frame, publish::realtime_ns(), !brief) << "\n" << std::flush;
       if (!save.empty()) sub::save_frame(save, frame);
     }
   } catch (const std::exception& e) {
