@@ -48,17 +48,17 @@ void attach_left_image(const CameraFrame& frame, const RectificationMap* map,
   const bool gray = o.left == publish::LeftOutput::kGray || !color;
   if (gray) {
     if (map) {
-      remap(frame.gray.view(), *map, images->gray);
+      remap(frame.gray, *map, images->gray);
     } else {
-      images->gray = frame.gray;
+      copy_into(frame.gray, images->gray);
     }
     f.left_gray = images->gray.view();
   }
   if (color) {
     if (map) {
-      remap_rgb(view_of(frame.color), *map, images->color);
+      remap_rgb(frame.color, *map, images->color);
     } else {
-      images->color = frame.color;
+      copy_into(frame.color, images->color);
     }
     f.left_color = images->color.bytes();
   }

@@ -108,7 +108,9 @@ __device__ __forceinline__ void top4_insert(std::uint32_t (&v)[4], int (&d)[4], 
   }
 }
 
-__global__ void __launch_bounds__(kBlockW* kBlockH)
+// At least one block per SM is all the bound asks: with the confidence's four lowest costs the
+// kernel needs 96 registers, and without the second argument ptxas capped sm_87 at 80 and spilled.
+__global__ void __launch_bounds__(kBlockW* kBlockH, 1)
     match_generic_kernel(const BatchRecord* __restrict__ batch, int level) {
   __shared__ std::uint32_t pc[kGenTileH][kGenTileW];  // pixel costs of the tile and its halo
   __shared__ std::uint32_t hs[kGenTileH][kGenTileW];  // horizontal s-sums
