@@ -48,7 +48,9 @@ class ObjectScript {
   int min_disparity_ = 0, max_disparity_ = 0;
   int min_radius_ = 0, max_radius_ = 0;
   int min_life_ = 0, max_life_ = 0;  // frames
-  std::array<TextureAtlas, kPatternCount> atlases_;
+  // One per pattern; with the mixed texture the first kPatternCount have horizontal stripes and
+  // the next kPatternCount vertical bars.
+  std::array<TextureAtlas, 2 * kPatternCount> atlases_;
 };
 
 }  // namespace stereod::synth

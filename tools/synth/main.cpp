@@ -1,5 +1,6 @@
 // stereod-synth: a synthetic stereo video with exact ground truth (left/right PNG, disparity PFM,
-// foreground/shadow mask PNG per frame, and sequence.yaml describing it).
+// foreground/shadow mask PNG per frame, and sequence.yaml describing it), optionally with a third
+// view above or below the left camera (an L-shaped trinocular rig).
 #include <CLI/CLI.hpp>
 
 #include <climits>
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   std::string size = "640x480";
   std::int64_t seed = o.seed;
   bool no_shadow = false, gray = false;
+  std::string texture = "any", vertical = "none";
   app.add_option("--out", job.out, "Output folder (created if missing)")->required();
   app.add_option("--size", size, "Image size WxH")->capture_default_str();
   app.add_option("--frames", job.frames, "Frames to write")
@@ -78,6 +80,15 @@ int main(int argc, char** argv) {
   app.add_option("--background", job.background,
                  "Middlebury scene folder as the background (cropped to --size, centred)")
       ->check(CLI::ExistingDirectory);
+  app.add_option("--texture", texture,
+                 "Texture of every surface: any, hstripes (constant along rows: defeats a "
+                 "horizontal pair), vbars (constant along columns: defeats a vertical pair) or "
+                 "mixed (stripes on the wall, bars on the floor, either on each object)")
+      ->capture_default_str();
+  app.add_option("--vertical", vertical,
+                 "A third view for an L-shaped rig: none, above or below the left camera (same "
+                 "baseline as the right one), written as vertical_%06d.png")
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -91,6 +102,10 @@ int main(int argc, char** argv) {
     return fail("--start " + std::to_string(job.start) + ": the last frame index would exceed " +
                 std::to_string(INT_MAX));
   }
+  if (!parse_synthetic_texture(texture, o.texture))
+    return fail("--texture " + texture + ": expected any, hstripes, vbars or mixed");
+  if (!parse_synthetic_vertical(vertical, o.vertical))
+    return fail("--vertical " + vertical + ": expected none, above or below");
   o.seed = static_cast<std::uint32_t>(seed);
   o.shadow = !no_shadow;
   o.color = !gray;
