@@ -28,14 +28,23 @@ bool valid_name(const std::string& name) {
 const char* kNameRule = "expected a non-empty name of letters, digits, '_', '-' or '.'";
 
 std::string synthetic_view(const SourceUri& uri, std::size_t index) {
-  return synthetic_right_view(uri, index) ? "right" : "left";
+  switch (synthetic_view_of(uri, index)) {
+    case SyntheticViewKind::kRight:
+      return "right";
+    case SyntheticViewKind::kVertical:
+      return "vertical (above or below)";
+    case SyntheticViewKind::kLeft:
+      break;
+  }
+  return "left";
 }
 
 void check_synthetic_rig(const RigConfig& rig, const std::vector<SourceUri>& uris,
                          std::vector<IngestIssue>& issues) {
-  if (rig.cameras.size() > 2) {
+  if (rig.cameras.size() > 3) {
     issues.push_back({rig.name, "cameras",
-                      "a synthetic rig has one or two cameras (the scene's left and right views)"});
+                      "a synthetic rig has one to three cameras (the scene's left and right "
+                      "views, and a third above or below the left one)"});
     return;
   }
   std::set<std::string> views;
@@ -43,7 +52,7 @@ void check_synthetic_rig(const RigConfig& rig, const std::vector<SourceUri>& uri
     const auto& cam = rig.cameras[i];
     if (!views.insert(synthetic_view(uris[i], i)).second) {
       issues.push_back({cam.name, "uri",
-                        "both synthetic cameras of rig '" + rig.name + "' show the " +
+                        "two synthetic cameras of rig '" + rig.name + "' show the " +
                             synthetic_view(uris[i], i) + " view"});
     }
     if (i == 0) continue;

@@ -33,7 +33,7 @@ class SyntheticFeeder {
   struct Output {
     GstElement* gray_src = nullptr;  // appsrc for GRAY8 (owned by the pipeline)
     GstElement* rgb_src = nullptr;   // appsrc for RGB, or nullptr
-    bool right = false;              // which view
+    int view = 0;                    // which view: 0 left, 1 right, 2 vertical
   };
 
   SyntheticFeeder(std::shared_ptr<const SyntheticScene> scene, FrameRate fps);
@@ -55,7 +55,7 @@ class SyntheticFeeder {
     GstBufferPool* pool = nullptr;
     GstVideoInfo info;  // of the appsrc's caps: the buffers' layout
     bool rgb = false;
-    bool right = false;
+    int view = 0;
   };
   void run(GstElement* pipeline);
   bool push(const Sink& sink, const SyntheticFrame& frame, GstClockTime pts, int index);
