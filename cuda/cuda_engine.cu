@@ -36,8 +36,8 @@ std::size_t align_up(std::size_t n) {
 struct SlotLayout {
   std::size_t px = 0;
   std::size_t gray[2] = {0, 0}, rgb[2] = {0, 0}, in_bytes = 0;
-  std::size_t disp0 = 0, fg = 0, tested = 0, disp1 = 0, out_bytes = 0;
-  explicit SlotLayout(std::size_t pixels) : px(pixels) {
+  std::size_t disp0 = 0, fg = 0, tested = 0, disp1 = 0, ratio = 0, out_bytes = 0;
+  SlotLayout(std::size_t pixels, bool with_ratio) : px(pixels) {
     std::size_t o = 0;
     for (int i = 0; i < 2; ++i) {
       gray[i] = o;
@@ -53,7 +53,9 @@ struct SlotLayout {
     fg = align_up(2 * px);
     tested = align_up(fg + px);
     disp1 = align_up(tested + sizeof(unsigned long long) * 2 * kMaxLevels);
-    out_bytes = align_up(disp1 + 2 * px);
+    // The winners' cost ratios (EngineOptions::cost_ratio_output) only where asked for.
+    ratio = align_up(disp1 + 2 * px);
+    out_bytes = with_ratio ? align_up(ratio + 4 * px) : ratio;
   }
 };
 
@@ -86,7 +88,7 @@ struct PairSlot {
 
 struct PairState {
   explicit PairState(const EngineOptions& o)
-      : options(o), layout(static_cast<std::size_t>(o.width) * o.height) {}
+      : options(o), layout(static_cast<std::size_t>(o.width) * o.height, o.cost_ratio_output) {}
 
   // Pinned host and device memory of every slot (after the device state, which fails faster
   // when the size is impossible).
@@ -118,6 +120,9 @@ struct PairState {
     io.disparity[1] = reinterpret_cast<std::uint16_t*>(out + layout.disp1);
     io.foreground = out + layout.fg;
     io.tested = reinterpret_cast<unsigned long long*>(out + layout.tested);
+    if (options.cost_ratio_output) {
+      io.cost_ratio = reinterpret_cast<std::uint32_t*>(out + layout.ratio);
+    }
     return io;
   }
 
@@ -242,6 +247,7 @@ class Group {
       layout.derive_gray = derive;
       layout.color_input = derive || (bg.enabled && bg.color && has_color);
       layout.right_output = pair->options.right_output;
+      layout.cost_ratio_output = pair->options.cost_ratio_output;
       const PairLayout& now = pair->device->layout();
       if (!pair->configured || pair->applied_generation != pair->generation ||
           now.derive_gray != layout.derive_gray || now.color_input != layout.color_input) {
@@ -538,6 +544,10 @@ class Group {
       STEREOD_CUDA(cudaMemcpyAsync(s.out.get() + l.disp1, s.dev_out.get() + l.disp1, 2 * l.px,
                                    cudaMemcpyDeviceToHost, st));
     }
+    if (s.layout.cost_ratio_output) {
+      STEREOD_CUDA(cudaMemcpyAsync(s.out.get() + l.ratio, s.dev_out.get() + l.ratio, 4 * l.px,
+                                   cudaMemcpyDeviceToHost, st));
+    }
   }
 
   cudaGraphExec_t graph_for(BatchSlot& b, const std::string& key, const cuda::BatchShape& shape) {
@@ -651,6 +661,8 @@ class Group {
       r.disparity = {reinterpret_cast<const std::uint16_t*>(out + l.disp0), w, h, w};
       if (s.layout.right_output)
         r.right_disparity = {reinterpret_cast<const std::uint16_t*>(out + l.disp1), w, h, w};
+      if (s.layout.cost_ratio_output)
+        r.cost_ratio = {reinterpret_cast<const std::uint32_t*>(out + l.ratio), w, h, w};
       r.foreground = s.modeling
                          ? ImageView<const std::uint8_t>{out + l.fg, w, h, w}
                          : ImageView<const std::uint8_t>{pair->all_foreground.data(), w, h, w};
@@ -778,6 +790,7 @@ class CudaEngine final : public Engine {
     // Configured for gray frames now (so errors surface here); a frame in color reconfigures.
     PairLayout layout;
     layout.right_output = o.right_output;
+    layout.cost_ratio_output = o.cost_ratio_output;
     pair_->device->configure(o.stereo, o.background, layout);
     pair_->allocate_slots(o.inflight);
     for (auto& s : pair_->slots) pair_->device->set_slot_io(s->index, pair_->io_of(*s));

@@ -180,6 +180,7 @@ MemberArgs DevicePipeline::make_args(int slot) const {
   a.out_disp[0] = io.disparity[0];
   a.out_disp[1] = layout_.right_output ? io.disparity[1] : nullptr;
   a.out_fg = background_.enabled ? io.foreground : nullptr;
+  a.out_cost_ratio = layout_.cost_ratio_output ? io.cost_ratio : nullptr;
   a.tested = io.tested;
   for (int s = 0; s < levels_; ++s) {
     const Level& lv = level_[s];

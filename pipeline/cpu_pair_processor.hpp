@@ -18,6 +18,7 @@ struct PairFrame {
   ImageView<const std::uint8_t> left, right;  // gray
   RgbView left_color, right_color;            // optional
   bool right_output = true;                   // post-process the right view's map too
+  bool cost_ratio_output = false;  // the winners' cost ratios too (StereoOutput::cost_ratio)
 };
 
 struct PairOutput {

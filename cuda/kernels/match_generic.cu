@@ -28,7 +28,8 @@ struct View {
   const std::int16_t* parent_this;   // the coarser level's map of this view (null: coarsest)
   const std::int16_t* parent_other;  // and of the other view, for the cross-check
   std::int16_t* out_disp;
-  std::uint16_t* out_q4;  // finest level: 16 d + subpixel offset
+  std::uint16_t* out_q4;     // finest level: 16 d + subpixel offset
+  std::uint32_t* out_ratio;  // finest level, left view, when asked for: winner_cost_ratio
   int direction;
 };
 
@@ -54,6 +55,7 @@ __device__ __forceinline__ View view_of(const MemberArgs& a, int level, int view
   v.parent_other = coarsest ? nullptr : a.level[level + 1].disp[o];
   v.out_disp = lv.disp[view];
   v.out_q4 = level == 0 ? a.q4[view] : nullptr;
+  v.out_ratio = level == 0 && view == 0 ? a.out_cost_ratio : nullptr;
   v.direction = view == 0 ? -1 : 1;
   return v;
 }
@@ -246,15 +248,17 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   v.out_disp[i] = static_cast<std::int16_t>(best_d);
   if (v.out_q4) {
     std::uint16_t q = kInvalidDisparity;
+    std::uint32_t ratio = kNoCost;
     if (best_d != kNoDisparity) {
       int offset = 0;
-      if (best_d >= 1 && best_d + 1 < nd && cm != kNone && cp != kNone) {
-        offset = subpixel_offset(cm, best, cp);
-      }
+      const bool neighbours = best_d >= 1 && best_d + 1 < nd && cm != kNone && cp != kNone;
+      if (neighbours) offset = subpixel_offset(cm, best, cp);
+      ratio = winner_cost_ratio(cm, best, cp, neighbours);
       q = static_cast<std::uint16_t>(
           clamp_int(kSubpixelScale * best_d + offset, 0, kSubpixelScale * (nd - 1)));
     }
     v.out_q4[i] = q;
+    if (v.out_ratio) v.out_ratio[i] = ratio;
   }
 }
 

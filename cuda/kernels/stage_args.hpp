@@ -93,7 +93,10 @@ struct MemberArgs {
   // Output of this slot.
   std::uint16_t* out_disp[2] = {nullptr, nullptr};  // right: null unless asked for
   std::uint8_t* out_fg = nullptr;                   // left mask 0/255 (null: modeling off)
-  unsigned long long* tested = nullptr;             // [camera * levels + level]
+  // The left view's finest-level winners' cost ratios (winner_cost_ratio), kNoCost where none
+  // (null unless asked for: EngineOptions::cost_ratio_output). Written by the matching kernels.
+  std::uint32_t* out_cost_ratio = nullptr;
+  unsigned long long* tested = nullptr;  // [camera * levels + level]
 };
 
 struct BatchRecord {

@@ -173,12 +173,13 @@ class RowMatcher {
   }
 
   template <typename T, bool kBest4>
-  long long match_row(const SubwindowSums& sums, int y, std::int16_t* disparity, std::uint16_t* q4);
+  long long match_row(const SubwindowSums& sums, int y, std::int16_t* disparity, std::uint16_t* q4,
+                      std::uint32_t* cost_ratio);
 
  private:
   template <typename T, bool kBest4>
   long long match_chunk(const SubwindowSums& sums, int y, int k, const DisparityBand& band,
-                        std::int16_t* disparity, std::uint16_t* q4);
+                        std::int16_t* disparity, std::uint16_t* q4, std::uint32_t* cost_ratio);
 
   const MatchSide& side_;
   const SearchRanges& ranges_;
@@ -192,7 +193,7 @@ class RowMatcher {
 
 template <typename T, bool kBest4>
 long long RowMatcher::match_row(const SubwindowSums& sums, int y, std::int16_t* disparity,
-                                std::uint16_t* q4) {
+                                std::uint16_t* q4, std::uint32_t* cost_ratio) {
   const int w = plan_.width();
   T* allowed = part_.lanes<T>().allowed.data() + margin_;
   const std::uint8_t* fg = side_.tgt_foreground.empty() ? nullptr : side_.tgt_foreground.row(y);
@@ -204,9 +205,10 @@ long long RowMatcher::match_row(const SubwindowSums& sums, int y, std::int16_t* 
       const int x0 = k * kWindowLanes, x1 = std::min(w, x0 + kWindowLanes);
       std::fill(disparity + x0, disparity + x1, kNoDisparity);
       if (q4) std::fill(q4 + x0, q4 + x1, kInvalidDisparity);
+      if (cost_ratio) std::fill(cost_ratio + x0, cost_ratio + x1, kNoCost);
       continue;
     }
-    evaluated += match_chunk<T, kBest4>(sums, y, k, band, disparity, q4);
+    evaluated += match_chunk<T, kBest4>(sums, y, k, band, disparity, q4, cost_ratio);
   }
   return evaluated;
 }
@@ -214,7 +216,7 @@ long long RowMatcher::match_row(const SubwindowSums& sums, int y, std::int16_t* 
 template <typename T, bool kBest4>
 long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
                                   const DisparityBand& band, std::int16_t* disparity,
-                                  std::uint16_t* q4) {
+                                  std::uint16_t* q4, std::uint32_t* cost_ratio) {
   constexpr int kLanes = kWindowLanes;
   constexpr T kNone = std::numeric_limits<T>::max();  // larger than any A
   const int x0 = k * kLanes;
@@ -259,13 +261,19 @@ long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
     if (!q4) continue;
     if (d == kNoDisparity) {
       q4[x0 + i] = kInvalidDisparity;
+      if (cost_ratio) cost_ratio[x0 + i] = kNoCost;
       continue;
     }
     // A(d - 1) and A(d + 1) are in the band (it is widened by 1 at this level); kNone there means
     // that candidate is not allowed.
     int offset = 0;
-    if (d >= 1 && d + 1 < o_.disparities && cost_at(d - 1) != kNone && cost_at(d + 1) != kNone) {
-      offset = subpixel_offset(cost_at(d - 1), best[i], cost_at(d + 1));
+    const bool neighbours =
+        d >= 1 && d + 1 < o_.disparities && cost_at(d - 1) != kNone && cost_at(d + 1) != kNone;
+    if (neighbours) offset = subpixel_offset(cost_at(d - 1), best[i], cost_at(d + 1));
+    if (cost_ratio) {
+      cost_ratio[x0 + i] = neighbours
+                               ? winner_cost_ratio(cost_at(d - 1), best[i], cost_at(d + 1), true)
+                               : winner_cost_ratio(0, 0, 0, false);
     }
     q4[x0 + i] = static_cast<std::uint16_t>(
         clamp_int(kSubpixelScale * d + offset, 0, kSubpixelScale * (o_.disparities - 1)));
@@ -349,6 +357,7 @@ void AdaptiveWindowMatcher::match(const ViewMatch (&views)[2], const CostTables&
     for (int v = v0; v < v1; ++v) {
       views[v].disparity->ensure_size(w, h);
       if (views[v].q4) views[v].q4->ensure_size(w, h);
+      if (views[v].cost_ratio) views[v].cost_ratio->ensure_size(w, h);
       plans_[v].build(*views[v].ranges, o);
     }
   });
@@ -392,12 +401,16 @@ void AdaptiveWindowMatcher::match(const ViewMatch (&views)[2], const CostTables&
         for (int v = 0; v < 2; ++v) {
           std::int16_t* d_row = views[v].disparity->row(y);
           std::uint16_t* q4_row = views[v].q4 ? views[v].q4->row(y) : nullptr;
+          std::uint32_t* cost_row = views[v].cost_ratio ? views[v].cost_ratio->row(y) : nullptr;
           if (narrow && o.best_k == 4) {
-            local += rows[v].match_row<std::uint16_t, true>(part.sums[v], y, d_row, q4_row);
+            local +=
+                rows[v].match_row<std::uint16_t, true>(part.sums[v], y, d_row, q4_row, cost_row);
           } else if (narrow) {
-            local += rows[v].match_row<std::uint16_t, false>(part.sums[v], y, d_row, q4_row);
+            local +=
+                rows[v].match_row<std::uint16_t, false>(part.sums[v], y, d_row, q4_row, cost_row);
           } else {
-            local += rows[v].match_row<std::uint32_t, false>(part.sums[v], y, d_row, q4_row);
+            local +=
+                rows[v].match_row<std::uint32_t, false>(part.sums[v], y, d_row, q4_row, cost_row);
           }
         }
       }

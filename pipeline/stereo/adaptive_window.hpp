@@ -37,6 +37,10 @@ struct ViewMatch {
   const SearchRanges* ranges = nullptr;
   Image<std::int16_t>* disparity = nullptr;  // integer winner or kNoDisparity
   Image<std::uint16_t>* q4 = nullptr;  // with options.subpixel: 16*d + offset, or kInvalidDisparity
+  // Optional, with options.subpixel (the finest level): the winner's cost ratio
+  // (winner_cost_ratio in pixel_ops.hpp), kNoCost where there is no winner. Only computed where
+  // asked for (the trinocular fusion).
+  Image<std::uint32_t>* cost_ratio = nullptr;
 };
 
 // The matcher keeps its scratch buffers between calls: a frame allocates nothing once sizes settle.

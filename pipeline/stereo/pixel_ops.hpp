@@ -25,6 +25,8 @@ constexpr int kSubpixelBits = 4;
 constexpr int kSubpixelScale = 1 << kSubpixelBits;
 // Integer disparity maps between levels use this for "none".
 constexpr std::int16_t kNoDisparity = -1;
+// The optional cost-ratio output (trinocular fusion) where a pixel has no winner.
+constexpr std::uint32_t kNoCost = 0xFFFFFFFFu;
 
 STEREOD_HD int clamp_int(int v, int lo, int hi) {
   return v < lo ? lo : (v > hi ? hi : v);
@@ -236,6 +238,18 @@ STEREOD_HD int subpixel_offset(std::uint32_t cm, std::uint32_t c, std::uint32_t 
   long long q = (2 * (num < 0 ? -num : num) + den) / (2 * den);
   if (num < 0) q = -q;
   return q > 8 ? 8 : (q < -8 ? -8 : static_cast<int>(q));
+}
+
+// How sharply the winner d stands out of its neighbours' costs (the trinocular fusion's "cost
+// ratio"): 2^16 * (2 c + 1) / (cm + cp + 1), c = A(d), cm = A(d - 1), cp = A(d + 1), rounded
+// down; small for a distinct minimum, about 2^16 for a flat cost curve (a direction that cannot
+// see the texture). 2^16 when a neighbour is missing (`neighbours` false); at most kNoCost - 1.
+STEREOD_HD std::uint32_t winner_cost_ratio(std::uint32_t cm, std::uint32_t c, std::uint32_t cp,
+                                           bool neighbours) {
+  if (!neighbours) return 65536u;
+  const unsigned long long num = (2ull * c + 1ull) << 16;
+  const unsigned long long q = num / (static_cast<unsigned long long>(cm) + cp + 1ull);
+  return q >= kNoCost ? kNoCost - 1u : static_cast<std::uint32_t>(q);
 }
 
 // Median of n (1..9) values: sorts in place and takes the lower middle one.
