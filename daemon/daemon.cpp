@@ -8,6 +8,7 @@
 
 #include "logging.hpp"
 #include "publish/engine_frame.hpp"
+#include "trinocular/trinocular_engine.hpp"
 
 namespace stereod::daemon {
 namespace {
@@ -113,6 +114,7 @@ std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const Rig
   p->config = pc;
   p->left_index = index_of(rig, pc.left);
   p->right_index = index_of(rig, pc.right);
+  if (pc.trinocular) p->vertical_index = index_of(rig, pc.trinocular->vertical);
   const CameraConfig& cam = rig.cameras[static_cast<std::size_t>(p->left_index)];
   EngineOptions eo;
   eo.width = cam.width;
@@ -137,7 +139,16 @@ std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const Rig
       if (engine_name_.empty()) spdlog::warn("no usable GPU ({}): using the CPU engine", why);
     }
   }
-  p->engine = make_engine(kind, eo);
+  if (pc.trinocular) {
+    // Reference and horizontal partner as the pair's left and right, the vertical partner
+    // transposed beside them (trinocular/trinocular_engine.hpp).
+    TrinocularOptions t;
+    t.model = pc.trinocular->model;
+    t.cost_ratio = pc.trinocular->cost_ratio;
+    p->engine = make_trinocular_engine(kind, eo, t);
+  } else {
+    p->engine = make_engine(kind, eo);
+  }
   if (engine_name_ != p->engine->name()) {
     engine_name_ = std::string(p->engine->name());
     spdlog::info("pair '{}': {} engine, {}x{}, {} disparities", pc.name, engine_name_, cam.width,
@@ -202,6 +213,12 @@ void Daemon::on_frame_set(Rig& rig, FrameSet&& set) {
     if (!left || !right || left->status != FrameStatus::kOk || right->status != FrameStatus::kOk) {
       continue;
     }
+    const CameraFrame* vertical = nullptr;
+    if (p.vertical_index >= 0) {
+      const auto& v = set.frames[static_cast<std::size_t>(p.vertical_index)];
+      if (!v || v->status != FrameStatus::kOk) continue;
+      vertical = v.get();
+    }
     FrameInput in;
     in.sequence = set.sequence;
     in.capture_time_ns = left->capture_time_ns;
@@ -211,10 +228,17 @@ void Daemon::on_frame_set(Rig& rig, FrameSet&& set) {
       in.left_color = view_of(left->color);
       in.right_color = view_of(right->color);
     }
+    if (vertical) {
+      in.vertical = vertical->gray.view();
+      if (!in.left_color.empty() && !vertical->color.empty()) {
+        in.vertical_color = view_of(vertical->color);
+      }
+    }
     PendingFrame pending;
     pending.sequence = set.sequence;
     pending.cameras = {{left->camera, left->capture_time_ns},
                        {right->camera, right->capture_time_ns}};
+    if (vertical) pending.cameras.push_back({vertical->camera, vertical->capture_time_ns});
     pending.complete_ns = set.complete_time_ns;
     pending.source_index = left->source_index;
     pending.submitted_ns = now_ns();

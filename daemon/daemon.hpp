@@ -57,6 +57,7 @@ class Daemon {
     std::unique_ptr<Engine> engine;
     publish::DepthCalibration depth;
     int left_index = 0, right_index = 0;  // the cameras' places in the rig's frame sets
+    int vertical_index = -1;              // a trinocular pair's vertical camera, else -1
     std::mutex mutex;                     // pending, generations
     std::deque<PendingFrame> pending;     // submitted, not yet published
     // Engine parameter generation -> configuration generation, for the header.

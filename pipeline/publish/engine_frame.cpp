@@ -22,6 +22,10 @@ PublishedFrame frame_from_result(const EngineResult& r, FrameInfo info) {
       f.mask = r.foreground;
       f.mask_keep_alive = r.hold;
     }
+    if (!r.direction.empty()) {
+      f.direction = r.direction;
+      f.direction_keep_alive = r.hold;
+    }
     info.background = r.background_active;
   } else {
     info.error = r.error.empty() ? "the engine failed this frame without saying why" : r.error;

@@ -21,7 +21,9 @@ namespace stereod::publish {
 // Major: a client rejects a header whose major differs from its own. Minor: additions only (new
 // fields, new payloads, new stages); a client accepts any minor and ignores what it does not know.
 constexpr int kProtocolMajor = 1;
-constexpr int kProtocolMinor = 2;  // 1.1 added source_index, 1.2 the "wait" latency stage
+// 1.1 added source_index, 1.2 the "wait" latency stage, 1.3 the "direction" payload of
+// trinocular pairs.
+constexpr int kProtocolMinor = 3;
 
 constexpr std::string_view kFrameTopicPrefix = "disparity.";
 constexpr std::string_view kStatsTopic = "stats";
@@ -30,12 +32,16 @@ constexpr std::string_view kStatsTopic = "stats";
 constexpr std::string_view kDisparityEncoding = "disp16q4";  // uint16, 16*d, 0xFFFF = none
 constexpr std::string_view kMaskEncoding = "mask8";          // uint8, 0 = background, else fg
 constexpr std::string_view kDepthEncoding = "depth16mm";     // uint16 millimetres, 0 = none
+// uint8, which pair of a trinocular rig gave the pixel its disparity: 0 none, 1 the horizontal
+// pair, 2 the vertical pair.
+constexpr std::string_view kDirectionEncoding = "direction8";
 constexpr std::uint32_t kDisparityInvalid = 0xFFFF;
 constexpr std::uint32_t kDepthInvalid = 0;
 
 constexpr std::string_view kDisparityPayload = "disparity";
 constexpr std::string_view kMaskPayload = "mask";
 constexpr std::string_view kDepthPayload = "depth";
+constexpr std::string_view kDirectionPayload = "direction";
 
 // Limits a decoder enforces so that sizes computed from a header cannot overflow.
 constexpr int kMaxImageSide = 1 << 15;

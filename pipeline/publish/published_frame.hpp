@@ -28,6 +28,10 @@ struct PublishedFrame {
   // Foreground mask (0 = background, else foreground); empty when the frame has none.
   ImageView<const std::uint8_t> mask;
   std::shared_ptr<const void> mask_keep_alive;
+
+  // Trinocular pairs: which pair won each pixel (kDirectionEncoding); empty for other pairs.
+  ImageView<const std::uint8_t> direction;
+  std::shared_ptr<const void> direction_keep_alive;
 };
 
 }  // namespace stereod::publish

@@ -64,6 +64,7 @@ Publisher::Publisher(const PublisherOptions& options, std::shared_ptr<stats::Sta
       stats_(stats ? std::move(stats) : std::make_shared<stats::StatsAggregator>()),
       send_mask_(options.outputs.mask),
       send_depth_(options.outputs.depth),
+      send_direction_(options.outputs.direction),
       context_(1),
       queue_(static_cast<std::size_t>(queue_per_pair_) *
              static_cast<std::size_t>(std::max(options.pairs, 1))) {
@@ -168,6 +169,7 @@ bool Publisher::publish(PublishedFrame frame) {
     if (frame.disparity.empty()) throw std::invalid_argument(what() + ": ok but has no disparity");
     check_image(what, ": disparity", frame.disparity);
     if (!frame.mask.empty()) check_image(what, ": mask", frame.mask);
+    if (!frame.direction.empty()) check_image(what, ": direction", frame.direction);
     // Without a keep-alive nothing says how long the pixels stay valid, and the send happens
     // later on another thread: copy them now, before returning.
     if (!frame.disparity_keep_alive) {
@@ -177,6 +179,10 @@ bool Publisher::publish(PublishedFrame frame) {
     if (!frame.mask.empty() && !frame.mask_keep_alive) {
       take_copy(frame.mask, frame.mask_keep_alive);
       item.mask_copied = true;
+    }
+    if (!frame.direction.empty() && !frame.direction_keep_alive) {
+      take_copy(frame.direction, frame.direction_keep_alive);
+      item.direction_copied = true;
     }
   }
   item.frame = std::move(frame);
@@ -189,6 +195,7 @@ bool Publisher::publish(PublishedFrame frame) {
 void Publisher::set_outputs(const PublisherOutputs& outputs) {
   send_mask_ = outputs.mask;
   send_depth_ = outputs.depth;
+  send_direction_ = outputs.direction;
 }
 
 void Publisher::stop() {
@@ -284,6 +291,11 @@ void Publisher::send_frame(Queued& item) {
       h.payloads.back().invalid = kDepthInvalid;
       parts.push_back(payload_message(view, std::move(depth), false));
     }
+    if (send_direction_ && !frame.direction.empty()) {
+      h.payloads.push_back(packed_layout(kDirectionPayload, kDirectionEncoding, frame.direction));
+      parts.push_back(payload_message(frame.direction, std::move(frame.direction_keep_alive),
+                                      item.direction_copied));
+    }
   }
   // Stamped once the payloads are ready (depth included): what remains, encoding the header and
   // handing the parts to ZeroMQ, takes microseconds.
@@ -299,6 +311,7 @@ void Publisher::send_frame(Queued& item) {
   // The payloads' keep-alives now live in the messages alone; a mask that is not sent is let go
   // here rather than after the send.
   frame.mask_keep_alive.reset();
+  frame.direction_keep_alive.reset();
 
   if (!send_parts(parts, info.pair)) return;
   ++frames_sent_;

@@ -76,6 +76,7 @@ class Publisher {
     PublishedFrame frame;
     bool disparity_copied = false;
     bool mask_copied = false;
+    bool direction_copied = false;
   };
 
   void configure_socket(const PublisherOptions& options);
@@ -104,6 +105,7 @@ class Publisher {
   std::shared_ptr<stats::StatsAggregator> stats_;
   std::atomic<bool> send_mask_;
   std::atomic<bool> send_depth_;
+  std::atomic<bool> send_direction_;
   // Destroyed in reverse order: socket, then the ZAP handler, then the context (whose termination
   // waits until ZeroMQ has freed every message, and so released every keep-alive).
   zmq::context_t context_;

@@ -1,6 +1,6 @@
 // The publisher's configuration (the `publish:` section; docs/PROTOCOL.md "Endpoints" and
 // "CURVE"). Keys named in errors are the configuration's: publish.endpoint, publish.bind_all,
-// publish.hwm, publish.queue, publish.stats_interval_ms, publish.outputs.{mask,depth},
+// publish.hwm, publish.queue, publish.stats_interval_ms, publish.outputs.{mask,depth,direction},
 // publish.curve.{server_key,clients}.
 #pragma once
 
@@ -12,8 +12,9 @@
 namespace stereod::publish {
 
 struct PublisherOutputs {
-  bool mask = false;   // send the foreground mask when the frame has one
-  bool depth = false;  // compute and send depth in millimetres when the pair is calibrated
+  bool mask = false;       // send the foreground mask when the frame has one
+  bool depth = false;      // compute and send depth in millimetres when the pair is calibrated
+  bool direction = false;  // trinocular pairs: send which pair won each pixel
 };
 
 struct PublisherOptions {
