@@ -479,7 +479,10 @@ class Group {
       STEREOD_CUDA(cudaSetDevice(device_));
       const cudaStream_t st = b.stream->get();
       STEREOD_CUDA(cudaEventRecord(b.started->get(), st));
-      for (auto& m : b.members) upload(*m.first, *m.second, st);
+      for (auto& m : b.members) {
+        upload(*m.first, *m.second, st);
+        clear_cost_ratios(*m.first, *m.second, st);
+      }
       STEREOD_CUDA(cudaMemcpyAsync(b.device_record.get(), rec, sizeof(BatchRecord),
                                    cudaMemcpyHostToDevice, st));
       STEREOD_CUDA(cudaEventRecord(b.uploaded->get(), st));
@@ -504,6 +507,14 @@ class Group {
       b.members.clear();
       b.busy = false;
     }
+  }
+
+  // The cost-ratio plane starts as kNoCost (all ones) everywhere: the matching kernels write the
+  // pixels they match, tiles without foreground keep it.
+  void clear_cost_ratios(const PairState& p, PairSlot& s, cudaStream_t st) {
+    if (!s.layout.cost_ratio_output) return;
+    std::uint8_t* out = p.options.zero_copy ? s.out.device() : s.dev_out.get();
+    STEREOD_CUDA(cudaMemsetAsync(out + p.layout.ratio, 0xFF, 4 * p.layout.px, st));
   }
 
   void upload(const PairState& p, PairSlot& s, cudaStream_t st) {
@@ -739,6 +750,7 @@ std::vector<std::pair<std::string, double>> Group::profile(const std::shared_ptr
   StageEvents marks;
   marks.mark("start", st);
   upload(*pair, *slot, st);
+  clear_cost_ratios(*pair, *slot, st);
   STEREOD_CUDA(
       cudaMemcpyAsync(b.device_record.get(), rec, sizeof(BatchRecord), cudaMemcpyHostToDevice, st));
   marks.mark("upload", st);

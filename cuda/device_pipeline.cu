@@ -251,6 +251,7 @@ BatchShape DevicePipeline::shape(int count) const {
   s.speckles = stereo_.speckle_size > 0;
   s.fill = stereo_.fill;
   s.right_output = layout_.right_output;
+  s.cost_ratio = layout_.cost_ratio_output;
   s.max_segments = segments_of(stereo_.max_disparity, segment_.empty() ? kSegment : segment_[0]);
   return s;
 }
@@ -260,7 +261,7 @@ std::string DevicePipeline::batch_key() const {
   std::string key =
       std::to_string(width_) + "x" + std::to_string(height_) + "/L" + std::to_string(levels_) + "/";
   for (bool b : {s.rectify, s.derive_gray, s.color, s.modeling, s.census, s.mean_removal,
-                 s.window_path, s.best4, s.speckles, s.fill, s.right_output}) {
+                 s.window_path, s.best4, s.speckles, s.fill, s.right_output, s.cost_ratio}) {
     key += b ? '1' : '0';
   }
   return key;

@@ -28,8 +28,7 @@ struct View {
   const std::int16_t* parent_this;   // the coarser level's map of this view (null: coarsest)
   const std::int16_t* parent_other;  // and of the other view, for the cross-check
   std::int16_t* out_disp;
-  std::uint16_t* out_q4;     // finest level: 16 d + subpixel offset
-  std::uint32_t* out_ratio;  // finest level, left view, when asked for: winner_cost_ratio
+  std::uint16_t* out_q4;  // finest level: 16 d + subpixel offset
   int direction;
 };
 
@@ -55,7 +54,6 @@ __device__ __forceinline__ View view_of(const MemberArgs& a, int level, int view
   v.parent_other = coarsest ? nullptr : a.level[level + 1].disp[o];
   v.out_disp = lv.disp[view];
   v.out_q4 = level == 0 ? a.q4[view] : nullptr;
-  v.out_ratio = level == 0 && view == 0 ? a.out_cost_ratio : nullptr;
   v.direction = view == 0 ? -1 : 1;
   return v;
 }
@@ -106,6 +104,9 @@ __device__ __forceinline__ void top4_insert(std::uint32_t (&v)[4], int (&d)[4], 
   }
 }
 
+// kRatio: also write the cost ratios (compiled apart, so that pairs without them run the code they
+// ran before).
+template <bool kRatio>
 __global__ void __launch_bounds__(kBlockW* kBlockH)
     match_generic_kernel(const BatchRecord* __restrict__ batch, int level) {
   __shared__ std::uint32_t pc[kGenTileH][kGenTileW];  // pixel costs of the tile and its halo
@@ -248,17 +249,20 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   v.out_disp[i] = static_cast<std::int16_t>(best_d);
   if (v.out_q4) {
     std::uint16_t q = kInvalidDisparity;
-    std::uint32_t ratio = kNoCost;
+    const bool neighbours = best_d >= 1 && best_d + 1 < nd && cm != kNone && cp != kNone;
     if (best_d != kNoDisparity) {
       int offset = 0;
-      const bool neighbours = best_d >= 1 && best_d + 1 < nd && cm != kNone && cp != kNone;
       if (neighbours) offset = subpixel_offset(cm, best, cp);
-      ratio = winner_cost_ratio(cm, best, cp, neighbours);
       q = static_cast<std::uint16_t>(
           clamp_int(kSubpixelScale * best_d + offset, 0, kSubpixelScale * (nd - 1)));
     }
     v.out_q4[i] = q;
-    if (v.out_ratio) v.out_ratio[i] = ratio;
+    // Read late from the batch record (a kernel parameter): nothing of it stays live in the loop.
+    std::uint32_t* out_ratio =
+        kRatio && view == 0 ? batch->member[blockIdx.z >> 1]->out_cost_ratio : nullptr;
+    if (out_ratio) {
+      out_ratio[i] = best_d == kNoDisparity ? kNoCost : winner_cost_ratio(cm, best, cp, neighbours);
+    }
   }
 }
 
@@ -266,9 +270,13 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
 
 void launch_match_generic(const BatchShape& shape, const BatchRecord* batch, int level,
                           cudaStream_t stream) {
-  match_generic_kernel<<<member_grid(shape.level_width[level], shape.level_height[level],
-                                     2 * shape.count),
-                         dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
+  const dim3 grid =
+      member_grid(shape.level_width[level], shape.level_height[level], 2 * shape.count);
+  if (shape.cost_ratio && level == 0) {
+    match_generic_kernel<true><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
+  } else {
+    match_generic_kernel<false><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
+  }
   STEREOD_CUDA_LAUNCHED("match_generic_kernel");
 }
 

@@ -57,7 +57,6 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
       if (x >= w || y >= h) continue;
       lv.disp[view][y * w + x] = kNoDisparity;
       if (finest) a.q4[view][y * w + x] = kInvalidDisparity;
-      if (finest && view == 0 && a.out_cost_ratio) a.out_cost_ratio[y * w + x] = kNoCost;
     }
     if (finest && tid == 0) a.post_active[view][t] = 0;
   };

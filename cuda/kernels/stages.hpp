@@ -28,6 +28,7 @@ struct BatchShape {
   bool speckles = true;
   bool fill = false;
   bool right_output = false;  // post-process and return the right view's map too
+  bool cost_ratio = false;    // return the left view's winners' cost ratios (trinocular pairs)
   int max_segments = 1;       // segments of the finest level's widest range
 
   int tiles_x(int level) const { return (level_width[level] + kTileW - 1) / kTileW; }

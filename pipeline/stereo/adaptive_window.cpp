@@ -271,9 +271,8 @@ long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
         d >= 1 && d + 1 < o_.disparities && cost_at(d - 1) != kNone && cost_at(d + 1) != kNone;
     if (neighbours) offset = subpixel_offset(cost_at(d - 1), best[i], cost_at(d + 1));
     if (cost_ratio) {
-      cost_ratio[x0 + i] = neighbours
-                               ? winner_cost_ratio(cost_at(d - 1), best[i], cost_at(d + 1), true)
-                               : winner_cost_ratio(0, 0, 0, false);
+      cost_ratio[x0 + i] = winner_cost_ratio(neighbours ? cost_at(d - 1) : 0, best[i],
+                                             neighbours ? cost_at(d + 1) : 0, neighbours);
     }
     q4[x0 + i] = static_cast<std::uint16_t>(
         clamp_int(kSubpixelScale * d + offset, 0, kSubpixelScale * (o_.disparities - 1)));

@@ -241,15 +241,16 @@ STEREOD_HD int subpixel_offset(std::uint32_t cm, std::uint32_t c, std::uint32_t 
 }
 
 // How sharply the winner d stands out of its neighbours' costs (the trinocular fusion's "cost
-// ratio"): 2^16 * (2 c + 1) / (cm + cp + 1), c = A(d), cm = A(d - 1), cp = A(d + 1), rounded
-// down; small for a distinct minimum, about 2^16 for a flat cost curve (a direction that cannot
-// see the texture). 2^16 when a neighbour is missing (`neighbours` false); at most kNoCost - 1.
+// ratio"): 2^12 * (2 c + 1) / (cm + cp + 1), c = A(d), cm = A(d - 1), cp = A(d + 1), rounded
+// down; small for a distinct minimum, about 2^12 for a flat cost curve (a direction that cannot
+// see the texture); 2^12 when a neighbour is missing (`neighbours` false). 32-bit arithmetic:
+// A < 2^18 (at most 9 sub-windows of 81 pixel costs of at most 255: the matcher refuses larger
+// pixel costs), so (2 c + 1) << 12 < 2^31.
+constexpr std::uint32_t kCostRatioOne = 1u << 12;
 STEREOD_HD std::uint32_t winner_cost_ratio(std::uint32_t cm, std::uint32_t c, std::uint32_t cp,
                                            bool neighbours) {
-  if (!neighbours) return 65536u;
-  const unsigned long long num = (2ull * c + 1ull) << 16;
-  const unsigned long long q = num / (static_cast<unsigned long long>(cm) + cp + 1ull);
-  return q >= kNoCost ? kNoCost - 1u : static_cast<std::uint32_t>(q);
+  if (!neighbours) return kCostRatioOne;
+  return ((2u * c + 1u) << 12) / (cm + cp + 1u);
 }
 
 // Median of n (1..9) values: sorts in place and takes the lower middle one.
