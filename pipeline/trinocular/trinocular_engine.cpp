@@ -140,7 +140,9 @@ class TrinocularEngine final : public Engine {
     Expected e;
     {
       std::lock_guard<std::mutex> lock(expected_mutex_);
-      if (expected_.empty()) return std::nullopt;  // cannot happen: submit queued it first
+      // submit() queues the frame's entry just after the horizontal engine took it: a result
+      // can come first. It waits in pending_h_ for the next call.
+      if (expected_.empty()) return std::nullopt;
       e = expected_.front();
     }
     if (e.vertical && !pending_v_) {
