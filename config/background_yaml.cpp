@@ -9,7 +9,7 @@ void read_background_params(YamlReader& r, const YAML::Node& node, const std::st
                {"enabled", "color", "warmup", "learning_rate", "foreground_learning_rate",
                 "threshold", "min_sigma", "hue_min_saturation", "shadow", "shadow_min_ratio",
                 "shadow_max_ratio", "shadow_hue_tolerance", "shadow_saturation_tolerance",
-                "closing_radius", "absorb_frames", "hierarchy"});
+                "closing_radius", "absorb_frames", "hierarchy", "target_margin"});
   r.read(node, path, "enabled", p.enabled);
   r.read(node, path, "color", p.color);
   r.read(node, path, "warmup", p.warmup, 0, 100000);
@@ -26,11 +26,11 @@ void read_background_params(YamlReader& r, const YAML::Node& node, const std::st
   r.read(node, path, "closing_radius", p.closing_radius, 0, 3);
   r.read(node, path, "absorb_frames", p.absorb_frames, 0, 65535);
   r.read(node, path, "hierarchy", p.hierarchy);
+  r.read(node, path, "target_margin", p.target_margin, 0, kMaxTargetMargin);
   for (const auto& e : check_background_params(p)) {
     const std::string key = e.parameter().substr(e.parameter().find('.') + 1);
     const YAML::Node at = node[key].IsDefined() ? node[key] : node;
-    const std::string msg = e.what();
-    r.add(at, YamlReader::join(path, key), msg.substr(msg.find(": ") + 2));
+    r.add(at, YamlReader::join(path, key), e.reason());
   }
 }
 

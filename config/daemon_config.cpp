@@ -1,20 +1,40 @@
 #include "daemon_config.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
+#include <yaml-cpp/eventhandler.h>
+
 #include "background_yaml.hpp"
 #include "ingest/source_uri.hpp"
+#include "ingest/synthetic_source.hpp"
+#include "publish/curve_keys.hpp"
+#include "publish/protocol.hpp"
 #include "stereo_yaml.hpp"
 
 namespace stereod {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Every name the loader accepts fits the wire protocol (the daemon would refuse to send it).
+static_assert(kMaxNameLength <= publish::kMaxNameBytes);
+
+// docs/CONFIG.md, "Limits".
+constexpr std::size_t kMaxFileBytes = 1024 * 1024;
+constexpr std::size_t kMaxCameras = 128;  // 64 pairs of two cameras
+constexpr std::size_t kMaxPairs = 64;
+constexpr int kMaxDevice = 63;  // CUDA device numbers 0..63
 
 const std::vector<std::string> kLogLevels = {"trace", "debug",    "info", "warn",
                                              "error", "critical", "off"};
@@ -30,6 +50,41 @@ bool is_sequence(const YAML::Node& n) {
 }
 bool is_scalar(const YAML::Node& n) {
   return n.IsDefined() && n.IsScalar();
+}
+
+// Where the second YAML document of `text` starts, if it has one with any content. The parser
+// is asked for two documents at the most: YAML::LoadAll loops without end on some malformed
+// input (the fuzz test found one), since its parser goes on returning empty documents.
+std::optional<YAML::Mark> second_document(const std::string& text) {
+  struct FirstMark : YAML::EventHandler {
+    std::optional<YAML::Mark> mark;
+    void seen(const YAML::Mark& m) {
+      if (!mark) mark = m;
+    }
+    void OnDocumentStart(const YAML::Mark&) override {}
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark& m, YAML::anchor_t) override { seen(m); }
+    void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { seen(m); }
+    void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  const std::string&) override {
+      seen(m);
+    }
+    void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {
+      seen(m);
+    }
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {
+      seen(m);
+    }
+    void OnMapEnd() override {}
+  };
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  FirstMark first, second;
+  if (!parser.HandleNextDocument(first) || !parser.HandleNextDocument(second)) return {};
+  return second.mark;
 }
 
 // The node at a dotted key below `base` ("stereo.levels"), or the deepest one that exists.
@@ -73,6 +128,12 @@ class Loader {
     YAML::Node root;
     try {
       root = YAML::Load(text);
+      // Load() reads the first document and ignores the rest without a word.
+      if (const auto second = second_document(text)) {
+        r_.issues().push_back({r_.file(), second->line + 1, second->column + 1, "",
+                               "a second YAML document: stereod reads one; remove the \"---\" "
+                               "line above it (or what follows)"});
+      }
     } catch (const YAML::Exception& e) {
       r_.issues().push_back(
           {r_.file(), e.mark.line + 1, e.mark.column + 1, "", "not valid YAML: " + e.msg});
@@ -92,6 +153,7 @@ class Loader {
     read_rigs(root["rigs"], cameras, c);
     read_pairs(root["pairs"], c);
     read_publish(root["publish"], c.publish);
+    resolve_pair_outputs(c);
     r_.throw_if_failed();
     return c;
   }
@@ -128,8 +190,41 @@ class Loader {
 
   void read_gpu(const YAML::Node& n, GpuConfig& g) {
     if (!r_.expect_map(n, "gpu")) return;
-    r_.check_keys(n, "gpu", {"device", "inflight", "zero_copy"});
-    r_.read(n, "gpu", "device", g.device, 0, 63);
+    r_.check_keys(n, "gpu", {"device", "devices", "inflight", "zero_copy"});
+    if (n["device"].IsDefined() && n["devices"].IsDefined()) {
+      r_.add(n["devices"], "gpu.devices",
+             "give gpu.device (one GPU) or gpu.devices (a list), not both");
+    }
+    int device = g.devices.front();
+    r_.read(n, "gpu", "device", device, 0, kMaxDevice);
+    g.devices = {device};
+    const YAML::Node list = n["devices"];
+    if (list.IsDefined()) {
+      if (!is_sequence(list) || list.size() == 0 || list.size() > kMaxDevice + 1) {
+        r_.add(list, "gpu.devices", "expected a list of 1 to 64 CUDA device numbers, e.g. [0, 1]");
+      } else {
+        std::vector<int> devices;
+        for (std::size_t i = 0; i < list.size(); ++i) {
+          const std::string path = indexed("gpu.devices", i);
+          int d = -1;
+          if (is_scalar(list[i])) {
+            try {
+              d = list[i].as<int>();
+            } catch (const YAML::Exception&) {
+              d = -1;
+            }
+          }
+          if (d < 0 || d > kMaxDevice) {
+            r_.add(list[i], path, "expected a CUDA device number 0-63");
+          } else if (std::find(devices.begin(), devices.end(), d) != devices.end()) {
+            r_.add(list[i], path, "device " + std::to_string(d) + " is listed twice");
+          } else {
+            devices.push_back(d);
+          }
+        }
+        if (!devices.empty()) g.devices = devices;
+      }
+    }
     r_.read(n, "gpu", "inflight", g.inflight, 1, 64);
     r_.read(n, "gpu", "zero_copy", g.zero_copy);
   }
@@ -144,6 +239,11 @@ class Loader {
       r_.add(n, "cameras", "expected a list of cameras");
       return out;
     }
+    if (n.size() > kMaxCameras) {
+      r_.add(n, "cameras",
+             std::to_string(n.size()) + " cameras; at most " + std::to_string(kMaxCameras));
+      return out;
+    }
     std::set<std::string> names;
     for (std::size_t i = 0; i < n.size(); ++i) {
       const YAML::Node cn = n[i];
@@ -151,6 +251,7 @@ class Loader {
       if (!r_.expect_map(cn, path, false)) continue;
       r_.check_keys(cn, path,
                     {"name", "source", "width", "height", "fps", "format", "color", "loop"});
+      const std::size_t issues_before = r_.issues().size();
       CameraConfig cam;
       r_.read(cn, path, "name", cam.name);
       r_.read(cn, path, "source", cam.uri);
@@ -173,6 +274,8 @@ class Loader {
       if (!cam.name.empty() && !names.insert(cam.name).second) {
         r_.add(cn["name"], path + ".name", "camera '" + cam.name + "' is named twice");
       }
+      // Its values are partly defaults now: checks built on them would only repeat the problem.
+      if (r_.issues().size() != issues_before) bad_cameras_.insert(cam.name);
       out.push_back({cam, cn, path});
     }
     return out;
@@ -187,7 +290,6 @@ class Loader {
       RigConfig rig;
       rig.name = "main";
       for (const auto& e : cameras) rig.cameras.push_back(e.camera);
-      rig_nodes_.push_back({n, "rigs"});
       c.rigs.push_back(rig);
       check_rig(c.rigs.back(), cameras, n, "rigs");
       return;
@@ -257,7 +359,6 @@ class Loader {
         read_ms(r_, restart, rp, "healthy_after_ms", rig.restart.healthy_after, 0, 3600000);
         read_ms(r_, restart, rp, "stall_timeout_ms", rig.restart.stall_timeout, 0, 600000);
       }
-      rig_nodes_.push_back({rn, path});
       c.rigs.push_back(rig);
       check_rig(c.rigs.back(), cameras, rn, path);
     }
@@ -273,7 +374,14 @@ class Loader {
   void check_rig(const RigConfig& rig, const std::vector<CameraEntry>& cameras,
                  const YAML::Node& rig_node, const std::string& rig_path) {
     if (rig.cameras.empty()) return;
+    const bool bad_camera =
+        std::any_of(rig.cameras.begin(), rig.cameras.end(),
+                    [&](const CameraConfig& k) { return bad_cameras_.count(k.name) != 0; });
     for (const auto& issue : validate_rig(rig)) {
+      // Sizes and rates compared with a camera whose value was refused (and so is a default).
+      if (bad_camera && (issue.key == "width" || issue.key == "height" || issue.key == "fps")) {
+        continue;
+      }
       const CameraEntry* entry = nullptr;
       for (const auto& e : cameras) {
         if (!entry && e.camera.name == issue.camera && !issue.camera.empty()) entry = &e;
@@ -300,17 +408,28 @@ class Loader {
       r_.add(n, "pairs", "expected a list of pairs");
       return;
     }
+    if (n.size() > kMaxPairs) {
+      r_.add(n, "pairs", std::to_string(n.size()) + " pairs; at most " + std::to_string(kMaxPairs));
+      return;
+    }
     std::set<std::string> names;
     for (std::size_t i = 0; i < n.size(); ++i) {
       const YAML::Node pn = n[i];
       const std::string path = indexed("pairs", i);
       if (!r_.expect_map(pn, path, false)) continue;
       r_.check_keys(pn, path,
-                    {"name", "left", "right", "calibration", "stereo", "background", "trinocular"});
+                    {"name", "left", "right", "calibration", "stereo", "background", "outputs",
+                     "gpu_device", "trinocular"});
       PairConfig p;
       p.stereo = default_stereo_;
       p.background = default_background_;
       r_.read(pn, path, "name", p.name);
+      if (!p.name.empty()) {
+        // The pair's name goes on the wire (topic and header) and into subscribers' file names.
+        if (const std::string why = name_problem(p.name); !why.empty()) {
+          r_.add(pn["name"], path + ".name", why);
+        }
+      }
       // A trinocular pair names its cameras under trinocular: (reference, horizontal, vertical).
       const bool tri = pn["trinocular"].IsDefined();
       const YAML::Node cams = tri ? pn["trinocular"] : pn;
@@ -331,6 +450,19 @@ class Loader {
       } else {
         r_.read(pn, path, "left", p.left);
         r_.read(pn, path, "right", p.right);
+      }
+      if (pn["gpu_device"].IsDefined()) {
+        const std::size_t issues_before = r_.issues().size();
+        r_.read(pn, path, "gpu_device", p.gpu_device, 0, kMaxDevice);
+        const auto& devices = c.gpu.devices;
+        if (r_.issues().size() == issues_before &&
+            std::find(devices.begin(), devices.end(), p.gpu_device) == devices.end()) {
+          std::string list;
+          for (int d : devices) list += (list.empty() ? "" : ", ") + std::to_string(d);
+          r_.add(
+              pn["gpu_device"], path + ".gpu_device",
+              "device " + std::to_string(p.gpu_device) + " is not in gpu.devices [" + list + "]");
+        }
       }
       if (p.name.empty()) r_.add(pn, path + ".name", "missing: every pair needs a name");
       if (!p.name.empty() && !names.insert(p.name).second) {
@@ -361,6 +493,11 @@ class Loader {
                      "' in rig '" + rig_left + "': a pair's cameras must share a rig (one clock)");
         }
         p.rig = rig_left;
+        if (bad_cameras_.count(p.left) || bad_cameras_.count(p.right)) {
+          c.pairs.push_back(p);
+          pair_nodes_.push_back({pn, path});
+          continue;  // the camera's own issue says what is wrong
+        }
         const std::string sizes = check_pair_sizes(*left, *right);
         if (!sizes.empty()) r_.add(pn, path, sizes);
         bool vertical_ok = true;
@@ -386,12 +523,9 @@ class Loader {
             }
           } catch (const ParameterError& e) {
             const std::string key = e.parameter();
-            const std::string msg = e.what();
-            const auto colon = msg.find(": ");
             r_.add(node_at(pn, key), path + "." + key,
-                   (colon == std::string::npos ? msg : msg.substr(colon + 2)) + " (camera '" +
-                       p.left + "' is " + std::to_string(left->width) + "x" +
-                       std::to_string(left->height) + ")");
+                   e.reason() + " (camera '" + p.left + "' is " + std::to_string(left->width) +
+                       "x" + std::to_string(left->height) + ")");
           }
           if (!tri) {
             check_calibration(pn["calibration"], path + ".calibration", p, left->width,
@@ -400,6 +534,7 @@ class Loader {
         }
       }
       c.pairs.push_back(p);
+      pair_nodes_.push_back({pn, path});
     }
   }
 
@@ -527,9 +662,16 @@ class Loader {
       return;
     }
     if (!r_.expect_map(n, path, false)) return;
-    r_.check_keys(n, path, {"opencv", "alpha", "ros"});
-    if (n["opencv"].IsDefined() == n["ros"].IsDefined()) {
-      r_.add(n, path, "expected exactly one of opencv: FILE or ros: {left: FILE, right: FILE}");
+    r_.check_keys(n, path, {"opencv", "alpha", "ros", "rectified"});
+    const int forms = n["opencv"].IsDefined() + n["ros"].IsDefined() + n["rectified"].IsDefined();
+    if (forms != 1) {
+      r_.add(n, path,
+             "expected exactly one of opencv: FILE, ros: {left: FILE, right: FILE} or rectified: "
+             "{fx, baseline, ...}");
+      return;
+    }
+    if (n["rectified"].IsDefined()) {
+      read_rectified(n["rectified"], path + ".rectified", cal);
       return;
     }
     if (n["opencv"].IsDefined()) {
@@ -552,15 +694,88 @@ class Loader {
     cal.right = resolve_path(base_dir_, cal.right);
   }
 
+  // calibration: {rectified: {fx, fy, cx, cy, baseline, doffs}}: fx and baseline required. The
+  // principal point is checked against the cameras' size in check_calibration.
+  void read_rectified(const YAML::Node& n, const std::string& path, CalibrationConfig& cal) {
+    if (!r_.expect_map(n, path, false)) return;
+    r_.check_keys(n, path, {"fx", "fy", "cx", "cy", "baseline", "doffs"});
+    cal.kind = CalibrationConfig::Kind::kRectified;
+    RectifiedModel& m = cal.rectified;
+    for (const char* key : {"fx", "baseline"}) {
+      if (!n[key].IsDefined()) {
+        r_.add(n, path + "." + key,
+               std::string("missing: the ") +
+                   (std::string(key) == "fx" ? "focal length in pixels" : "baseline in metres"));
+      }
+    }
+    constexpr double kMaxFocal = 1e6;
+    r_.read(n, path, "fx", m.fx, 1e-3, kMaxFocal);
+    r_.read(n, path, "baseline", m.baseline, 1e-6, 1000.0);
+    r_.read(n, path, "doffs", m.doffs, -16384.0, 16384.0);
+    const auto optional = [&](const char* key, std::optional<double>& out, double lo, double hi) {
+      if (!n[key].IsDefined()) return;
+      double v = 0;
+      const std::size_t before = r_.issues().size();
+      r_.read(n, path, key, v, lo, hi);
+      if (r_.issues().size() == before) out = v;
+    };
+    optional("fy", m.fy, 1e-3, kMaxFocal);
+    optional("cx", m.cx, -16384.0, 32768.0);
+    optional("cy", m.cy, -16384.0, 32768.0);
+  }
+
   // The calibration must load and be for the cameras' size (start-up errors, found by --check).
   void check_calibration(const YAML::Node& n, const std::string& path, const PairConfig& p,
                          int width, int height) {
-    if (p.calibration.kind == CalibrationConfig::Kind::kNone) return;
+    if (p.calibration.kind == CalibrationConfig::Kind::kRectified) {
+      // A principal point far outside the image is a unit or a size mix-up.
+      const RectifiedModel& m = p.calibration.rectified;
+      const auto check = [&](const char* key, const std::optional<double>& v, int size) {
+        if (v && (*v < -size || *v >= 2.0 * size)) {
+          r_.add(node_at(n, std::string("rectified.") + key), path + ".rectified." + key,
+                 std::to_string(*v) + " px lies more than an image away from camera '" + p.left +
+                     "' (" + std::to_string(width) + "x" + std::to_string(height) + ")");
+        }
+      };
+      check("cx", m.cx, width);
+      check("cy", m.cy, height);
+      return;
+    }
+    if (!p.calibration.has_files()) return;
     try {
       const StereoCalibration cal = load_calibration(p.calibration);
       check_calibration_size(cal, p.name, width, height);
     } catch (const std::exception& e) {
       r_.add(n, path, e.what());
+    }
+  }
+
+  // publish.outputs and pairs[].outputs: each key read into `out` when given (so a pair's keys
+  // override the defaults it starts from).
+  void read_outputs(const YAML::Node& n, const std::string& path, publish::PublisherOutputs& out) {
+    if (!r_.expect_map(n, path)) return;
+    r_.check_keys(n, path, {"mask", "depth", "confidence", "points", "left", "direction"});
+    r_.read(n, path, "mask", out.mask);
+    r_.read(n, path, "depth", out.depth);
+    r_.read(n, path, "confidence", out.confidence);
+    r_.read(n, path, "direction", out.direction);
+    using publish::LeftOutput;
+    using publish::PointsOutput;
+    r_.read_choice(n, path, "points", out.points,
+                   {{"none", PointsOutput::kNone},
+                    {"xyz", PointsOutput::kXyz},
+                    {"xyzrgb", PointsOutput::kXyzRgb}});
+    r_.read_choice(
+        n, path, "left", out.left,
+        {{"none", LeftOutput::kNone}, {"gray", LeftOutput::kGray}, {"color", LeftOutput::kColor}});
+  }
+
+  // Each pair's outputs: publish.outputs, then the pair's own keys.
+  void resolve_pair_outputs(DaemonConfig& c) {
+    for (std::size_t i = 0; i < c.pairs.size() && i < pair_nodes_.size(); ++i) {
+      c.pairs[i].outputs = c.publish.outputs;
+      read_outputs(pair_nodes_[i].first["outputs"], pair_nodes_[i].second + ".outputs",
+                   c.pairs[i].outputs);
     }
   }
 
@@ -575,13 +790,7 @@ class Loader {
     r_.read(n, "publish", "hwm", o.hwm, 1, 1000);
     r_.read(n, "publish", "queue", o.queue, 1, 1024);
     r_.read(n, "publish", "stats_interval_ms", o.stats_interval_ms, 0, 3600000);
-    const YAML::Node out = n["outputs"];
-    if (r_.expect_map(out, "publish.outputs")) {
-      r_.check_keys(out, "publish.outputs", {"mask", "depth", "direction"});
-      r_.read(out, "publish.outputs", "mask", o.outputs.mask);
-      r_.read(out, "publish.outputs", "depth", o.outputs.depth);
-      r_.read(out, "publish.outputs", "direction", o.outputs.direction);
-    }
+    read_outputs(n["outputs"], "publish.outputs", o.outputs);
     const YAML::Node curve = n["curve"];
     if (r_.expect_map(curve, "publish.curve")) {
       r_.check_keys(curve, "publish.curve", {"server_key", "clients"});
@@ -589,25 +798,35 @@ class Loader {
       r_.read(curve, "publish.curve", "clients", o.curve_clients);
       o.curve_server_key = resolve_path(base_dir_, o.curve_server_key);
       o.curve_clients = resolve_path(base_dir_, o.curve_clients);
-      // The publisher reads them at start-up; --check should already know they are missing.
+      // The publisher reads them at start-up, with these same functions: --check knows first.
       std::error_code ec;
-      if (!o.curve_server_key.empty() && !fs::is_regular_file(o.curve_server_key, ec)) {
+      if (!o.curve_server_key.empty() && !fs::exists(o.curve_server_key, ec)) {
         r_.add(curve["server_key"], "publish.curve.server_key",
                "no such file: " + o.curve_server_key + " (stereod-keygen makes one)");
+      } else if (!o.curve_server_key.empty()) {
+        try {
+          publish::read_server_certificate(o.curve_server_key);
+        } catch (const std::runtime_error& e) {
+          r_.add(curve["server_key"], "publish.curve.server_key", e.what());
+        }
       }
       if (!o.curve_clients.empty() && !fs::is_directory(o.curve_clients, ec)) {
         r_.add(curve["clients"], "publish.curve.clients", "no such folder: " + o.curve_clients);
+      } else if (!o.curve_clients.empty()) {
+        try {
+          publish::read_public_keys(o.curve_clients);
+        } catch (const std::runtime_error& e) {
+          r_.add(curve["clients"], "publish.curve.clients", e.what());
+        }
       }
     }
     if (r_.issues().size() != before) return;
     try {
       publish::validate_publisher_options(o);
+      publish::check_endpoint_on_this_host(o);
     } catch (const ParameterError& e) {
       const std::string key = e.parameter().substr(e.parameter().find('.') + 1);
-      const std::string msg = e.what();
-      const auto colon = msg.find(": ");
-      r_.add(node_at(n, key), e.parameter(),
-             colon == std::string::npos ? msg : msg.substr(colon + 2));
+      r_.add(node_at(n, key), e.parameter(), e.reason());
     }
   }
 
@@ -615,7 +834,8 @@ class Loader {
   std::string base_dir_;
   StereoParams default_stereo_;
   BackgroundParams default_background_;
-  std::vector<std::pair<YAML::Node, std::string>> rig_nodes_;
+  std::vector<std::pair<YAML::Node, std::string>> pair_nodes_;  // parallel to DaemonConfig::pairs
+  std::set<std::string> bad_cameras_;  // cameras with an issue of their own
 };
 
 bool same_camera(const CameraConfig& a, const CameraConfig& b) {
@@ -635,33 +855,6 @@ bool same_rig(const RigConfig& a, const RigConfig& b) {
          a.restart.stall_timeout == b.restart.stall_timeout;
 }
 
-bool same_stereo(const StereoParams& a, const StereoParams& b) {
-  return a.max_disparity == b.max_disparity && a.levels == b.levels &&
-         a.min_coarse_disparities == b.min_coarse_disparities && a.cost == b.cost &&
-         a.census_width == b.census_width && a.census_height == b.census_height &&
-         a.ad_truncation == b.ad_truncation && a.lambda_ad == b.lambda_ad &&
-         a.lambda_census == b.lambda_census && a.ad_mean_radius == b.ad_mean_radius &&
-         a.subwindow == b.subwindow && a.best_k == b.best_k && a.parent_radius == b.parent_radius &&
-         a.cross_check == b.cross_check && a.cross_check_tolerance == b.cross_check_tolerance &&
-         a.uniqueness == b.uniqueness && a.subpixel == b.subpixel &&
-         a.speckle_size == b.speckle_size && a.speckle_range == b.speckle_range &&
-         a.median == b.median && a.fill == b.fill && a.fill_mode == b.fill_mode &&
-         a.fill_interpolate_max == b.fill_interpolate_max;
-}
-
-bool same_background(const BackgroundParams& a, const BackgroundParams& b) {
-  return a.enabled == b.enabled && a.color == b.color && a.warmup == b.warmup &&
-         a.learning_rate == b.learning_rate &&
-         a.foreground_learning_rate == b.foreground_learning_rate && a.threshold == b.threshold &&
-         a.min_sigma == b.min_sigma && a.hue_min_saturation == b.hue_min_saturation &&
-         a.shadow == b.shadow && a.shadow_min_ratio == b.shadow_min_ratio &&
-         a.shadow_max_ratio == b.shadow_max_ratio &&
-         a.shadow_hue_tolerance == b.shadow_hue_tolerance &&
-         a.shadow_saturation_tolerance == b.shadow_saturation_tolerance &&
-         a.closing_radius == b.closing_radius && a.absorb_frames == b.absorb_frames &&
-         a.hierarchy == b.hierarchy;
-}
-
 std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
@@ -675,6 +868,49 @@ StereoCalibration load_calibration(const CalibrationConfig& cal) {
   CalibrationOptions options;
   options.alpha = cal.alpha;
   return load_opencv_calibration(cal.file, options);
+}
+
+publish::DepthCalibration pair_camera_model(const PairConfig& pair, const RigConfig& rig,
+                                            const StereoCalibration* loaded) {
+  publish::DepthCalibration m;
+  if (pair.calibration.has_files()) {
+    if (!loaded) throw std::invalid_argument("pair '" + pair.name + "': calibration not loaded");
+    m.focal_px = loaded->focal_px;
+    m.fy_px = loaded->fy_px;
+    m.cx_px = loaded->cx;
+    m.cy_px = loaded->cy;
+    m.baseline_m = loaded->baseline_m;
+    m.doffs_px = loaded->doffs_px;
+    return m;
+  }
+  const CameraConfig* left = nullptr;
+  for (const auto& c : rig.cameras) {
+    if (c.name == pair.left) left = &c;
+  }
+  if (pair.calibration.kind == CalibrationConfig::Kind::kRectified) {
+    const RectifiedModel& r = pair.calibration.rectified;
+    const int w = left ? left->width : 0, h = left ? left->height : 0;
+    m.focal_px = r.fx;
+    m.fy_px = r.fy.value_or(r.fx);
+    m.cx_px = r.cx.value_or((w - 1) / 2.0);
+    m.cy_px = r.cy.value_or((h - 1) / 2.0);
+    m.baseline_m = r.baseline;
+    m.doffs_px = r.doffs;
+    return m;
+  }
+  if (left) {
+    const SourceUri uri = parse_source_uri(left->uri);
+    if (uri.scheme == SourceScheme::kSynthetic) {
+      const SyntheticCamera s = synthetic_camera(synthetic_options(*left, uri));
+      m.focal_px = s.fx;
+      m.fy_px = s.fy;
+      m.cx_px = s.cx;
+      m.cy_px = s.cy;
+      m.baseline_m = s.baseline_m;
+      m.doffs_px = 0;
+    }
+  }
+  return m;
 }
 
 bool is_log_level(const std::string& name) {
@@ -703,19 +939,62 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& lab
   return loader.load(text);
 }
 
+std::string read_config_file(const std::string& file) {
+  const auto fail = [&](const std::string& why) {
+    throw ConfigError({{file.empty() ? "''" : file, 0, 0, "", why}});
+  };
+  if (file.empty()) fail("no file given (the name is empty)");
+  // Non-blocking, so that a FIFO cannot hold the loader up before it is refused.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) fail(std::string("cannot open the file (") + std::strerror(errno) + ")");
+  std::string text;
+  try {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) fail(std::string("cannot read it (") + std::strerror(errno) + ")");
+    if (S_ISDIR(st.st_mode)) fail("is a folder, not a configuration file");
+    if (!S_ISREG(st.st_mode)) {
+      fail(
+          "is not a regular file (a FIFO, a device or a socket): stereod reads its "
+          "configuration from a file");
+    }
+    const auto too_big = [&](std::uint64_t bytes) {
+      fail(std::to_string(bytes) + " bytes: a configuration is at most 1 MiB (" +
+           std::to_string(kMaxFileBytes) + " bytes)");
+    };
+    if (static_cast<std::uint64_t>(st.st_size) > kMaxFileBytes) {
+      too_big(static_cast<std::uint64_t>(st.st_size));
+    }
+    // Read to the limit and one byte more: the file may have grown since.
+    text.resize(kMaxFileBytes + 1);
+    std::size_t got = 0;
+    for (;;) {
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail(std::string("cannot read it (") + std::strerror(errno) + ")");
+      if (n == 0) break;
+      got += static_cast<std::size_t>(n);
+      if (got > kMaxFileBytes) too_big(got);
+    }
+    text.resize(got);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return text;
+}
+
 DaemonConfig load_daemon_config(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError({{file, 0, 0, "", "cannot open the file"}});
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_config_file(file);
   const std::string dir = fs::path(file).parent_path().string();
-  return parse_daemon_config(text.str(), file, dir.empty() ? "." : dir);
+  return parse_daemon_config(text, file, dir.empty() ? "." : dir);
 }
 
 bool ConfigDiff::empty() const {
   return rigs_rebuilt.empty() && rigs_removed.empty() && pairs_rebuilt.empty() &&
-         pairs_removed.empty() && pairs_retuned.empty() && !engines_rebuilt && !publisher_rebuilt &&
-         !publisher_outputs && !log_level;
+         pairs_removed.empty() && pairs_retuned.empty() && pairs_outputs.empty() &&
+         !engines_rebuilt && !gpu_placement && !publisher_rebuilt && !publisher_outputs &&
+         !log_level;
 }
 
 std::string ConfigDiff::summary() const {
@@ -725,7 +1004,9 @@ std::string ConfigDiff::summary() const {
   if (!pairs_rebuilt.empty()) parts.push_back("pairs rebuilt: " + join(pairs_rebuilt));
   if (!pairs_removed.empty()) parts.push_back("pairs removed: " + join(pairs_removed));
   if (!pairs_retuned.empty()) parts.push_back("pairs retuned: " + join(pairs_retuned));
+  if (!pairs_outputs.empty()) parts.push_back("pair outputs changed: " + join(pairs_outputs));
   if (engines_rebuilt) parts.push_back("engines rebuilt");
+  if (gpu_placement) parts.push_back("GPU placement changed");
   if (publisher_rebuilt) parts.push_back("publisher restarted");
   if (publisher_outputs) parts.push_back("outputs changed");
   if (log_level) parts.push_back("log level changed");
@@ -741,7 +1022,8 @@ ConfigDiff diff_configs(const DaemonConfig& from, const DaemonConfig& to) {
   for (const auto& rig : from.rigs) {
     if (!to.rig(rig.name)) d.rigs_removed.push_back(rig.name);
   }
-  d.engines_rebuilt = from.engine != to.engine || !(from.gpu == to.gpu);
+  d.engines_rebuilt = from.engine != to.engine || !from.gpu.same_engines(to.gpu);
+  d.gpu_placement = from.gpu.devices != to.gpu.devices;
   auto rebuilt_rig = [&](const std::string& name) {
     return std::find(d.rigs_rebuilt.begin(), d.rigs_rebuilt.end(), name) != d.rigs_rebuilt.end();
   };
@@ -750,13 +1032,16 @@ ConfigDiff diff_configs(const DaemonConfig& from, const DaemonConfig& to) {
     for (const auto& q : from.pairs) {
       if (q.name == p.name) old = &q;
     }
+    if (old && old->gpu_device != p.gpu_device) d.gpu_placement = true;
     if (!old || old->rig != p.rig || old->left != p.left || old->right != p.right ||
         !(old->calibration == p.calibration) || old->trinocular != p.trinocular ||
         rebuilt_rig(p.rig)) {
       d.pairs_rebuilt.push_back(p.name);
-    } else if (!same_stereo(old->stereo, p.stereo) ||
-               !same_background(old->background, p.background)) {
-      d.pairs_retuned.push_back(p.name);
+    } else {
+      if (old->stereo != p.stereo || old->background != p.background) {
+        d.pairs_retuned.push_back(p.name);
+      }
+      if (old->outputs != p.outputs) d.pairs_outputs.push_back(p.name);
     }
   }
   for (const auto& q : from.pairs) {
@@ -770,8 +1055,7 @@ ConfigDiff diff_configs(const DaemonConfig& from, const DaemonConfig& to) {
                         a.queue != b.queue || a.stats_interval_ms != b.stats_interval_ms ||
                         a.curve_server_key != b.curve_server_key ||
                         a.curve_clients != b.curve_clients;
-  d.publisher_outputs = a.outputs.mask != b.outputs.mask || a.outputs.depth != b.outputs.depth ||
-                        a.outputs.direction != b.outputs.direction;
+  d.publisher_outputs = a.outputs != b.outputs;
   d.log_level = from.log_level != to.log_level;
   return d;
 }

@@ -64,8 +64,7 @@ void read_stereo_params(YamlReader& r, const YAML::Node& node, const std::string
   for (const auto& e : check_params(p)) {
     const std::string key = e.parameter().substr(e.parameter().find('.') + 1);
     const YAML::Node at = node[key].IsDefined() ? node[key] : node;
-    const std::string msg = e.what();
-    r.add(at, YamlReader::join(path, key), msg.substr(msg.find(": ") + 2));
+    r.add(at, YamlReader::join(path, key), e.reason());
   }
 }
 

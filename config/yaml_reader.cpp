@@ -78,6 +78,14 @@ void YamlReader::throw_if_failed() const {
   std::stable_sort(sorted.begin(), sorted.end(), [](const ConfigIssue& a, const ConfigIssue& b) {
     return a.line != b.line ? a.line < b.line : a.column < b.column;
   });
+  // A runaway file can hold thousands: the first ones say what is wrong.
+  if (sorted.size() > kMaxIssues) {
+    const std::size_t more = sorted.size() - kMaxIssues;
+    sorted.resize(kMaxIssues);
+    sorted.push_back({file_, 0, 0, "",
+                      "... and " + std::to_string(more) + " more problems (the first " +
+                          std::to_string(kMaxIssues) + " are listed)"});
+  }
   throw ConfigError(sorted);
 }
 

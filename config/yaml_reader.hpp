@@ -43,8 +43,10 @@ class YamlReader {
   const std::string& file() const { return file_; }
   std::vector<ConfigIssue>& issues() { return issues_; }
   bool ok() const { return issues_.empty(); }
-  // Throws ConfigError when any issue was recorded.
+  // Throws ConfigError when any issue was recorded: the first kMaxIssues in file order, then one
+  // that says how many more there were.
   void throw_if_failed() const;
+  static constexpr std::size_t kMaxIssues = 100;
 
   void add(const YAML::Node& at, const std::string& key, const std::string& message);
 

@@ -36,7 +36,7 @@ std::size_t align_up(std::size_t n) {
 struct SlotLayout {
   std::size_t px = 0;
   std::size_t gray[2] = {0, 0}, rgb[2] = {0, 0}, in_bytes = 0;
-  std::size_t disp0 = 0, fg = 0, tested = 0, disp1 = 0, ratio = 0, out_bytes = 0;
+  std::size_t disp0 = 0, fg = 0, tested = 0, disp1 = 0, confidence = 0, ratio = 0, out_bytes = 0;
   SlotLayout(std::size_t pixels, bool with_ratio) : px(pixels) {
     std::size_t o = 0;
     for (int i = 0; i < 2; ++i) {
@@ -53,8 +53,9 @@ struct SlotLayout {
     fg = align_up(2 * px);
     tested = align_up(fg + px);
     disp1 = align_up(tested + sizeof(unsigned long long) * 2 * kMaxLevels);
+    confidence = align_up(disp1 + 2 * px);
     // The winners' cost ratios (EngineOptions::cost_ratio_output) only where asked for.
-    ratio = align_up(disp1 + 2 * px);
+    ratio = align_up(confidence + px);
     out_bytes = with_ratio ? align_up(ratio + 4 * px) : ratio;
   }
 };
@@ -123,6 +124,7 @@ struct PairState {
     if (options.cost_ratio_output) {
       io.cost_ratio = reinterpret_cast<std::uint32_t*>(out + layout.ratio);
     }
+    io.confidence = out + layout.confidence;
     return io;
   }
 
@@ -248,9 +250,11 @@ class Group {
       layout.color_input = derive || (bg.enabled && bg.color && has_color);
       layout.right_output = pair->options.right_output;
       layout.cost_ratio_output = pair->options.cost_ratio_output;
+      layout.confidence = f.confidence;
       const PairLayout& now = pair->device->layout();
       if (!pair->configured || pair->applied_generation != pair->generation ||
-          now.derive_gray != layout.derive_gray || now.color_input != layout.color_input) {
+          now.derive_gray != layout.derive_gray || now.color_input != layout.color_input ||
+          now.confidence != layout.confidence) {
         reconfigure(*pair, layout, lk);
       }
       fill_slot(*pair, *slot, f, layout);
@@ -416,6 +420,7 @@ class Group {
         s->timings.download_ms = down;
         s->state = SlotState::kDone;
         s->batch = nullptr;
+        if (m.first->options.on_result) m.first->options.on_result();
       }
       b->members.clear();
       b->busy = false;
@@ -503,6 +508,7 @@ class Group {
         m.second->error = e.what();
         m.second->state = SlotState::kDone;
         m.second->batch = nullptr;
+        if (m.first->options.on_result) m.first->options.on_result();
       }
       b.members.clear();
       b.busy = false;
@@ -557,6 +563,10 @@ class Group {
     }
     if (s.layout.cost_ratio_output) {
       STEREOD_CUDA(cudaMemcpyAsync(s.out.get() + l.ratio, s.dev_out.get() + l.ratio, 4 * l.px,
+                                   cudaMemcpyDeviceToHost, st));
+    }
+    if (s.layout.confidence) {
+      STEREOD_CUDA(cudaMemcpyAsync(s.out.get() + l.confidence, s.dev_out.get() + l.confidence, l.px,
                                    cudaMemcpyDeviceToHost, st));
     }
   }
@@ -677,6 +687,7 @@ class Group {
       r.foreground = s.modeling
                          ? ImageView<const std::uint8_t>{out + l.fg, w, h, w}
                          : ImageView<const std::uint8_t>{pair->all_foreground.data(), w, h, w};
+      if (s.layout.confidence) r.confidence = {out + l.confidence, w, h, w};
       r.background_active = s.background_active;
       if (s.background_active) {
         const auto* t = reinterpret_cast<const unsigned long long*>(out + l.tested);
@@ -867,7 +878,8 @@ std::shared_ptr<EngineGroup> make_cuda_engine_group() {
 
 std::shared_ptr<std::uint8_t> allocate_cuda_pinned(std::size_t bytes) {
   void* p = nullptr;
-  STEREOD_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocDefault));
+  // Portable: pinned for every device's context (the daemon's frames go to the pairs' GPUs).
+  STEREOD_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocPortable));
   return std::shared_ptr<std::uint8_t>(static_cast<std::uint8_t*>(p),
                                        [](std::uint8_t* q) { cudaFreeHost(q); });
 }

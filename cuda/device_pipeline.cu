@@ -161,6 +161,7 @@ MemberArgs DevicePipeline::make_args(int slot) const {
                        << 8;
   a.hierarchy = background_.hierarchy;
   a.closing_radius = background_.closing_radius;
+  a.target_margin = background_.target_margin;
   a.warmup = background_.warmup;
   const bool rectify = map_[0].get() != nullptr;
   for (int i = 0; i < 2; ++i) {
@@ -181,6 +182,7 @@ MemberArgs DevicePipeline::make_args(int slot) const {
   a.out_disp[1] = layout_.right_output ? io.disparity[1] : nullptr;
   a.out_fg = background_.enabled ? io.foreground : nullptr;
   a.out_cost_ratio = layout_.cost_ratio_output ? io.cost_ratio : nullptr;
+  a.out_confidence = layout_.confidence ? io.confidence : nullptr;
   a.tested = io.tested;
   for (int s = 0; s < levels_; ++s) {
     const Level& lv = level_[s];
@@ -246,12 +248,15 @@ BatchShape DevicePipeline::shape(int count) const {
   s.modeling = background_.enabled;
   s.census = tables_.uses_census;
   s.mean_removal = stereo_.ad_mean_radius > 0 && stereo_.cost != MatchingCost::kCensus;
-  s.window_path = stereo_.subwindow == 3 && stereo_.uniqueness == 0;
+  // The window path does not keep the runner-up cost the confidence needs: with confidence, the
+  // general matcher (which keeps the four lowest costs of each pixel anyway) runs instead.
+  s.window_path = stereo_.subwindow == 3 && stereo_.uniqueness == 0 && !layout_.confidence;
   s.best4 = stereo_.best_k == 4;
   s.speckles = stereo_.speckle_size > 0;
   s.fill = stereo_.fill;
   s.right_output = layout_.right_output;
   s.cost_ratio = layout_.cost_ratio_output;
+  s.confidence = layout_.confidence;
   s.max_segments = segments_of(stereo_.max_disparity, segment_.empty() ? kSegment : segment_[0]);
   return s;
 }
@@ -260,8 +265,9 @@ std::string DevicePipeline::batch_key() const {
   const BatchShape s = shape(1);
   std::string key =
       std::to_string(width_) + "x" + std::to_string(height_) + "/L" + std::to_string(levels_) + "/";
-  for (bool b : {s.rectify, s.derive_gray, s.color, s.modeling, s.census, s.mean_removal,
-                 s.window_path, s.best4, s.speckles, s.fill, s.right_output, s.cost_ratio}) {
+  for (bool b :
+       {s.rectify, s.derive_gray, s.color, s.modeling, s.census, s.mean_removal, s.window_path,
+        s.best4, s.speckles, s.fill, s.right_output, s.confidence, s.cost_ratio}) {
     key += b ? '1' : '0';
   }
   return key;
@@ -355,6 +361,7 @@ void enqueue_batch(const BatchShape& shape, const BatchRecord* batch, const Work
     for (int s = shape.levels - 1; s >= 0; --s) {
       launch_background_classify(shape, batch, s, stream);
       launch_background_close_learn(shape, batch, s, stream);
+      launch_background_widen(shape, batch, s, stream);
     }
     mark("background model");
   }

@@ -3,11 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <iomanip>
+#include <map>
 #include <sstream>
 #include <thread>
 
 #include "logging.hpp"
 #include "publish/engine_frame.hpp"
+#include "publish/heap.hpp"
 #include "trinocular/trinocular_engine.hpp"
 
 namespace stereod::daemon {
@@ -30,6 +33,46 @@ int index_of(const RigConfig& rig, const std::string& camera) {
 // A pair with no results for this long while frames are in flight is stuck (the watchdog stops).
 constexpr std::int64_t kStuckNs = 5'000'000'000;
 
+// The left image as the engine matched it (rectified through `map`, or copied when the cameras
+// deliver rectified images), for the "left" payload and the colors of the points: gray when the
+// gray image is asked for or the camera has no color, color when color is asked for and the
+// camera delivers it. The copy lets the camera's frame go back to its pool at once.
+void attach_left_image(const CameraFrame& frame, const RectificationMap* map,
+                       const publish::PublisherOutputs& o, publish::PublishedFrame& f) {
+  struct Images {
+    Gray8 gray;
+    RgbImage color;
+  };
+  auto images = std::make_shared<Images>();
+  const bool color = !frame.color.empty() && (o.left == publish::LeftOutput::kColor ||
+                                              o.points == publish::PointsOutput::kXyzRgb);
+  const bool gray = o.left == publish::LeftOutput::kGray || !color;
+  if (gray) {
+    if (map) {
+      remap(frame.gray, *map, images->gray);
+    } else {
+      copy_into(frame.gray, images->gray);
+    }
+    f.left_gray = images->gray.view();
+  }
+  if (color) {
+    if (map) {
+      remap_rgb(frame.color, *map, images->color);
+    } else {
+      copy_into(frame.color, images->color);
+    }
+    f.left_color = images->color.bytes();
+  }
+  f.left_keep_alive = std::move(images);
+}
+
+// A pair of a running rig that has published nothing for this long is reported (status, log).
+constexpr std::int64_t kSilentNs = 5'000'000'000;
+
+// After SIGTERM, how long the frames in flight have to finish and be sent (the stop as a whole
+// has 2 s: docs/DEPLOY-JETSON.md).
+constexpr auto kFinishFramesFor = std::chrono::milliseconds(1200);
+
 }  // namespace
 
 Daemon::Daemon(Options options) : options_(std::move(options)) {}
@@ -44,10 +87,11 @@ void Daemon::request_reload(const std::string& why) {
     reload_reason_ = why;
   }
   reload_requested_ = true;
+  wake_->notify();
 }
 
-std::string Daemon::engine_kind() const {
-  return options_.engine.empty() ? config_.engine : options_.engine;
+std::string Daemon::engine_kind(const DaemonConfig& config) const {
+  return options_.engine.empty() ? config.engine : options_.engine;
 }
 
 int Daemon::run() {
@@ -77,7 +121,7 @@ bool Daemon::start() {
   stats_ = std::make_shared<stats::StatsAggregator>();
   try {
     for (const auto& w : publish::publisher_warnings(config_.publish)) spdlog::warn("{}", w);
-    publisher_ = std::make_unique<publish::Publisher>(publisher_options(), stats_);
+    publisher_ = std::make_unique<publish::Publisher>(publisher_options(config_), stats_);
   } catch (const std::exception& e) {
     spdlog::critical("cannot publish: {}", e.what());
     notifier_.status(std::string("cannot publish: ") + e.what());
@@ -85,7 +129,19 @@ bool Daemon::start() {
   }
   spdlog::info("publishing on {}", publisher_->endpoint());
   try {
-    for (const auto& rc : config_.rigs) rigs_.push_back(build_rig(rc));
+    gpus_ = assign_gpus(config_);
+    if (uses_cuda(config_) && config_.gpu.devices.size() > 1) {
+      for (const auto& [device, load] : gpu_loads(config_, gpus_)) {
+        const auto pairs = std::count_if(gpus_.begin(), gpus_.end(),
+                                         [d = device](const auto& g) { return g.second == d; });
+        spdlog::info("GPU {}: {} pair{}, {:.1f} Mpixel/s", device, pairs, pairs == 1 ? "" : "s",
+                     load / 1e6);
+      }
+    }
+    for (const auto& rc : config_.rigs) rigs_.push_back(build_rig(rc, config_, generation_, gpus_));
+    for (const auto& rig : rigs_) {
+      for (const auto& p : rig->pairs) stats_->add_pair(p->config.name);
+    }
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     notifier_.status(e.what());
@@ -99,39 +155,58 @@ bool Daemon::start() {
     bool all = true;
     for (const auto& rig : rigs_) all = all && rig->source->stats().state == RigState::kRunning;
     if (all) break;
-    for (auto& rig : rigs_) {
-      for (auto& p : rig->pairs) collect(*p);
-    }
-    std::this_thread::sleep_for(milliseconds(5));
+    collect_ready();
+    wake_->wait(wake_->seen(), Clock::now() + milliseconds(5));
   }
   notifier_.ready(status_line());
   spdlog::info("ready: {}", status_line());
   return true;
 }
 
-std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const RigConfig& rig) {
+bool Daemon::uses_cuda(const DaemonConfig& config) const {
+  const std::string kind = engine_kind(config);
+  return kind == "cuda" || (kind == "auto" && cuda_engine_available());
+}
+
+std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const RigConfig& rig,
+                                                 const DaemonConfig& config,
+                                                 std::uint64_t generation,
+                                                 const GpuAssignment& gpus) {
   auto p = std::make_shared<Pair>();
   p->config = pc;
   p->left_index = index_of(rig, pc.left);
   p->right_index = index_of(rig, pc.right);
   if (pc.trinocular) p->vertical_index = index_of(rig, pc.trinocular->vertical);
   const CameraConfig& cam = rig.cameras[static_cast<std::size_t>(p->left_index)];
+  const auto gpu = gpus.find(pc.name);
+  p->gpu_device = gpu != gpus.end() ? gpu->second : config.gpu.devices.front();
   EngineOptions eo;
   eo.width = cam.width;
   eo.height = cam.height;
   eo.stereo = pc.stereo;
   eo.background = pc.background;
-  eo.inflight = config_.gpu.inflight;
-  eo.gpu_device = config_.gpu.device;
-  eo.zero_copy = config_.gpu.zero_copy;
-  if (pc.calibration.kind != CalibrationConfig::Kind::kNone) {
-    auto cal = std::make_shared<StereoCalibration>(load_calibration(pc.calibration));
+  eo.inflight = config.gpu.inflight;
+  eo.gpu_device = p->gpu_device;
+  eo.zero_copy = config.gpu.zero_copy;
+  // Pairs of one device share its engine group (the CUDA engine batches pairs of one size).
+  std::shared_ptr<EngineGroup>& group = engine_groups_[p->gpu_device];
+  if (!group) group = make_engine_group();
+  eo.group = group;
+  // The main loop sleeps until an engine says a result is ready.
+  eo.on_result = [wake = wake_, pair = std::weak_ptr<Pair>(p)] {
+    if (const auto q = pair.lock()) q->result_ready = true;
+    wake->notify();
+  };
+  std::shared_ptr<StereoCalibration> cal;
+  if (pc.calibration.has_files()) {
+    cal = std::make_shared<StereoCalibration>(load_calibration(pc.calibration));
     check_calibration_size(*cal, pc.name, cam.width, cam.height);
     eo.left_map = std::shared_ptr<const RectificationMap>(cal, &cal->left);
     eo.right_map = std::shared_ptr<const RectificationMap>(cal, &cal->right);
-    p->depth = {cal->focal_px, cal->baseline_m, cal->doffs_px};
   }
-  const std::string kind = engine_kind();
+  p->left_map = eo.left_map;
+  p->depth = pair_camera_model(pc, rig, cal.get());
+  const std::string kind = engine_kind(config);
   if (kind == "auto" || kind == "cuda") {
     std::string why;
     if (!cuda_engine_available(&why)) {
@@ -154,21 +229,41 @@ std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const Rig
     spdlog::info("pair '{}': {} engine, {}x{}, {} disparities", pc.name, engine_name_, cam.width,
                  cam.height, pc.stereo.max_disparity);
   }
-  p->generations.emplace_back(0, generation_);
-  stats_->add_pair(pc.name);
+  // Submitted and not yet collected: at most the engine's slots, and the set being submitted.
+  p->pending.reserve(static_cast<std::size_t>(config.gpu.inflight) + 2);
+  const CameraConfig& right = rig.cameras[static_cast<std::size_t>(p->right_index)];
+  const CameraConfig* vertical =
+      p->vertical_index >= 0 ? &rig.cameras[static_cast<std::size_t>(p->vertical_index)] : nullptr;
+  if (cam.color != right.color || (vertical && vertical->color != cam.color)) {
+    // A trinocular pair may convert two of its three frames of a set.
+    p->luma_pool = std::make_unique<FramePool>((vertical ? 2 : 1) * (config.gpu.inflight + 2));
+    p->allocate = uses_cuda(config) ? PixelAllocator(allocate_pinned) : PixelAllocator();
+  }
+  p->generations.emplace_back(0, generation);
+  p->built_ns = now_ns();
   return p;
 }
 
-std::unique_ptr<Daemon::Rig> Daemon::build_rig(const RigConfig& rc) {
+std::unique_ptr<Daemon::Rig> Daemon::build_rig(const RigConfig& rc, const DaemonConfig& config,
+                                               std::uint64_t generation,
+                                               const GpuAssignment& gpus) {
   auto rig = std::make_unique<Rig>();
   rig->config = rc;
-  for (const auto& pc : config_.pairs) {
-    if (pc.rig == rc.name) rig->pairs.push_back(build_pair(pc, rc));
+  for (const auto& pc : config.pairs) {
+    if (pc.rig == rc.name) rig->pairs.push_back(build_pair(pc, rc, config, generation, gpus));
   }
+  rig->submitting.reserve(rig->pairs.size() + 64);
   Rig* raw = rig.get();
+  RigSourceOptions options;
+  // With the CUDA engine, frames go straight from GStreamer's buffer into page-locked memory,
+  // which the engine uploads from without a copy of its own (FrameInput::pinned).
+  rig->pinned = uses_cuda(config);
+  if (rig->pinned) options.allocate = allocate_pinned;
+  // A camera's frames stay held while the frame sets in flight in the engines have them.
+  options.frames_held = config.gpu.inflight + 2;
   rig->source = std::make_unique<RigSource>(
       rc, [this, raw](FrameSet&& set) { on_frame_set(*raw, std::move(set)); },
-      [this, raw](const RigEvent& e) { on_rig_event(*raw, e); });
+      [this, raw](const RigEvent& e) { on_rig_event(*raw, e); }, options);
   return rig;
 }
 
@@ -180,71 +275,104 @@ void Daemon::start_rig(Rig& rig) {
 void Daemon::on_rig_event(Rig& rig, const RigEvent& e) {
   switch (e.kind) {
     case RigEvent::Kind::kRunning:
+      rig.running_since_ns = now_ns();
       if (rig.failing.exchange(false)) spdlog::info("rig '{}' is running again", rig.config.name);
       break;
     case RigEvent::Kind::kFailed: {
+      // The rig has logged it (with the restart's delay); the pairs' stats carry it on.
       rig.failing = true;
-      spdlog::error("rig '{}': {} (restarting in {} ms)", rig.config.name, e.message,
-                    e.retry_in.count());
       std::lock_guard<std::mutex> lock(rig.pairs_mutex);
       for (const auto& p : rig.pairs) stats_->record_error(p->config.name, e.message);
       break;
     }
-    case RigEvent::Kind::kEnded:
-      spdlog::info("rig '{}': its recordings ended", rig.config.name);
+    case RigEvent::Kind::kEnded:  // the rig has logged it
       break;
   }
 }
 
-// On a GStreamer streaming thread: hand the set to every pair of the rig, never blocking.
+// On a GStreamer streaming thread: hand the set to every pair of the rig, never blocking. Nothing
+// here allocates or takes a lock another rig's thread takes: the pairs' list is copied into a
+// reused vector, each pair has its own lock, drops are counted in the pair.
 void Daemon::on_frame_set(Rig& rig, FrameSet&& set) {
   // After SIGTERM the frames in flight are finished, new ones are not taken: nothing collects
   // results any more, so they would only fill the slots and be miscounted as "engine busy".
   if (stop_requested_) return;
-  std::vector<std::shared_ptr<Pair>> pairs;
   {
     std::lock_guard<std::mutex> lock(rig.pairs_mutex);
-    pairs = rig.pairs;
+    rig.submitting.assign(rig.pairs.begin(), rig.pairs.end());
   }
-  for (const auto& pp : pairs) {
+  for (const auto& pp : rig.submitting) {
     Pair& p = *pp;
-    const auto& left = set.frames[static_cast<std::size_t>(p.left_index)];
-    const auto& right = set.frames[static_cast<std::size_t>(p.right_index)];
+    std::shared_ptr<const CameraFrame> left = set.frames[static_cast<std::size_t>(p.left_index)];
+    std::shared_ptr<const CameraFrame> right = set.frames[static_cast<std::size_t>(p.right_index)];
     if (!left || !right || left->status != FrameStatus::kOk || right->status != FrameStatus::kOk) {
       continue;
     }
-    const CameraFrame* vertical = nullptr;
+    std::shared_ptr<const CameraFrame> vertical;
     if (p.vertical_index >= 0) {
-      const auto& v = set.frames[static_cast<std::size_t>(p.vertical_index)];
-      if (!v || v->status != FrameStatus::kOk) continue;
-      vertical = v.get();
+      vertical = set.frames[static_cast<std::size_t>(p.vertical_index)];
+      if (!vertical || vertical->status != FrameStatus::kOk) continue;
     }
+    const bool color =
+        !left->color.empty() && !right->color.empty() && (!vertical || !vertical->color.empty());
+    // A color camera with a gray one: all are matched gray, a color one's luma.
+    bool converted = true;
+    for (std::shared_ptr<const CameraFrame>* cp : {&left, &right, &vertical}) {
+      std::shared_ptr<const CameraFrame>& c = *cp;
+      if (color || !c || c->color.empty()) continue;
+      std::shared_ptr<CameraFrame> luma = p.luma_pool ? p.luma_pool->acquire() : nullptr;
+      if (!luma) {  // every buffer is in flight: the engine is behind
+        record_busy(p, set.sequence);
+        converted = false;
+        break;
+      }
+      try {
+        const int w = c->color.width, h = c->color.height;
+        std::uint8_t* d = luma->reserve(static_cast<std::size_t>(w) * h, p.allocate);
+        for (int y = 0; y < h; ++y) {
+          const std::uint8_t* s = c->color.row(y);
+          for (int x = 0; x < w; ++x)
+            d[y * w + x] = luma_bt601(s[3 * x], s[3 * x + 1], s[3 * x + 2]);
+        }
+        luma->gray = {d, w, h, w};
+        luma->color = {};
+      } catch (const std::exception& e) {  // no memory for it
+        stats_->record_error(p.config.name, e.what());
+        converted = false;
+        break;
+      }
+      luma->camera = c->camera;
+      luma->capture_time_ns = c->capture_time_ns;
+      luma->sequence = c->sequence;
+      luma->source_index = c->source_index;
+      c = std::move(luma);
+    }
+    if (!converted) continue;
     FrameInput in;
     in.sequence = set.sequence;
     in.capture_time_ns = left->capture_time_ns;
-    in.left = left->gray.view();
-    in.right = right->gray.view();
-    if (!left->color.empty() && !right->color.empty()) {
-      in.left_color = view_of(left->color);
-      in.right_color = view_of(right->color);
+    if (color) {  // the engine matches their luma (gray_from_color)
+      in.left_color = left->color;
+      in.right_color = right->color;
+      if (vertical) in.vertical_color = vertical->color;
+    } else {
+      in.left = left->gray;
+      in.right = right->gray;
+      if (vertical) in.vertical = vertical->gray;
     }
-    if (vertical) {
-      in.vertical = vertical->gray.view();
-      if (!in.left_color.empty() && !vertical->color.empty()) {
-        in.vertical_color = view_of(vertical->color);
-      }
-    }
-    PendingFrame pending;
-    pending.sequence = set.sequence;
-    pending.cameras = {{left->camera, left->capture_time_ns},
-                       {right->camera, right->capture_time_ns}};
-    if (vertical) pending.cameras.push_back({vertical->camera, vertical->capture_time_ns});
-    pending.complete_ns = set.complete_time_ns;
-    pending.source_index = left->source_index;
-    pending.submitted_ns = now_ns();
+    // Held in `pending` until the result is collected, so unchanged until then.
+    in.pinned = rig.pinned && !p.luma_pool;
     {
       std::lock_guard<std::mutex> lock(p.mutex);
-      p.pending.push_back(std::move(pending));
+      if (p.pending.full()) p.pending.pop_front();  // not expected: results lost by the engine
+      PendingFrame& pending = p.pending.push_back();
+      pending.sequence = set.sequence;
+      pending.complete_ns = set.complete_time_ns;
+      pending.submitted_ns = now_ns();
+      pending.left = left;
+      pending.right = right;
+      pending.vertical = vertical;
+      in.confidence = pending.confidence = p.config.outputs.confidence;
     }
     SubmitStatus s;
     try {
@@ -259,13 +387,23 @@ void Daemon::on_frame_set(Rig& rig, FrameSet&& set) {
         std::lock_guard<std::mutex> lock(p.mutex);
         p.pending.pop_back();
       }
-      stats_->record_drop(p.config.name, stats::DropReason::kEngineBusy);
-      if (p.busy_logged++ % 1000 == 0) {
-        spdlog::warn("pair '{}': engine busy, frame set {} dropped (logged once per 1000)",
-                     p.config.name, set.sequence);
-      }
+      record_busy(p, set.sequence);
     }
   }
+  rig.submitting.clear();  // keeps its capacity
+}
+
+void Daemon::record_busy(Pair& p, std::uint64_t sequence) {
+  p.busy_unrecorded.fetch_add(1, std::memory_order_relaxed);
+  if (p.busy_logged++ % 1000 == 0) {
+    spdlog::warn("pair '{}': engine busy, frame set {} dropped (logged once per 1000)",
+                 p.config.name, sequence);
+  }
+}
+
+void Daemon::record_busy_drops(Pair& p) {
+  const std::uint64_t n = p.busy_unrecorded.exchange(0, std::memory_order_relaxed);
+  if (n > 0) stats_->record_drop(p.config.name, stats::DropReason::kEngineBusy, n);
 }
 
 bool Daemon::collect(Pair& p) {
@@ -279,16 +417,22 @@ bool Daemon::collect(Pair& p) {
     info.min_disparity = 0;
     info.max_disparity = p.config.stereo.max_disparity;
     info.calibration = p.depth;
+    std::shared_ptr<const CameraFrame> left;
+    publish::PublisherOutputs outputs;
+    bool confidence_asked = false;
     {
       std::lock_guard<std::mutex> lock(p.mutex);
+      outputs = p.config.outputs;
       while (!p.pending.empty() && p.pending.front().sequence != r->sequence) p.pending.pop_front();
       if (!p.pending.empty()) {
         const PendingFrame& f = p.pending.front();
-        info.cameras = f.cameras;
+        info.cameras = {{f.left->camera, f.left->capture_time_ns},
+                        {f.right->camera, f.right->capture_time_ns}};
+        if (f.vertical) info.cameras.push_back({f.vertical->camera, f.vertical->capture_time_ns});
         info.complete_ns = f.complete_ns;
-        info.source_index = f.source_index;
-        std::int64_t earliest = f.cameras.empty() ? 0 : f.cameras.front().capture_ns;
-        for (const auto& c : f.cameras) earliest = std::min(earliest, c.capture_ns);
+        info.source_index = f.left->source_index;
+        std::int64_t earliest = std::min(f.left->capture_time_ns, f.right->capture_time_ns);
+        if (f.vertical) earliest = std::min(earliest, f.vertical->capture_time_ns);
         if (f.complete_ns > 0 && earliest > 0) {
           info.latency.push_back({"sync", static_cast<double>(f.complete_ns - earliest) / 1e6});
         }
@@ -296,7 +440,9 @@ bool Daemon::collect(Pair& p) {
           info.latency.push_back(
               {"queue", static_cast<double>(f.submitted_ns - f.complete_ns) / 1e6});
         }
-        p.pending.pop_front();
+        left = f.left;  // for the left image and colored points payloads
+        confidence_asked = f.confidence;
+        p.pending.pop_front();  // the engine has done with the frames: back to their pools
       }
       // The configuration generation the frame's parameters came from.
       while (p.generations.size() > 1 && p.generations[1].first <= r->params_generation) {
@@ -307,14 +453,49 @@ bool Daemon::collect(Pair& p) {
     if (!r->ok) {
       spdlog::error("pair '{}', frame set {}: {}", p.config.name, r->sequence, r->error);
     }
-    publisher_->publish(publish::frame_from_result(*r, std::move(info)));
+    if (!publisher_) {  // lost in a failed reload; loop() makes a new one
+      stats_->record_drop(p.config.name, stats::DropReason::kSend);
+      continue;
+    }
+    publish::PublishedFrame frame = publish::frame_from_result(*r, std::move(info));
+    frame.outputs = outputs;
+    if (r->ok && left && outputs.wants_left_image()) {
+      try {
+        attach_left_image(*left, p.left_map.get(), outputs, frame);
+      } catch (const std::exception& e) {  // the map fits the camera (checked at start): a bug
+        spdlog::error("pair '{}': left image not sent: {}", p.config.name, e.what());
+      }
+    }
+    left.reset();
+    if (confidence_asked && r->ok && r->confidence.empty() && !p.warned_confidence) {
+      p.warned_confidence = true;
+      spdlog::warn(
+          "pair '{}': outputs.confidence is on, but the {} engine computes no confidence "
+          "yet; frames go out without it",
+          p.config.name, p.engine->name());
+    }
+    try {
+      publisher_->publish(std::move(frame));
+    } catch (const std::exception& e) {
+      // A frame the protocol cannot carry: the loader refuses every configuration known to make
+      // one, so this is a bug; lose the frame, say so, and go on.
+      stats_->record_drop(p.config.name, stats::DropReason::kSend);
+      stats_->record_error(p.config.name, e.what());
+      if (p.publish_errors_logged++ % 1000 == 0) {
+        spdlog::error("pair '{}': frame not published: {} (logged once per 1000)", p.config.name,
+                      e.what());
+      }
+    }
   }
   return any;
 }
 
 void Daemon::count_sync_drops() {
   for (auto& rig : rigs_) {
-    const std::uint64_t dropped = rig->source->stats().sync.dropped();
+    const RigStats s = rig->source->stats();
+    // Sets that could not be completed: frames without partners, and images:// numbers that a
+    // camera lacked.
+    const std::uint64_t dropped = s.sync.dropped() + s.image_gaps;
     if (dropped > rig->sync_dropped_seen) {
       std::lock_guard<std::mutex> lock(rig->pairs_mutex);
       for (const auto& p : rig->pairs) {
@@ -326,28 +507,53 @@ void Daemon::count_sync_drops() {
   }
 }
 
+void Daemon::collect_ready() {
+  collecting_.clear();
+  for (auto& rig : rigs_) {
+    std::lock_guard<std::mutex> lock(rig->pairs_mutex);
+    collecting_.insert(collecting_.end(), rig->pairs.begin(), rig->pairs.end());
+  }
+  for (auto& p : collecting_) {
+    if (p->result_ready.exchange(false)) collect(*p);
+    record_busy_drops(*p);
+  }
+  collecting_.clear();
+  // Replaced pairs: publish what they still finish, then let them go.
+  for (auto it = retiring_.begin(); it != retiring_.end();) {
+    (*it)->result_ready = false;
+    collect(**it);
+    const std::string& name = (*it)->config.name;
+    const bool kept = std::any_of(config_.pairs.begin(), config_.pairs.end(),
+                                  [&](const PairConfig& pc) { return pc.name == name; });
+    if (kept) record_busy_drops(**it);  // a removed pair's stats are gone
+    it = (*it)->engine->in_flight() == 0 ? retiring_.erase(it) : std::next(it);
+  }
+}
+
 void Daemon::loop() {
   auto next_watchdog = Clock::now();
   auto next_status = Clock::now() + std::chrono::seconds(1);
+  auto next_publisher_retry = Clock::now();
   while (!stop_requested_) {
-    bool any = false;
-    for (auto& rig : rigs_) {
-      std::vector<std::shared_ptr<Pair>> pairs;
-      {
-        std::lock_guard<std::mutex> lock(rig->pairs_mutex);
-        pairs = rig->pairs;
-      }
-      for (auto& p : pairs) any = collect(*p) || any;
-    }
-    // Replaced pairs: publish what they still finish, then let them go.
-    for (auto it = retiring_.begin(); it != retiring_.end();) {
-      collect(**it);
-      it = (*it)->engine->in_flight() == 0 ? retiring_.erase(it) : std::next(it);
-    }
-    if (reload_requested_.exchange(false)) reload();
+    // Whatever is notified from here on wakes the wait below.
+    const std::uint64_t seen = wake_->seen();
+    collect_ready();
+    if (reload_requested_.exchange(false)) start_reload();
+    if (loading_ && loading_->done) finish_reload();
     const auto now = Clock::now();
+    if (!publisher_ && now >= next_publisher_retry) {
+      next_publisher_retry = now + std::chrono::seconds(1);
+      try {
+        publisher_ = std::make_unique<publish::Publisher>(publisher_options(config_), stats_);
+        publisher_error_.clear();
+        spdlog::info("publishing on {} again", publisher_->endpoint());
+      } catch (const std::exception& e) {
+        publisher_error_ = e.what();
+      }
+    }
     if (now >= next_status) {
       count_sync_drops();
+      report_silent_pairs();
       notifier_.status(status_line());
       next_status = now + std::chrono::seconds(1);
     }
@@ -355,11 +561,17 @@ void Daemon::loop() {
       if (healthy()) notifier_.watchdog();
       next_watchdog = now + notifier_.watchdog_interval();
     }
-    if (!any) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    // Sleep until a result is ready, a request comes, or the next timer.
+    auto until = next_status;
+    if (notifier_.watchdog_interval().count() > 0) until = std::min(until, next_watchdog);
+    if (!publisher_) until = std::min(until, next_publisher_retry);
+    wake_->wait(seen, until);
   }
 }
 
 bool Daemon::healthy() const {
+  // Without a socket nothing reaches a subscriber: let systemd restart the service.
+  if (!publisher_) return false;
   const std::int64_t now = now_ns();
   for (const auto& rig : rigs_) {
     for (const auto& p : rig->pairs) {
@@ -370,9 +582,9 @@ bool Daemon::healthy() const {
   return true;
 }
 
-publish::PublisherOptions Daemon::publisher_options() const {
-  publish::PublisherOptions o = config_.publish;
-  o.pairs = static_cast<int>(config_.pairs.size());  // buffers scale with the pairs sharing it
+publish::PublisherOptions Daemon::publisher_options(const DaemonConfig& config) {
+  publish::PublisherOptions o = config.publish;
+  o.pairs = static_cast<int>(config.pairs.size());  // buffers scale with the pairs sharing it
   return o;
 }
 
@@ -401,11 +613,57 @@ std::string Daemon::status_line() const {
       out << "; rig '" << rig->config.name << "' " << to_string(s.state);
     if (rig->failing && !s.last_error.empty()) out << " (" << s.last_error << ")";
   }
+  if (!publisher_) out << "; not publishing: " << publisher_error_;
+  if (publisher_ && publisher_->subscriptions() > publish::Publisher::kManySubscriptions) {
+    out << "; subscribers hold " << publisher_->subscriptions() << " subscriptions";
+  }
+  for (const auto& [pair, seconds] : silent_pairs()) {
+    out << "; pair '" << pair << "' published nothing for " << std::setprecision(0) << seconds
+        << " s";
+  }
   if (!last_reload_error_.empty()) out << "; reload failed: " << last_reload_error_;
   return out.str();
 }
 
-void Daemon::reload() {
+std::vector<std::pair<std::string, double>> Daemon::silent_pairs() const {
+  std::vector<std::pair<std::string, double>> out;
+  const std::int64_t now = now_ns();
+  for (const auto& rig : rigs_) {
+    if (rig->source->stats().state != RigState::kRunning) continue;  // said otherwise
+    for (const auto& p : rig->pairs) {
+      const std::int64_t since =
+          std::max({p->last_result_ns.load(), p->built_ns, rig->running_since_ns.load()});
+      if (now - since > kSilentNs) out.emplace_back(p->config.name, double(now - since) / 1e9);
+    }
+  }
+  return out;
+}
+
+void Daemon::report_silent_pairs() {
+  const auto silent = silent_pairs();
+  for (const auto& rig : rigs_) {
+    for (const auto& p : rig->pairs) {
+      const auto it = std::find_if(silent.begin(), silent.end(),
+                                   [&](const auto& s) { return s.first == p->config.name; });
+      if (it == silent.end()) {
+        if (p->silent_reported) spdlog::info("pair '{}' publishes again", p->config.name);
+        p->silent_reported = false;
+      } else if (!p->silent_reported) {
+        p->silent_reported = true;
+        spdlog::warn(
+            "pair '{}' has published nothing for {:.0f} s while its cameras deliver (engine busy "
+            "drops so far: {})",
+            p->config.name, it->second, p->busy_logged.load());
+      }
+    }
+  }
+}
+
+void Daemon::start_reload() {
+  if (loading_) {  // a reload is being read: read the file again once it is done
+    reload_again_ = true;
+    return;
+  }
   std::string why;
   {
     std::lock_guard<std::mutex> lock(reload_mutex_);
@@ -413,19 +671,49 @@ void Daemon::reload() {
   }
   spdlog::info("reloading {} ({})", config_.file, why);
   notifier_.reloading();
-  try {
-    DaemonConfig next = load_daemon_config(config_.file);
-    apply(std::move(next));
-    last_reload_error_.clear();
-  } catch (const ConfigError& e) {
-    // Keep running on the configuration we have.
-    for (const auto& issue : e.issues()) spdlog::error("reload rejected: {}", issue.to_string());
-    last_reload_error_ = e.issues().empty() ? e.what() : e.issues().front().to_string();
-  } catch (const std::exception& e) {
-    spdlog::error("reload failed: {}; still running on the previous configuration", e.what());
-    last_reload_error_ = e.what();
+  // Reading and checking a file takes a while when it is big (up to the 1 MiB limit): a thread of
+  // its own does it, so that frames go on being collected and a stop is not held up.
+  loading_ = std::make_unique<Loading>();
+  Loading* job = loading_.get();
+  job->thread = std::thread([job, file = config_.file, wake = wake_] {
+    try {
+      job->config = load_daemon_config(file);
+    } catch (const ConfigError& e) {
+      job->issues = e.issues();
+    } catch (const std::exception& e) {
+      job->error = e.what();
+    }
+    job->done = true;
+    wake->notify();
+  });
+}
+
+void Daemon::finish_reload() {
+  loading_->thread.join();
+  std::unique_ptr<Loading> job = std::move(loading_);
+  if (job->config) {
+    try {
+      apply(std::move(*job->config));
+      last_reload_error_.clear();
+    } catch (const std::exception& e) {
+      job->error = e.what();
+    }
   }
+  if (!job->issues.empty()) {
+    // Keep running on the configuration we have.
+    for (const auto& issue : job->issues) spdlog::error("reload rejected: {}", issue.to_string());
+    last_reload_error_ = job->issues.front().to_string();
+  } else if (!job->error.empty()) {
+    spdlog::error("reload failed: {}; still running on the previous configuration", job->error);
+    last_reload_error_ = job->error;
+  }
+  job.reset();
+  publish::release_free_heap();  // parsing a big file leaves many free pages behind
   notifier_.ready(status_line());
+  if (reload_again_) {
+    reload_again_ = false;
+    start_reload();
+  }
 }
 
 void Daemon::apply(DaemonConfig next) {
@@ -435,28 +723,70 @@ void Daemon::apply(DaemonConfig next) {
     spdlog::info("reload: no changes");
     return;
   }
-  config_ = std::move(next);
-  ++generation_;
-  spdlog::info("reload (generation {}): {}", generation_, d.summary());
+  auto contains = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  // Where every pair runs after the reload: pairs stay on their GPU unless pinned elsewhere or
+  // their GPU left gpu.devices. A pair that moves is rebuilt on its new GPU; the others go on.
+  const GpuAssignment next_gpus = assign_gpus(next, gpus_);
+  const bool on_gpus = uses_cuda(next) && engine_name_ == "cuda";
+  std::vector<std::string> moved;
+  for (const auto& [name, device] : next_gpus) {
+    const auto it = gpus_.find(name);
+    if (on_gpus && it != gpus_.end() && it->second != device) moved.push_back(name);
+  }
+  auto rebuild = [&](const std::string& name) {
+    return d.engines_rebuilt || contains(d.pairs_rebuilt, name) || contains(moved, name);
+  };
+  auto stays = [&](const Rig& rig) {
+    return !contains(d.rigs_removed, rig.config.name) && !contains(d.rigs_rebuilt, rig.config.name);
+  };
+  const std::uint64_t generation = generation_ + 1;
 
+  // 1. Everything new is built beside what runs, so that when any of it fails (a calibration, an
+  // engine, a source, the socket) the daemon goes on exactly as it was: pairs and rigs first,
+  // the publisher last (it may have to close the running socket to bind the same address).
+  std::map<std::string, std::shared_ptr<Pair>> new_pairs;  // of rigs that stay
+  for (const auto& rig : rigs_) {
+    if (!stays(*rig)) continue;
+    for (const auto& pc : next.pairs) {
+      if (pc.rig == rig->config.name && rebuild(pc.name)) {
+        new_pairs[pc.name] = build_pair(pc, *next.rig(pc.rig), next, generation, next_gpus);
+      }
+    }
+  }
+  std::vector<std::unique_ptr<Rig>> new_rigs;
+  for (const auto& rc : next.rigs) {
+    const bool running = std::any_of(rigs_.begin(), rigs_.end(), [&](const auto& rig) {
+      return rig->config.name == rc.name && stays(*rig);
+    });
+    if (!running) new_rigs.push_back(build_rig(rc, next, generation, next_gpus));
+  }
+  std::unique_ptr<publish::Publisher> old_publisher;
+  if (d.publisher_rebuilt) old_publisher = replace_publisher(next);
+
+  // 2. Commit: nothing below fails.
+  for (const auto& name : moved) {
+    spdlog::info("reload: pair '{}' moves from GPU {} to GPU {}", name, gpus_.at(name),
+                 next_gpus.at(name));
+  }
+  config_ = std::move(next);
+  gpus_ = next_gpus;
+  generation_ = generation;
+  spdlog::info("reload (generation {}): {}", generation_, d.summary());
   if (d.log_level && options_.log_level.empty()) set_log_level(config_.log_level);
-  if (d.publisher_rebuilt) {
-    // A new socket: subscribers reconnect (ZeroMQ does it by itself).
-    publisher_->stop();
-    publisher_ = std::make_unique<publish::Publisher>(publisher_options(), stats_);
+  if (old_publisher) {
+    old_publisher->stop();  // subscribers reconnect by themselves (ZeroMQ does it)
     spdlog::info("publishing on {}", publisher_->endpoint());
-  } else {
+  } else if (publisher_) {
     if (d.publisher_outputs) publisher_->set_outputs(config_.publish.outputs);
     publisher_->set_pairs(static_cast<int>(config_.pairs.size()));
   }
 
-  auto contains = [](const std::vector<std::string>& v, const std::string& s) {
-    return std::find(v.begin(), v.end(), s) != v.end();
-  };
   // Rigs that go away or change: stop their pipelines, let their pairs finish.
   for (auto it = rigs_.begin(); it != rigs_.end();) {
     Rig& rig = **it;
-    if (contains(d.rigs_removed, rig.config.name) || contains(d.rigs_rebuilt, rig.config.name)) {
+    if (!stays(rig)) {
       rig.source->stop();
       for (auto& p : rig.pairs) {
         retiring_.push_back(p);
@@ -469,11 +799,7 @@ void Daemon::apply(DaemonConfig next) {
       ++it;
     }
   }
-  // Pairs of the remaining rigs: retune in place, rebuild (all of them when the engine kind or the
-  // GPU settings changed), add or remove.
-  auto rebuild = [&](const std::string& name) {
-    return d.engines_rebuilt || contains(d.pairs_rebuilt, name);
-  };
+  // Pairs of the remaining rigs: retune in place, swap in the rebuilt ones, add or remove.
   for (auto& rig : rigs_) {
     std::vector<std::shared_ptr<Pair>> pairs;
     for (auto& p : rig->pairs) {
@@ -484,35 +810,86 @@ void Daemon::apply(DaemonConfig next) {
         continue;
       }
       pairs.push_back(p);
-      if (!contains(d.pairs_retuned, name)) continue;
-      for (const auto& pc : config_.pairs) {
-        if (pc.name != name) continue;
-        // Frames submitted from now on use the new parameters: no frame is lost.
-        p->engine->set_params(pc.stereo, pc.background);
-        std::lock_guard<std::mutex> lock(p->mutex);
-        p->config = pc;
-        p->generations.emplace_back(++p->engine_generation, generation_);
+      if (contains(d.pairs_outputs, name)) {
+        for (const auto& pc : config_.pairs) {
+          if (pc.name != name) continue;
+          std::lock_guard<std::mutex> lock(p->mutex);
+          p->config.outputs = pc.outputs;
+        }
       }
+      if (contains(d.pairs_retuned, name)) retune(*p);
     }
     for (const auto& pc : config_.pairs) {
       if (pc.rig != rig->config.name || !rebuild(pc.name)) continue;
-      pairs.push_back(build_pair(pc, rig->config));
+      stats_->add_pair(pc.name);
+      pairs.push_back(new_pairs.at(pc.name));
     }
     std::lock_guard<std::mutex> lock(rig->pairs_mutex);
     rig->pairs = std::move(pairs);
   }
   // New and rebuilt rigs (with their pairs).
-  for (const auto& rc : config_.rigs) {
-    bool running = false;
-    for (const auto& rig : rigs_) running = running || rig->config.name == rc.name;
-    if (running) continue;
-    rigs_.push_back(build_rig(rc));
+  for (auto& rig : new_rigs) {
+    for (const auto& p : rig->pairs) stats_->add_pair(p->config.name);
+    rigs_.push_back(std::move(rig));
     start_rig(*rigs_.back());
   }
 }
 
-void Daemon::drain(std::vector<std::shared_ptr<Pair>>& pairs, std::chrono::milliseconds limit) {
-  const auto deadline = Clock::now() + limit;
+void Daemon::retune(Pair& p) {
+  for (auto& pc : config_.pairs) {
+    if (pc.name != p.config.name) continue;
+    try {
+      // Frames submitted from now on use the new parameters: no frame is lost.
+      p.engine->set_params(pc.stereo, pc.background);
+    } catch (const std::exception& e) {
+      // The loader checks what the engines check, so this is not expected; the pair keeps its
+      // parameters, and the configuration the daemon reports says so.
+      spdlog::error("pair '{}' keeps its previous parameters: {}", pc.name, e.what());
+      pc.stereo = p.config.stereo;
+      pc.background = p.config.background;
+      return;
+    }
+    std::lock_guard<std::mutex> lock(p.mutex);
+    p.config = pc;
+    p.generations.emplace_back(++p.engine_generation, generation_);
+  }
+}
+
+std::unique_ptr<publish::Publisher> Daemon::replace_publisher(const DaemonConfig& next) {
+  publish::PublisherOptions wanted = publisher_options(next);
+  for (const auto& w : publish::publisher_warnings(wanted)) spdlog::warn("{}", w);
+  const std::string from = publisher_ ? publisher_->endpoint() : "";
+  const std::string to = publish::resolve_endpoint(wanted);
+  const bool any_port =
+      to.size() > 2 && (to.substr(to.size() - 2) == ":0" || to.substr(to.size() - 2) == ":*");
+  std::unique_ptr<publish::Publisher> old;
+  if (!publisher_ || from != to || any_port) {
+    // Another address: bind it while the old socket still serves.
+    auto fresh = std::make_unique<publish::Publisher>(wanted, stats_);
+    old = std::move(publisher_);
+    publisher_ = std::move(fresh);
+    return old;
+  }
+  // The same address with other settings: the old socket must let go of it first.
+  publisher_->stop();
+  try {
+    auto fresh = std::make_unique<publish::Publisher>(wanted, stats_);
+    old = std::move(publisher_);
+    publisher_ = std::move(fresh);
+    return old;
+  } catch (const std::exception& e) {
+    try {
+      publisher_ = std::make_unique<publish::Publisher>(publisher_options(config_), stats_);
+    } catch (const std::exception& again) {
+      publisher_.reset();
+      publisher_error_ = again.what();
+      spdlog::critical("cannot publish on {} again: {}; retrying", from, again.what());
+    }
+    throw;
+  }
+}
+
+void Daemon::drain(std::vector<std::shared_ptr<Pair>>& pairs, Clock::time_point deadline) {
   for (;;) {
     bool busy = false;
     for (auto& p : pairs) {
@@ -524,17 +901,74 @@ void Daemon::drain(std::vector<std::shared_ptr<Pair>>& pairs, std::chrono::milli
   }
 }
 
+void Daemon::stop_rigs(Clock::time_point deadline) {
+  // Each rig stops on a thread of its own, all at once. Stopping a pipeline waits for its
+  // streaming threads, and a source stuck where GStreamer cannot interrupt it (a hung camera
+  // driver) would hold the stop, and SIGTERM, for as long: such a rig is left to the process's
+  // exit (abandoned_work()).
+  struct Stopping {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done = std::make_shared<std::atomic<bool>>(false);
+  };
+  std::vector<Stopping> stopping(rigs_.size());
+  for (std::size_t i = 0; i < rigs_.size(); ++i) {
+    stopping[i].thread = std::thread([source = rigs_[i]->source.get(), done = stopping[i].done] {
+      source->stop();
+      *done = true;
+    });
+  }
+  const auto all_done = [&] {
+    return std::all_of(stopping.begin(), stopping.end(),
+                       [](const Stopping& s) { return s.done->load(); });
+  };
+  while (!all_done() && Clock::now() < deadline) std::this_thread::sleep_for(milliseconds(2));
+  for (std::size_t i = 0; i < rigs_.size(); ++i) {
+    if (*stopping[i].done) {
+      stopping[i].thread.join();
+      continue;
+    }
+    abandoned_ = true;
+    spdlog::warn("rig '{}' did not stop in time (a source is stuck): left behind",
+                 rigs_[i]->config.name);
+    stopping[i].thread.detach();
+    static_cast<void>(rigs_[i].release());  // its stop thread still uses it
+  }
+  rigs_.erase(std::remove(rigs_.begin(), rigs_.end(), nullptr), rigs_.end());
+}
+
 void Daemon::shutdown() {
+  // SIGTERM to exit within 2 s (docs): the frames in flight get until here, whatever the engines'
+  // speed; a frame still being computed then is given up rather than waited for.
+  const auto deadline = Clock::now() + kFinishFramesFor;
+  if (loading_) loading_->thread.join();  // bounded: the file is at most 1 MiB
+  loading_.reset();
   if (rigs_.empty() && !publisher_) return;
   notifier_.stopping();
   // No new frames, then the frames in flight are finished and sent, then the socket closes.
-  for (auto& rig : rigs_) rig->source->stop();
+  stop_rigs(deadline);
   std::vector<std::shared_ptr<Pair>> all = retiring_;
   for (auto& rig : rigs_) all.insert(all.end(), rig->pairs.begin(), rig->pairs.end());
-  if (publisher_) drain(all, milliseconds(1200));
+  if (publisher_) drain(all, deadline);
   if (publisher_) publisher_->stop();
+  // An engine's destructor waits for the frame it computes (seconds for a large frame on a slow
+  // CPU): engines still busy are left to the process's exit (abandoned_work()).
+  int unfinished = 0;
+  for (auto& p : all) {
+    const int n = p->engine->in_flight();
+    if (n == 0) continue;
+    unfinished += n;
+    static_cast<void>(p->engine.release());
+  }
+  if (unfinished > 0) {
+    abandoned_ = true;
+    spdlog::warn("{} frame{} still being computed at the stop deadline: not published", unfinished,
+                 unfinished == 1 ? "" : "s");
+  }
   // What the run amounted to, per pair, for the journal.
   if (stats_) {
+    for (auto& rig : rigs_) {
+      for (auto& p : rig->pairs) record_busy_drops(*p);
+    }
     for (const auto& ps : stats_->snapshot().pairs) {
       const auto drops = [&](stats::DropReason r) {
         return ps.drops_total[static_cast<std::size_t>(r)];

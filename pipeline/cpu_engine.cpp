@@ -24,6 +24,7 @@ struct Slot {
   Gray8 left, right;
   RgbImage left_color, right_color;
   bool has_color = false;
+  bool confidence = false;  // FrameInput::confidence
   PairOutput out;
   std::uint64_t sequence = 0;
   std::int64_t capture_time_ns = 0;
@@ -47,6 +48,8 @@ struct State {
   StereoParams params;
   BackgroundParams background;
   std::uint64_t generation = 0;
+  // EngineOptions::on_result, here so that a frame task may call it after the engine is gone.
+  std::function<void()> on_result;
 };
 
 class CpuEngine final : public Engine {
@@ -55,6 +58,7 @@ class CpuEngine final : public Engine {
     validate_for_images(o.stereo, o.width, o.height, o.width, o.height);
     validate_background_params(o.background);
     check_engine_options(o);
+    state_->on_result = o.on_result;
     state_->slots.resize(static_cast<std::size_t>(o.inflight));
     for (auto& s : state_->slots) {
       s.left.resize(o.width, o.height);
@@ -93,6 +97,7 @@ class CpuEngine final : public Engine {
     }
     Slot& s = state_->slots[index];
     s.has_color = !f.left_color.empty() && !f.right_color.empty();
+    s.confidence = f.confidence;
     if (s.has_color) {
       copy_into(f.left_color, s.left_color);
       copy_into(f.right_color, s.right_color);
@@ -145,6 +150,7 @@ class CpuEngine final : public Engine {
       if (options_.right_output) r.right_disparity = s.out.stereo.right.view();
       if (options_.cost_ratio_output) r.cost_ratio = s.out.stereo.cost_ratio.view();
       r.foreground = s.out.foreground.view();
+      if (s.confidence) r.confidence = s.out.stereo.confidence.view();
       r.background_active = s.out.background_active;
       r.tested_fraction = s.out.tested_fraction;
     }
@@ -212,6 +218,7 @@ class CpuEngine final : public Engine {
       in.right = s.right.view();
       in.right_output = options_.right_output;
       in.cost_ratio_output = options_.cost_ratio_output;
+      in.confidence = s.confidence;
       if (s.has_color) {
         in.left_color = view_of(s.left_color);
         in.right_color = view_of(s.right_color);
@@ -234,6 +241,7 @@ class CpuEngine final : public Engine {
       state->running = more;
     }
     state->changed.notify_all();
+    if (state->on_result) state->on_result();
     if (more) post_next_frame();
   }
 

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "background/morphology.hpp"
+
 namespace stereod {
 
 CpuPairProcessor::CpuPairProcessor(const StereoParams& stereo, const BackgroundParams& background,
@@ -68,6 +70,7 @@ void CpuPairProcessor::process(const PairFrame& raw, PairOutput& out) {
   in.right = f.right;
   in.right_output = f.right_output;
   in.cost_ratio_output = f.cost_ratio_output;
+  in.confidence = f.confidence;
   const bool modeling = left_model_.params().enabled;
   const auto t0 = std::chrono::steady_clock::now();
   if (modeling) {
@@ -84,7 +87,14 @@ void CpuPairProcessor::process(const PairFrame& raw, PairOutput& out) {
       }
     });
     for (const auto& m : out.left_masks) in.left_foreground.push_back(m.view());
-    for (const auto& m : out.right_masks) in.right_foreground.push_back(m.view());
+    // The right view is matched, and left candidates are allowed, wherever the right pixel is
+    // not confidently background: within target_margin of the right foreground.
+    out.right_targets.resize(out.right_masks.size());
+    for (std::size_t s = 0; s < out.right_masks.size(); ++s) {
+      dilate_mask(out.right_masks[s], right_model_.params().target_margin, out.right_targets[s],
+                  widen_scratch_);
+      in.right_foreground.push_back(out.right_targets[s].view());
+    }
     out.background_active = !out.left_stats.warming_up;
     const long long pixels = out.left_stats.pixels[0] + out.right_stats.pixels[0];
     out.tested_fraction =
@@ -94,6 +104,7 @@ void CpuPairProcessor::process(const PairFrame& raw, PairOutput& out) {
   } else {
     out.left_masks.clear();
     out.right_masks.clear();
+    out.right_targets.clear();
     out.background_active = false;
     out.tested_fraction = 1.0;
   }

@@ -19,12 +19,16 @@ struct PairFrame {
   RgbView left_color, right_color;            // optional
   bool right_output = true;                   // post-process the right view's map too
   bool cost_ratio_output = false;  // the winners' cost ratios too (StereoOutput::cost_ratio)
+  bool confidence = false;         // the left view's matching confidence too
 };
 
 struct PairOutput {
   StereoOutput stereo;
   Gray8 foreground;                            // left, full resolution, 255 = foreground
   std::vector<Gray8> left_masks, right_masks;  // per level, 1 = foreground
+  // What matching reads for the right camera: right_masks widened by background.target_margin
+  // (the same as right_masks when it is 0).
+  std::vector<Gray8> right_targets;
   BackgroundStats left_stats, right_stats;
   bool background_active = false;
   double tested_fraction = 1.0;        // full-resolution pixels of both cameras tested individually
@@ -61,6 +65,7 @@ class CpuPairProcessor {
   CpuStereoMatcher matcher_;
   BackgroundModel left_model_, right_model_;
   BackgroundPlanes left_planes_, right_planes_;
+  Gray8 widen_scratch_;
 };
 
 }  // namespace stereod

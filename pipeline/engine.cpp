@@ -34,9 +34,10 @@ void check_frame_size(const FrameInput& f, int width, int height) {
 
 void check_engine_options(const EngineOptions& o) {
   if (o.inflight < 1 || o.inflight > 64) {
-    // The daemon's key for it (both engines keep this many frames of a pair in flight).
-    throw ParameterError("gpu.inflight", "gpu.inflight = " + std::to_string(o.inflight) +
-                                             ": must be between 1 and 64 frames per pair");
+    // Named as the engine option it is: the daemon's loader checks its own key (gpu.inflight)
+    // before an engine is built, and the CPU engine has nothing to do with a GPU.
+    throw ParameterError::bad_value("inflight", std::to_string(o.inflight),
+                                    "must be between 1 and 64 frames in flight per pair");
   }
   if (!o.left_map != !o.right_map) {
     throw ParameterError("calibration", "rectification needs maps for both cameras or neither");

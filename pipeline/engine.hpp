@@ -1,6 +1,6 @@
-// The engine interface (DESIGN.md "The engine interface"). One engine serves one camera pair. The
-// ingest thread submits frames without ever blocking; the consumer polls finished results in
-// submission order. Each engine owns `inflight` slots; a slot holds a frame's input copy and its
+// The engine interface (docs/ARCHITECTURE.md "The engine interface"). One engine serves one camera
+// pair. The ingest thread submits frames without ever blocking; the consumer polls finished results
+// in submission order. Each engine owns `inflight` slots; a slot holds a frame's input copy and its
 // result buffers, and returns to the pool when the consumer drops the last reference to the result
 // (so a publisher can send the result buffers without copying and give the slot back from its send
 // completion callback).
@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,6 +53,10 @@ struct EngineOptions {
   // the trinocular fusion compares. Off, nothing is computed or copied for it.
   bool cost_ratio_output = false;
   std::shared_ptr<EngineGroup> group;  // null: this engine runs on its own
+  // Called on an engine thread each time a frame's result becomes ready to poll, so that a
+  // consumer can wait for results instead of polling on a timer. It must return at once (set a
+  // flag, notify a condition variable) and must not call the engine. Empty: not called.
+  std::function<void()> on_result;
 };
 
 struct FrameInput {
@@ -73,6 +78,9 @@ struct FrameInput {
   // this frame's result has been polled: the CUDA engine uploads straight from it instead of
   // copying it into its own slot first. Ignored by the CPU engine.
   bool pinned = false;
+  // Compute the matching confidence of this frame's left disparity (EngineResult::confidence,
+  // stereo/confidence.hpp). Off, the result's confidence is empty.
+  bool confidence = false;
 };
 
 // True when the frame carries no gray and must be matched on the luma of its color.
@@ -113,6 +121,11 @@ struct EngineResult {
   // pixel is foreground while the model warms up or when background modeling is off.
   ImageView<const std::uint8_t> foreground;
   bool background_active = false;  // the model decided this frame (enabled and warmed up)
+  // Matching confidence of the left-reference disparity at full resolution, from the best and the
+  // second-best matching cost (docs/PROTOCOL.md "confidence8": 0 where there is no disparity,
+  // 255 = the most certain); empty when the engine does not compute it. Lives in the slot, like
+  // the disparity.
+  ImageView<const std::uint8_t> confidence;
   // Share of full-resolution pixels (both cameras) that the hierarchy tested individually.
   double tested_fraction = 1.0;
   int levels_used = 0;

@@ -1,8 +1,9 @@
 // What ingest hands to the rest of the frame path: one camera's image with its metadata, and a
-// synchronised set of them for a rig (DESIGN.md "Data flow").
+// synchronised set of them for a rig (docs/ARCHITECTURE.md "Data flow").
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,19 +64,37 @@ enum class FrameStatus {
   kError,    // the source failed; `error` says why
 };
 
-// One camera's frame as delivered by ingest.
+// Where ingest puts camera pixels: `bytes` bytes that stay valid while the returned pointer (or
+// a copy of it) lives. The daemon hands in page-locked memory (allocate_pinned) when its engine
+// uploads from it; the default is ordinary memory.
+using PixelAllocator = std::function<std::shared_ptr<std::uint8_t>(std::size_t bytes)>;
+std::shared_ptr<std::uint8_t> allocate_pixels(std::size_t bytes);  // ordinary memory
+
+// One camera's frame as delivered by ingest: 8-bit gray from a gray camera, packed RGB from a
+// color camera (the engines derive the gray they match from it: luma_bt601), never both.
 struct CameraFrame {
-  std::string camera;                // the camera's name in the configuration
-  std::uint64_t sequence = 0;        // per camera, counting delivered buffers from 0
-  std::int64_t capture_time_ns = 0;  // CLOCK_REALTIME nanoseconds (buffer time + base time)
-  Gray8 gray;                        // always present: what matching uses
-  RgbImage color;                    // present when the camera delivers color and it is wanted
+  std::string camera;                  // the camera's name in the configuration
+  std::uint64_t sequence = 0;          // per camera, counting delivered buffers from 0
+  std::int64_t capture_time_ns = 0;    // CLOCK_REALTIME nanoseconds (buffer time + base time)
+  ImageView<const std::uint8_t> gray;  // gray cameras (rows packed); empty for color cameras
+  RgbView color;                       // color cameras (rows packed); empty for gray cameras
   FrameStatus status = FrameStatus::kOk;
   std::string error;
-  // synthetic:// cameras: the scene's frame index (SyntheticScene::render renders this frame and
-  // its ground truth); -1 for every other source.
+  // synthetic:// cameras and replayed images: the source's frame index (SyntheticScene::render
+  // renders this frame and its ground truth; for images, the file's number); -1 otherwise.
   std::int64_t source_index = -1;
+
+  // The memory `gray` or `color` point into, kept by the frame pool across frames. A copy of a
+  // frame shares it (and keeps it alive): reserve() then never writes into it again.
+  std::shared_ptr<std::uint8_t> storage;
+  std::size_t storage_bytes = 0;
+  // Makes room for a frame of `bytes` bytes (reusing the storage when it is big enough and no
+  // copy shares it) and returns where to write it.
+  std::uint8_t* reserve(std::size_t bytes, const PixelAllocator& allocate);
 };
+
+// The frame's pixels as an owned image (tests, tools): its gray, or the luma of its color.
+Gray8 gray_of(const CameraFrame& frame);
 
 // The frames of one rig whose capture times lie within the sync tolerance, in the rig's camera
 // order. Frames are shared: several pairs of a rig read the same camera's frame.

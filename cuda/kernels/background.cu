@@ -183,7 +183,58 @@ __global__ void close_learn_kernel(const BatchRecord* __restrict__ batch, int le
   if (tid == 0) lv.block_fg[cam][blockIdx.y * gridDim.x + blockIdx.x] = any ? 1 : 0;
 }
 
+// The right camera's matching mask (cpu_pair_processor.cpp: dilate_mask of its decision by
+// target_margin, clipped to the image): the block and m pixels around it staged, then the maximum
+// over rows, then over columns. While warming up every pixel is foreground, as close_learn wrote.
+__global__ void widen_kernel(const BatchRecord* __restrict__ batch, int level) {
+  constexpr int kM = kMaxTargetMargin;
+  __shared__ std::uint8_t src[kBlockH + 2 * kM][kBlockW + 2 * kM];
+  __shared__ std::uint8_t rows[kBlockH + 2 * kM][kBlockW];
+  constexpr int kCam = 1;
+  const int m = blockIdx.z;
+  const MemberArgs& a = *batch->member[m];
+  const LevelBuffers& lv = a.level[level];
+  const int w = lv.width, h = lv.height;
+  const int x0 = blockIdx.x * kBlockW, y0 = blockIdx.y * kBlockH;
+  const int x = x0 + threadIdx.x, y = y0 + threadIdx.y;
+  const int tid = threadIdx.y * kBlockW + threadIdx.x;
+  const bool warming = batch->frames[m] < a.warmup;
+  const int r = a.target_margin;
+  const std::uint8_t* closed = lv.closed[kCam];
+  // Local (i, j) is image (x0 - r + j, y0 - r + i); outside the image: 0 (no foreground).
+  const int rw = kBlockW + 2 * r, rh = kBlockH + 2 * r;
+  for (int k = tid; k < rw * rh; k += kBlockW * kBlockH) {
+    const int i = k / rw, j = k - i * rw;
+    const int gx = x0 - r + j, gy = y0 - r + i;
+    src[i][j] = (gx >= 0 && gx < w && gy >= 0 && gy < h) ? closed[gy * w + gx] : 0;
+  }
+  __syncthreads();
+  for (int k = tid; k < kBlockW * rh; k += kBlockW * kBlockH) {
+    const int i = k / kBlockW, j = k - i * kBlockW;
+    std::uint8_t v = 0;
+    for (int u = 0; u <= 2 * r; ++u) v |= src[i][j + u];
+    rows[i][j] = v;
+  }
+  __syncthreads();
+  std::uint8_t mask = 0;
+  if (x < w && y < h) {
+    std::uint8_t v = 0;
+    for (int u = 0; u <= 2 * r; ++u) v |= rows[threadIdx.y + u][threadIdx.x];
+    mask = warming ? 1 : v;
+    lv.mask[kCam][y * w + x] = mask;
+  }
+  const int any = __syncthreads_or(mask != 0);
+  if (tid == 0) lv.block_fg[kCam][blockIdx.y * gridDim.x + blockIdx.x] = any ? 1 : 0;
+}
+
 }  // namespace
+
+void launch_background_widen(const BatchShape& shape, const BatchRecord* batch, int level,
+                             cudaStream_t stream) {
+  widen_kernel<<<member_grid(shape.level_width[level], shape.level_height[level], shape.count),
+                 dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
+  STEREOD_CUDA_LAUNCHED("widen_kernel");
+}
 
 void launch_background_classify(const BatchShape& shape, const BatchRecord* batch, int level,
                                 cudaStream_t stream) {

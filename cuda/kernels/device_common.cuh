@@ -18,17 +18,14 @@ inline dim3 member_grid(int w, int h, int z) {
 }
 
 // d at (x, y) of `map`, or kNoDisparity when it fails the left-right check against `other`
-// (direction -1: map is the left view's, its partner is at x - d). The rule of cross_check.cpp.
+// (direction -1: map is the left view's, its partner is at x - d), with the check switched off the
+// value as it is. The rule is pixel_ops.hpp's cross_checked, as on the CPU.
 __device__ __forceinline__ std::int16_t checked_value(const std::int16_t* map,
                                                       const std::int16_t* other, int w, int x,
                                                       int y, int direction, bool check, int tol) {
-  const std::int16_t d = map[y * w + x];
-  if (!check || d == kNoDisparity) return d;
-  const int ox = x + direction * d;
-  if (ox < 0 || ox >= w) return kNoDisparity;
-  const int od = other[y * w + ox];
-  if (od == kNoDisparity || (od - d > tol) || (d - od > tol)) return kNoDisparity;
-  return d;
+  const int row = y * w;  // int, as before: a 64-bit index costs this kernel a spill
+  if (!check) return map[row + x];
+  return cross_checked(map + row, other + row, w, x, direction, tol);
 }
 
 // Union-find over pixel indices: the root of a set is its smallest index. Which pixels end in one

@@ -4,9 +4,11 @@
 // cross-check), then the block walks the union of its pixels' ranges one disparity at a time: the
 // pixel costs of the tile and its halo, the s x s sub-window sums, and every pixel whose range
 // holds d aggregates its 9 sub-windows. Simple and general; the defaults take match_window.cu
-// instead.
+// instead, unless the confidence is asked for: it needs the runner-up cost, which this kernel keeps
+// (the four lowest costs of each pixel, as for the uniqueness test).
 #include "kernels/device_common.cuh"
 #include "kernels/stages.hpp"
+#include "stereo/confidence.hpp"
 
 namespace stereod::cuda {
 namespace {
@@ -28,7 +30,8 @@ struct View {
   const std::int16_t* parent_this;   // the coarser level's map of this view (null: coarsest)
   const std::int16_t* parent_other;  // and of the other view, for the cross-check
   std::int16_t* out_disp;
-  std::uint16_t* out_q4;  // finest level: 16 d + subpixel offset
+  std::uint16_t* out_q4;         // finest level: 16 d + subpixel offset
+  std::uint8_t* out_confidence;  // finest level, left view, when asked for: confidence8
   int direction;
 };
 
@@ -54,6 +57,7 @@ __device__ __forceinline__ View view_of(const MemberArgs& a, int level, int view
   v.parent_other = coarsest ? nullptr : a.level[level + 1].disp[o];
   v.out_disp = lv.disp[view];
   v.out_q4 = level == 0 ? a.q4[view] : nullptr;
+  v.out_confidence = level == 0 && view == 0 ? a.out_confidence : nullptr;
   v.direction = view == 0 ? -1 : 1;
   return v;
 }
@@ -105,9 +109,11 @@ __device__ __forceinline__ void top4_insert(std::uint32_t (&v)[4], int (&d)[4], 
 }
 
 // kRatio: also write the cost ratios (compiled apart, so that pairs without them run the code they
-// ran before).
+// ran before). At least one block per SM is all the bound asks: with the confidence's four lowest
+// costs the kernel needs 96 registers, and without the second argument ptxas capped sm_87 at 80
+// and spilled.
 template <bool kRatio>
-__global__ void __launch_bounds__(kBlockW* kBlockH)
+__global__ void __launch_bounds__(kBlockW* kBlockH, 1)
     match_generic_kernel(const BatchRecord* __restrict__ batch, int level) {
   __shared__ std::uint32_t pc[kGenTileH][kGenTileW];  // pixel costs of the tile and its halo
   __shared__ std::uint32_t hs[kGenTileH][kGenTileW];  // horizontal s-sums
@@ -224,7 +230,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
           cp = kNone;  // A(d + 1) arrives with the next d, if that one is allowed at all
           pending_cp = true;
         }
-        if (a.uniqueness > 0) top4_insert(top_v, top_d, agg, d);
+        if (a.uniqueness > 0 || v.out_confidence) top4_insert(top_v, top_d, agg, d);
       }
       prev = agg;
     }
@@ -232,29 +238,36 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   }
 
   if (!inside) return;
-  if (best_d != kNoDisparity && a.uniqueness > 0) {
+  // The runner-up: the smallest cost at least 2 from the winner. The winner and its two
+  // neighbours are at most three of the four lowest, so the four hold it when there is one.
+  std::uint32_t second = kNone;
+  if (best_d != kNoDisparity && (a.uniqueness > 0 || v.out_confidence)) {
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       if (top_v[i] == kNone) break;
       const int dd = top_d[i] - best_d;
       if (dd <= 1 && dd >= -1) continue;
-      if (static_cast<unsigned long long>(top_v[i]) * (100 - a.uniqueness) <
-          static_cast<unsigned long long>(best) * 100) {
-        best_d = kNoDisparity;
-      }
-      break;  // the smallest candidate away from the winner decides
+      second = top_v[i];
+      break;
     }
+  }
+  if (best_d != kNoDisparity && a.uniqueness > 0 && second != kNone &&
+      rival_makes_ambiguous(second, best, a.uniqueness)) {
+    best_d = kNoDisparity;
   }
   const int i = y * w + x;
   v.out_disp[i] = static_cast<std::int16_t>(best_d);
+  if (v.out_confidence) {
+    v.out_confidence[i] =
+        best_d == kNoDisparity ? std::uint8_t{0} : match_confidence(best, second, second != kNone);
+  }
   if (v.out_q4) {
     std::uint16_t q = kInvalidDisparity;
     const bool neighbours = best_d >= 1 && best_d + 1 < nd && cm != kNone && cp != kNone;
     if (best_d != kNoDisparity) {
-      int offset = 0;
-      if (neighbours) offset = subpixel_offset(cm, best, cp);
-      q = static_cast<std::uint16_t>(
-          clamp_int(kSubpixelScale * best_d + offset, 0, kSubpixelScale * (nd - 1)));
+      const int d = best_d;
+      q = subpixel_disparity(
+          d, nd, best, [&](int dd) { return dd < d ? cm : cp; }, kNone);
     }
     v.out_q4[i] = q;
     // Read late from the batch record (a kernel parameter): nothing of it stays live in the loop.

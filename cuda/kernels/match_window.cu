@@ -370,12 +370,10 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
         std::uint32_t ratio = kNoCost;
         if (p.best_d != kNoDisparity) {
           const int d = p.best_d;
-          int offset = 0;
           const bool neighbours = d >= 1 && d + 1 < nd && p.cm != kNone && p.cp != kNone;
-          if (neighbours) offset = subpixel_offset(p.cm, p.best, p.cp);
           ratio = winner_cost_ratio(p.cm, p.best, p.cp, neighbours);
-          q = static_cast<std::uint16_t>(
-              clamp_int(kSubpixelScale * d + offset, 0, kSubpixelScale * (nd - 1)));
+          q = subpixel_disparity(
+              d, nd, p.best, [&](int dd) { return dd < d ? p.cm : p.cp; }, kNone);
         }
         out_q4[i] = q;
         if (out_ratio) out_ratio[i] = ratio;
@@ -421,12 +419,10 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
       const std::uint32_t both =
           __ldcg(&lv.cmcp[view][static_cast<std::size_t>(winner_seg) * plane + i]);
       const std::uint32_t cm = both >> 16, cp = both & 0xFFFFu;
-      int offset = 0;
       const bool neighbours = d >= 1 && d + 1 < nd && cm != kNone16 && cp != kNone16;
-      if (neighbours) offset = subpixel_offset(cm, key >> 16, cp);
       ratio = winner_cost_ratio(cm, key >> 16, cp, neighbours);
-      q = static_cast<std::uint16_t>(
-          clamp_int(kSubpixelScale * d + offset, 0, kSubpixelScale * (nd - 1)));
+      q = subpixel_disparity(
+          d, nd, key >> 16, [&](int dd) { return dd < d ? cm : cp; }, kNone16);
     }
     out_q4[i] = q;
     if (out_ratio) out_ratio[i] = ratio;

@@ -1,7 +1,8 @@
 // Stage: the output map of every finest-level tile (post_process.cpp's median3x3 after
 // speckle.cpp's removal on the CPU). A tile that was not matched is "no disparity" throughout. A
 // matched one stages its pixels and a ring of 1 in shared memory, drops the pixels whose component
-// (speckle.cu) is too small, and writes the 3x3 median of what is left.
+// (speckle.cu) is too small, and writes the 3x3 median of what is left. The left view's confidence
+// (when asked for) keeps its value only where both of these have a disparity, as on the CPU.
 #include "kernels/device_common.cuh"
 #include "kernels/stages.hpp"
 
@@ -22,11 +23,15 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
   const int x = x0 + threadIdx.x;
   std::uint16_t* out = a.out_disp[view];
+  std::uint8_t* confidence = view == 0 ? a.out_confidence : nullptr;
   if (!a.post_active[view][t]) {
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       const int y = y0 + threadIdx.y + k * kBlockH;
-      if (x < w && y < h) out[y * w + x] = kInvalidDisparity;
+      if (x < w && y < h) {
+        out[y * w + x] = kInvalidDisparity;
+        if (confidence) confidence[y * w + x] = 0;
+      }
     }
     return;
   }
@@ -55,9 +60,13 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
     const int ty = threadIdx.y + k * kBlockH, y = y0 + ty;
     if (x >= w || y >= h) continue;
     const int r = ty + 1, c = threadIdx.x + 1;
-    out[y * w + x] =
+    const std::uint16_t d =
         sp.median ? median3x3_sampled(q[r][c], [&](int dx, int dy) { return q[r + dy][c + dx]; })
                   : q[r][c];
+    out[y * w + x] = d;
+    if (confidence && (q[r][c] == kInvalidDisparity || d == kInvalidDisparity)) {
+      confidence[y * w + x] = 0;
+    }
   }
 }
 

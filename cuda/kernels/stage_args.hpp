@@ -70,6 +70,7 @@ struct MemberArgs {
   std::uint32_t initial_variance = 0;
   bool hierarchy = true;
   int closing_radius = 1;
+  int target_margin = 0;  // the right camera's matching mask: its decision widened this much
   int warmup = 0;
   // Input of this slot: gray (null: derived from the color as BT.601 luma) and interleaved RGB
   // (null without color).
@@ -93,6 +94,7 @@ struct MemberArgs {
   // Output of this slot.
   std::uint16_t* out_disp[2] = {nullptr, nullptr};  // right: null unless asked for
   std::uint8_t* out_fg = nullptr;                   // left mask 0/255 (null: modeling off)
+  std::uint8_t* out_confidence = nullptr;           // left confidence8 (null: not asked for)
   // The left view's finest-level winners' cost ratios (winner_cost_ratio), kNoCost where none
   // (null unless asked for: EngineOptions::cost_ratio_output). Set to kNoCost before the frame
   // (the engine clears it), then written by the matching kernels where they match.

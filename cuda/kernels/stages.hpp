@@ -23,12 +23,14 @@ struct BatchShape {
   bool modeling = false;     // background model on
   bool census = true;        // the cost has a census term
   bool mean_removal = true;  // the AD term reads mean-removed intensities
-  bool window_path = true;   // s = 3 without the uniqueness test: the work-list matcher
-  bool best4 = true;         // k = 4 (the selection network for four)
+  // s = 3 without the uniqueness test or the confidence: the work-list matcher.
+  bool window_path = true;
+  bool best4 = true;  // k = 4 (the selection network for four)
   bool speckles = true;
   bool fill = false;
   bool right_output = false;  // post-process and return the right view's map too
   bool cost_ratio = false;    // return the left view's winners' cost ratios (trinocular pairs)
+  bool confidence = false;    // the left view's matching confidence (match_generic.cu)
   int max_segments = 1;       // segments of the finest level's widest range
 
   int tiles_x(int level) const { return (level_width[level] + kTileW - 1) / kTileW; }
@@ -53,6 +55,10 @@ void launch_background_classify(const BatchShape& shape, const BatchRecord* batc
                                 cudaStream_t stream);
 void launch_background_close_learn(const BatchShape& shape, const BatchRecord* batch, int level,
                                    cudaStream_t stream);
+// Then the right camera's mask for matching: its closed decision widened by target_margin
+// (all ones while warming up), with its block marks redone.
+void launch_background_widen(const BatchShape& shape, const BatchRecord* batch, int level,
+                             cudaStream_t stream);
 
 // Each pixel's candidate range from the coarser level (cross-checked there once per tile), and
 // the level's work list: tiles without foreground get "no disparity" here and no work.

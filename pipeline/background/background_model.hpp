@@ -1,7 +1,7 @@
-// The background model of one camera at every pyramid level (DESIGN.md step 3; Zhao & Taubin 2011
-// section 3.2): a running mean and variance per pixel and channel, a k-sigma foreground test with
-// shadow suppression, decided hierarchically from the coarsest level down, closed per level, and
-// learned selectively (fast on background, slow on foreground).
+// The background model of one camera at every pyramid level (docs/ALGORITHM.md step 3; Zhao &
+// Taubin 2011 section 3.2): a running mean and variance per pixel and channel, a k-sigma foreground
+// test with shadow suppression, decided hierarchically from the coarsest level down, closed per
+// level, and learned selectively (fast on background, slow on foreground).
 #pragma once
 
 #include <cstdint>

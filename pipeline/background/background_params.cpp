@@ -9,9 +9,10 @@ namespace {
 template <typename T>
 void check(std::vector<ParameterError>& e, const char* key, T value, T lo, T hi) {
   if (!(value >= lo && value <= hi)) {
-    std::ostringstream msg;
-    msg << "background." << key << " = " << value << ": must be between " << lo << " and " << hi;
-    e.emplace_back(std::string("background.") + key, msg.str());
+    std::ostringstream v, rule;
+    v << value;
+    rule << "must be between " << lo << " and " << hi;
+    e.push_back(ParameterError::bad_value(std::string("background.") + key, v.str(), rule.str()));
   }
 }
 
@@ -32,15 +33,16 @@ std::vector<ParameterError> check_background_params(const BackgroundParams& p) {
   check(e, "shadow_min_ratio", p.shadow_min_ratio, 0.0, 1.0);
   check(e, "shadow_max_ratio", p.shadow_max_ratio, 0.0, 1.0);
   if (p.shadow_min_ratio > p.shadow_max_ratio) {
-    std::ostringstream msg;
-    msg << "background.shadow_min_ratio = " << p.shadow_min_ratio
-        << ": must not exceed shadow_max_ratio (" << p.shadow_max_ratio << ")";
-    e.emplace_back("background.shadow_min_ratio", msg.str());
+    std::ostringstream v, rule;
+    v << p.shadow_min_ratio;
+    rule << "must not exceed shadow_max_ratio (" << p.shadow_max_ratio << ")";
+    e.push_back(ParameterError::bad_value("background.shadow_min_ratio", v.str(), rule.str()));
   }
   check(e, "shadow_hue_tolerance", p.shadow_hue_tolerance, 0, 128);
   check(e, "shadow_saturation_tolerance", p.shadow_saturation_tolerance, 0, 255);
   check(e, "closing_radius", p.closing_radius, 0, 3);
   check(e, "absorb_frames", p.absorb_frames, 0, 65535);
+  check(e, "target_margin", p.target_margin, 0, kMaxTargetMargin);
   return e;
 }
 

@@ -1,13 +1,17 @@
-// Parameters of the background model (DESIGN.md step 3, Zhao & Taubin 2011 section 3.2), and their
-// fixed-point forms: the model runs in integers so the CUDA engine reproduces it bit for bit.
+// Parameters of the background model (docs/ALGORITHM.md step 3, Zhao & Taubin 2011 section 3.2),
+// and their fixed-point forms: the model runs in integers so the CUDA engine reproduces it bit for
+// bit.
 #pragma once
 
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "stereo/params.hpp"
 
 namespace stereod {
+
+constexpr int kMaxTargetMargin = 16;  // BackgroundParams::target_margin, pixels
 
 struct BackgroundParams {
   bool enabled = true;  // off: every pixel is foreground (moving cameras)
@@ -30,6 +34,22 @@ struct BackgroundParams {
   // object uncovered after the model learned the object). 0 = never.
   int absorb_frames = 30;
   bool hierarchy = true;  // test only pixels under mixed parent blocks (off: test all)
+  // For matching only, the right camera's mask is widened by this many pixels at every level: a
+  // left candidate is refused only where its right pixel lies farther than this from the right
+  // foreground, and the right view is matched there too, so that the left-right check finds its
+  // partner. 0: the right mask as decided (docs/PERFORMANCE.md has the trade-off).
+  int target_margin = 0;
+
+  // Every field, in declaration order (see StereoParams::tie_fields).
+  template <typename Self>
+  static auto tie_fields(Self& s) {
+    return std::tie(s.enabled, s.color, s.warmup, s.learning_rate, s.foreground_learning_rate,
+                    s.threshold, s.min_sigma, s.hue_min_saturation, s.shadow, s.shadow_min_ratio,
+                    s.shadow_max_ratio, s.shadow_hue_tolerance, s.shadow_saturation_tolerance,
+                    s.closing_radius, s.absorb_frames, s.hierarchy, s.target_margin);
+  }
+  bool operator==(const BackgroundParams& o) const { return tie_fields(*this) == tie_fields(o); }
+  bool operator!=(const BackgroundParams& o) const { return !(*this == o); }
 };
 
 // Every problem with the parameters; empty when they are usable. Keys are "background.<name>".

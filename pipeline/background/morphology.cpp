@@ -57,4 +57,12 @@ void close_mask(const Gray8& in, int radius, Gray8& out, Gray8& scratch) {
   square_filter<false>(out, radius, out, scratch);
 }
 
+void dilate_mask(const Gray8& in, int radius, Gray8& out, Gray8& scratch) {
+  if (radius <= 0) {
+    out = in;
+    return;
+  }
+  square_filter<true>(in, radius, out, scratch);
+}
+
 }  // namespace stereod

@@ -11,4 +11,8 @@ namespace stereod {
 
 void close_mask(const Gray8& in, int radius, Gray8& out, Gray8& scratch);
 
+// Dilation alone: out(x, y) = max of `in` over the (2r+1)^2 square around (x, y), clipped to the
+// image. radius 0 copies.
+void dilate_mask(const Gray8& in, int radius, Gray8& out, Gray8& scratch);
+
 }  // namespace stereod

@@ -19,94 +19,93 @@ void release_caps(GstCaps*& caps) {
 }  // namespace
 
 CameraBranch::CameraBranch(int index, const CameraConfig& config, bool indexed, int pool_capacity,
-                           const RealtimeOffset& offset, Deliver deliver)
+                           const RealtimeOffset& offset, Deliver deliver, PixelAllocator allocate)
     : index_(index),
       config_(config),
       indexed_(indexed),
       offset_(offset),
       deliver_(std::move(deliver)),
+      allocate_(std::move(allocate)),
       pool_(pool_capacity) {
-  gray_sink_.self = this;
-  rgb_sink_.self = this;
-  rgb_sink_.rgb = true;
+  gst_video_info_init(&info_);
 }
 
 CameraBranch::~CameraBranch() {
   detach();
 }
 
-void CameraBranch::hook(GstElement* bin, const char* name, Sink& sink) {
+void CameraBranch::attach(GstElement* bin) {
+  detach();
+  const char* name = config_.color ? kColorSinkName : kGraySinkName;
   GstRef<GstElement> appsink(gst_bin_get_by_name(GST_BIN(bin), name));
   if (!appsink) throw std::runtime_error(std::string("no appsink \"") + name + "\" in the branch");
   GstAppSinkCallbacks callbacks{};
   callbacks.eos = &CameraBranch::on_eos;
   callbacks.new_sample = &CameraBranch::on_sample;
-  gst_app_sink_set_callbacks(GST_APP_SINK(appsink.get()), &callbacks, &sink, nullptr);
-}
-
-void CameraBranch::attach(GstElement* bin) {
-  detach();
-  hook(bin, kGraySinkName, gray_sink_);
-  if (config_.color) hook(bin, kColorSinkName, rgb_sink_);
+  gst_app_sink_set_callbacks(GST_APP_SINK(appsink.get()), &callbacks, this, nullptr);
   last_sample_ns_.store(0, std::memory_order_relaxed);
 }
 
 void CameraBranch::detach() {
   std::lock_guard<std::mutex> lock(mutex_);
-  assembling_.reset();
-  has_gray_ = has_rgb_ = false;
   warned_exhausted_ = false;
-  release_caps(gray_sink_.caps);
-  release_caps(rgb_sink_.caps);
+  release_caps(caps_);
 }
 
 GstFlowReturn CameraBranch::on_sample(GstAppSink* appsink, gpointer data) {
-  auto& sink = *static_cast<Sink*>(data);
+  auto* self = static_cast<CameraBranch*>(data);
   GstSample* sample = gst_app_sink_pull_sample(appsink);
   if (!sample) return GST_FLOW_FLUSHING;
-  sink.self->handle(GST_ELEMENT(appsink), sample, sink);
+  self->handle(GST_ELEMENT(appsink), sample);
   gst_sample_unref(sample);
   return GST_FLOW_OK;
 }
 
 void CameraBranch::on_eos(GstAppSink* appsink, gpointer data) {
-  auto& sink = *static_cast<Sink*>(data);
-  if (sink.rgb) return;  // the gray sink speaks for the camera
+  auto* self = static_cast<CameraBranch*>(data);
   GstStructure* s =
-      gst_structure_new(kCameraEosMessage, "camera", G_TYPE_INT, sink.self->index_, nullptr);
+      gst_structure_new(kCameraEosMessage, "camera", G_TYPE_INT, self->index_, nullptr);
   gst_element_post_message(GST_ELEMENT(appsink),
                            gst_message_new_application(GST_OBJECT(appsink), s));
 }
 
-bool CameraBranch::copy_into(GstSample* sample, Sink& sink, CameraFrame& frame) {
+bool CameraBranch::copy_into(GstSample* sample, CameraFrame& frame) {
   GstCaps* caps = gst_sample_get_caps(sample);
   if (!caps) return false;
-  if (caps != sink.caps) {  // parsed once per negotiation, not per frame
-    if (!gst_video_info_from_caps(&sink.info, caps)) return false;
-    release_caps(sink.caps);
-    sink.caps = gst_caps_ref(caps);
+  if (caps != caps_) {  // parsed once per negotiation, not per frame
+    if (!gst_video_info_from_caps(&info_, caps)) return false;
+    release_caps(caps_);
+    caps_ = gst_caps_ref(caps);
   }
   GstVideoFrame video;
-  if (!gst_video_frame_map(&video, &sink.info, gst_sample_get_buffer(sample), GST_MAP_READ)) {
+  if (!gst_video_frame_map(&video, &info_, gst_sample_get_buffer(sample), GST_MAP_READ)) {
     return false;
   }
   const int w = GST_VIDEO_FRAME_WIDTH(&video);
   const int h = GST_VIDEO_FRAME_HEIGHT(&video);
   const int stride = GST_VIDEO_FRAME_PLANE_STRIDE(&video, 0);
   const auto* src = static_cast<const std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&video, 0));
-  // GStreamer pads rows to 4 bytes; the frame's images are packed.
-  if (sink.rgb) {
-    if (frame.color.width != w || frame.color.height != h) frame.color.resize(w, h);
-    for (int y = 0; y < h; ++y) std::memcpy(frame.color.row(y), src + y * stride, 3u * w);
+  // The one copy of the frame path: from GStreamer's buffer into the frame's (pooled, possibly
+  // page-locked) memory, rows packed (GStreamer pads rows to 4 bytes).
+  const std::size_t row = static_cast<std::size_t>(w) * (config_.color ? 3 : 1);
+  std::uint8_t* dst = frame.reserve(row * static_cast<std::size_t>(h), allocate_);
+  if (static_cast<std::size_t>(stride) == row) {
+    std::memcpy(dst, src, row * static_cast<std::size_t>(h));
   } else {
-    frame.gray.ensure_size(w, h);
-    for (int y = 0; y < h; ++y) std::memcpy(frame.gray.row(y), src + y * stride, w);
+    for (int y = 0; y < h; ++y) std::memcpy(dst + row * y, src + stride * y, row);
   }
   gst_video_frame_unmap(&video);
+  if (config_.color) {
+    frame.color = {dst, w, h, static_cast<std::ptrdiff_t>(row)};
+    frame.gray = {};
+  } else {
+    frame.gray = {dst, w, h, w};
+    frame.color = {};
+  }
   return true;
 }
 
-void CameraBranch::handle(GstElement* appsink, GstSample* sample, Sink& sink) {
+void CameraBranch::handle(GstElement* appsink, GstSample* sample) {
   GstBuffer* buffer = gst_sample_get_buffer(sample);
   if (!buffer) return;
   const GstClockTime pts = GST_BUFFER_PTS(buffer);
@@ -128,39 +127,23 @@ void CameraBranch::handle(GstElement* appsink, GstSample* sample, Sink& sink) {
   last_sample_ns_.store(monotonic_now_ns(), std::memory_order_relaxed);
 
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!config_.color) {
-    std::shared_ptr<CameraFrame> frame = acquire();
-    if (!frame) return;
-    if (!copy_into(sample, sink, *frame)) {
-      dropped_.fetch_add(1, std::memory_order_relaxed);
-      return;
+  std::shared_ptr<CameraFrame> frame = acquire();
+  if (!frame) return;
+  bool copied = false;
+  try {
+    copied = copy_into(sample, *frame);
+  } catch (const std::exception& e) {  // the allocator failed: nothing may unwind into GStreamer
+    if (!warned_allocation_) {
+      warned_allocation_ = true;
+      spdlog::error("camera '{}': no memory for a frame ({}); dropping frames", config_.name,
+                    e.what());
     }
-    finish(std::move(frame), capture_ns, source_index);
-    return;
   }
-  // Color: the two halves of a frame carry the same PTS. An older half than the frame being
-  // assembled lost its partner already; a newer one means the assembled frame's partner was lost.
-  if (assembling_ && assembling_pts_ != pts) {
-    if (pts < assembling_pts_) {
-      dropped_.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-    assembling_.reset();
-    dropped_.fetch_add(1, std::memory_order_relaxed);
-  }
-  if (!assembling_) {
-    assembling_ = acquire();
-    if (!assembling_) return;
-    assembling_pts_ = pts;
-    has_gray_ = has_rgb_ = false;
-  }
-  if (!copy_into(sample, sink, *assembling_)) {
-    assembling_.reset();
+  if (!copied) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  (sink.rgb ? has_rgb_ : has_gray_) = true;
-  if (has_gray_ && has_rgb_) finish(std::move(assembling_), capture_ns, source_index);
+  finish(std::move(frame), capture_ns, source_index);
 }
 
 std::shared_ptr<CameraFrame> CameraBranch::acquire() {

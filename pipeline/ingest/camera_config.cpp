@@ -19,14 +19,6 @@ constexpr int kMinSide = 2;
 constexpr int kMaxSide = 16384;
 constexpr double kMaxRate = 1000.0;
 
-bool valid_name(const std::string& name) {
-  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
-  });
-}
-
-const char* kNameRule = "expected a non-empty name of letters, digits, '_', '-' or '.'";
-
 std::string synthetic_view(const SourceUri& uri, std::size_t index) {
   switch (synthetic_view_of(uri, index)) {
     case SyntheticViewKind::kRight:
@@ -46,6 +38,13 @@ void check_synthetic_rig(const RigConfig& rig, const std::vector<SourceUri>& uri
                       "a synthetic rig has one to three cameras (the scene's left and right "
                       "views, and a third above or below the left one)"});
     return;
+  }
+  // What the scene itself refuses (e.g. max_disparity not below half the width), checked here so
+  // that a configuration the loader accepts is one the rig can start.
+  try {
+    validate_synthetic_options(synthetic_options(rig.cameras[0], uris[0]));
+  } catch (const std::invalid_argument& e) {
+    issues.push_back({rig.cameras[0].name, "uri", e.what()});
   }
   std::set<std::string> views;
   for (std::size_t i = 0; i < uris.size(); ++i) {
@@ -77,7 +76,48 @@ void check_synthetic_rig(const RigConfig& rig, const std::vector<SourceUri>& uri
   }
 }
 
+// A replaying rig's cameras replay together (the same number of frames), and what they hold in
+// memory has a bound.
+void check_replay(const RigConfig& rig, const std::vector<SourceUri>& uris,
+                  std::vector<IngestIssue>& issues) {
+  const long long count = uris[0].option_int("replay", 0);
+  for (std::size_t i = 1; i < uris.size(); ++i) {
+    if (uris[i].option_int("replay", 0) != count) {
+      issues.push_back({rig.cameras[i].name, "uri",
+                        "replay=" + std::to_string(uris[i].option_int("replay", 0)) +
+                            " differs from camera '" + rig.cameras[0].name + "' (replay=" +
+                            std::to_string(count) + "): a rig's cameras replay together"});
+    }
+  }
+  if (count <= 0) return;
+  std::uint64_t bytes = 0;
+  for (const auto& cam : rig.cameras) {
+    // GStreamer's rows are padded to 4 bytes.
+    const std::uint64_t row =
+        (static_cast<std::uint64_t>(cam.width) * (cam.color ? 3 : 1) + 3) / 4 * 4;
+    bytes += row * static_cast<std::uint64_t>(cam.height) * static_cast<std::uint64_t>(count);
+  }
+  if (bytes > kMaxReplayBytes) {
+    issues.push_back({rig.cameras[0].name, "uri",
+                      "replay=" + std::to_string(count) + " would hold " +
+                          std::to_string(bytes >> 20) +
+                          " MiB of frames in memory; a rig may hold " +
+                          std::to_string(kMaxReplayBytes >> 20) + " MiB (replay fewer frames)"});
+  }
+}
+
 }  // namespace
+
+std::string name_problem(const std::string& name) {
+  const bool plain = std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  if (!name.empty() && name.size() <= kMaxNameLength && plain) return "";
+  std::string why = "expected a name of 1 to " + std::to_string(kMaxNameLength) +
+                    " letters, digits, '_', '-' or '.'";
+  if (name.size() > kMaxNameLength) why += ", got " + std::to_string(name.size()) + " characters";
+  return why;
+}
 
 std::int64_t FrameRate::interval_ns() const {
   return num > 0 ? static_cast<std::int64_t>(1000000000LL) * den / num : 0;
@@ -143,7 +183,9 @@ std::string to_string(const std::vector<IngestIssue>& issues) {
 std::vector<IngestIssue> validate_camera(const CameraConfig& cam) {
   std::vector<IngestIssue> issues;
   const std::string& who = cam.name;
-  if (!valid_name(cam.name)) issues.push_back({who, "name", kNameRule});
+  if (const std::string why = name_problem(cam.name); !why.empty()) {
+    issues.push_back({who, "name", why});
+  }
   SourceUri uri;
   bool uri_ok = false;
   try {
@@ -184,7 +226,9 @@ std::vector<IngestIssue> validate_camera(const CameraConfig& cam) {
 
 std::vector<IngestIssue> validate_rig(const RigConfig& rig) {
   std::vector<IngestIssue> issues;
-  if (!valid_name(rig.name)) issues.push_back({rig.name, "rig name", kNameRule});
+  if (const std::string why = name_problem(rig.name); !why.empty()) {
+    issues.push_back({rig.name, "rig name", why});
+  }
   if (rig.cameras.empty()) issues.push_back({rig.name, "cameras", "a rig needs a camera"});
   std::set<std::string> names;
   std::vector<SourceUri> uris;
@@ -222,6 +266,14 @@ std::vector<IngestIssue> validate_rig(const RigConfig& rig) {
           {cam.name, "loop",
            "differs from camera '" + first.name + "': a rig's recordings loop or end together"});
     }
+    const bool images = uris[i].scheme == SourceScheme::kImages;
+    if (images != (uris[0].scheme == SourceScheme::kImages) && uris[i].is_file() &&
+        uris[0].is_file()) {
+      issues.push_back({cam.name, "uri",
+                        "rig '" + rig.name +
+                            "' mixes images:// with file://: a rig's image sequences are read "
+                            "in lockstep, number by number; give them separate rigs"});
+    }
     const bool synthetic = uris[i].scheme == SourceScheme::kSynthetic;
     if (synthetic != (uris[0].scheme == SourceScheme::kSynthetic)) {
       issues.push_back({cam.name, "uri",
@@ -231,7 +283,19 @@ std::vector<IngestIssue> validate_rig(const RigConfig& rig) {
     }
   }
   if (uris[0].scheme == SourceScheme::kSynthetic) check_synthetic_rig(rig, uris, issues);
+  check_replay(rig, uris, issues);
   return issues;
+}
+
+int replay_count(const RigConfig& rig) {
+  if (rig.cameras.empty()) return 0;
+  try {
+    const SourceUri uri = parse_source_uri(rig.cameras[0].uri);
+    if (uri.scheme != SourceScheme::kSynthetic && uri.scheme != SourceScheme::kImages) return 0;
+    return static_cast<int>(uri.option_int("replay", 0));
+  } catch (const SourceUriError&) {
+    return 0;
+  }
 }
 
 std::string check_pair_sizes(const CameraConfig& left, const CameraConfig& right) {

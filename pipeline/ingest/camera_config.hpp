@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,6 +24,13 @@ struct FrameRate {
 // "30", "29.97" (becomes 30000/1001) or "30000/1001". Throws std::invalid_argument saying what
 // is wrong.
 FrameRate parse_frame_rate(const std::string& text);
+
+// Names of cameras, rigs and pairs: 1 to kMaxNameLength letters, digits, '_', '-' or '.' (they
+// name topics, header fields, log lines and files a subscriber saves; the wire protocol carries
+// names of up to 256 bytes).
+constexpr std::size_t kMaxNameLength = 256;
+// "" for a good name, else what is wrong with it.
+std::string name_problem(const std::string& name);
 
 struct CameraConfig {
   std::string name;  // unique within the configuration; names the camera in every message
@@ -79,6 +87,12 @@ std::vector<IngestIssue> validate_rig(const RigConfig& rig);
 // The two cameras of a stereo pair must deliver the same size: "" when they do, otherwise the
 // message for a start-up error naming both cameras and their sizes.
 std::string check_pair_sizes(const CameraConfig& left, const CameraConfig& right);
+
+// How many frames a rig replays from memory (its cameras' `replay` option: synthetic:// and
+// images://, replay_source.hpp); 0 when it does not replay.
+int replay_count(const RigConfig& rig);
+// The most a rig's replayed frames may hold in memory; validate_rig refuses more.
+constexpr std::uint64_t kMaxReplayBytes = 8ull << 30;
 
 // Joins issues into one message, one per line.
 std::string to_string(const std::vector<IngestIssue>& issues);

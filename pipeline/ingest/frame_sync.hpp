@@ -1,6 +1,6 @@
 // FrameSync: groups the frames of a rig's cameras into sets whose capture times lie within a
-// tolerance (DESIGN.md "Data flow"). Plain C++ on timestamps, no GStreamer, not thread-safe (the
-// rig serialises calls).
+// tolerance (docs/ARCHITECTURE.md "Data flow"). Plain C++ on timestamps, no GStreamer, not
+// thread-safe (the rig serialises calls).
 //
 // Rules, per pushed frame f of camera c at capture time t:
 //  - A frame not newer than the camera's previous one is dropped (late).

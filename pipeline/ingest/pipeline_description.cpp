@@ -12,12 +12,8 @@ std::string appsink(const char* name) {
          " sync=false max-buffers=2 drop=true enable-last-sample=false qos=false";
 }
 
-std::string queue() {
-  return "queue max-size-buffers=2 max-size-bytes=0 max-size-time=0";
-}
-
 bool paced(const SourceUri& uri) {
-  return uri.is_file() || uri.scheme == SourceScheme::kGst ||
+  return uri.scheme == SourceScheme::kFile || uri.scheme == SourceScheme::kGst ||
          (uri.scheme == SourceScheme::kTest && !uri.option_bool("live", true));
 }
 
@@ -85,10 +81,10 @@ std::string source_fragment(const CameraConfig& cam, const SourceUri& uri) {
     case SourceScheme::kFile:
       return "filesrc location=" + quote_gst_value(uri.location) + " ! decodebin";
     case SourceScheme::kImages: {
+      // The rig's ImageFeeder pushes the files, timestamped, in lockstep for every camera.
       const bool png = lower_extension(uri.location) == "png";
-      const std::string start = std::to_string(uri.option_int("start", 0));
-      return "multifilesrc location=" + quote_gst_value(uri.location) + " index=" + start +
-             " start-index=" + start + (cam.loop ? " loop=true" : " loop=false") + " caps=" +
+      return std::string("appsrc name=") + kImageSrcName +
+             " is-live=true format=time do-timestamp=false caps=" +
              quote_gst_value(std::string(png ? "image/png" : "image/jpeg") +
                              ",framerate=(fraction)" + cam.fps.to_string()) +
              (png ? " ! pngdec" : " ! jpegdec");
@@ -114,29 +110,28 @@ std::string source_fragment(const CameraConfig& cam, const SourceUri& uri) {
 }
 
 std::string camera_branch_description(const CameraConfig& cam, const SourceUri& uri) {
-  if (uri.scheme == SourceScheme::kSynthetic) {
-    // Frames come ready-made at the configured size and rate, timestamped by the feeder: no
-    // conversion, so they reach the appsinks bit for bit as rendered.
-    const auto src = [&](const char* name, const char* format) {
-      return std::string("appsrc name=") + name +
-             " is-live=true format=time do-timestamp=false caps=" +
-             quote_gst_value(raw_caps(format, cam));
-    };
-    std::string s = src(kGraySrcName, "GRAY8") + " ! " + appsink(kGraySinkName);
-    if (cam.color) s += "  " + src(kColorSrcName, "RGB") + " ! " + appsink(kColorSinkName);
-    return s;
+  const char* format = cam.color ? "RGB" : "GRAY8";
+  const std::string sink = appsink(cam.color ? kColorSinkName : kGraySinkName);
+  const bool replay =
+      (uri.scheme == SourceScheme::kSynthetic || uri.scheme == SourceScheme::kImages) &&
+      uri.option_int("replay", 0) > 0;
+  if (uri.scheme == SourceScheme::kSynthetic || replay) {
+    // Frames come ready-made at the configured size, rate and format, timestamped by the feeder:
+    // no conversion, so they reach the appsink bit for bit as made.
+    return std::string("appsrc name=") + kRawSrcName +
+           " is-live=true format=time do-timestamp=false caps=" +
+           quote_gst_value(raw_caps(format, cam)) + " ! " + sink;
   }
   // A live source's extra frames are dropped, never invented. A recording is resampled onto
   // the configured rate's exact time grid: drop-only would also drop frames whose timestamps
   // were rounded a nanosecond early (multifilesrc adds up rounded durations).
-  const char* rate = uri.is_file() ? "videorate" : "videorate drop-only=true";
-  std::string s = source_fragment(cam, uri) + " ! " + rate + " ! videoscale ! videoconvert ! " +
-                  raw_caps(cam.color ? "RGB" : "GRAY8", cam);
+  // Image files come from the rig's feeder at the configured rate already.
+  const bool fed = uri.scheme == SourceScheme::kImages;
+  const char* rate = fed ? "" : uri.is_file() ? " ! videorate" : " ! videorate drop-only=true";
+  std::string s =
+      source_fragment(cam, uri) + rate + " ! videoscale ! videoconvert ! " + raw_caps(format, cam);
   if (paced(uri)) s += std::string(" ! identity name=") + kPaceName + " sync=true";
-  if (!cam.color) return s + " ! " + appsink(kGraySinkName);
-  return s + " ! tee name=stereod_tee ! " + queue() + " ! " + appsink(kColorSinkName) +
-         "  stereod_tee. ! " + queue() + " ! videoconvert ! " + raw_caps("GRAY8", cam) + " ! " +
-         appsink(kGraySinkName);
+  return s + " ! " + sink;
 }
 
 }  // namespace stereod

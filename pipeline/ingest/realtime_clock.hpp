@@ -1,4 +1,4 @@
-// Capture times as CLOCK_REALTIME nanoseconds (DESIGN.md "Data flow").
+// Capture times as CLOCK_REALTIME nanoseconds (docs/ARCHITECTURE.md "Data flow").
 //
 // Each rig's pipeline runs on its own GstSystemClock of type MONOTONIC, so pipeline clock time IS
 // CLOCK_MONOTONIC. A buffer's capture time in that clock is its PTS turned into running time

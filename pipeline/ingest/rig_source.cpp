@@ -10,7 +10,9 @@
 #include "backoff.hpp"
 #include "camera_branch.hpp"
 #include "gst_support.hpp"
+#include "image_feeder.hpp"
 #include "pipeline_description.hpp"
+#include "replay_source.hpp"
 #include "source_uri.hpp"
 #include "synthetic_feeder.hpp"
 #include "synthetic_source.hpp"
@@ -94,23 +96,36 @@ const char* to_string(RigState state) {
   return "?";
 }
 
-RigSource::RigSource(RigConfig config, FrameSetCallback on_set, EventCallback on_event)
+RigSource::RigSource(RigConfig config, FrameSetCallback on_set, EventCallback on_event,
+                     RigSourceOptions options)
     : config_(validated(config)),
       recordings_(any_recording(config_)),
       on_set_(std::move(on_set)),
       on_event_(std::move(on_event)),
-      scene_(make_synthetic_scene(config_)),
+      // A replaying rig renders its frames once (replay_source.cpp) and keeps no scene.
+      scene_(replay_count(config_) > 0 ? nullptr : make_synthetic_scene(config_)),
       sync_(sync_options(config_)) {
   ensure_gstreamer();
-  if (scene_) feeder_ = std::make_unique<SyntheticFeeder>(scene_, config_.cameras[0].fps);
-  // Frames in FrameSync, a few sets held by consumers, one being filled.
-  const int pool = config_.sync_max_pending + 6;
+  const bool images = parse_source_uri(config_.cameras[0].uri).scheme == SourceScheme::kImages;
+  const FrameRate fps = config_.cameras[0].fps;
+  if (replay_count(config_) > 0) {
+    // The scene loops by nature; images end or loop as the camera says.
+    replay_feeder_ = std::make_unique<ReplayFeeder>(fps, !images || config_.cameras[0].loop);
+  } else if (scene_) {
+    feeder_ = std::make_unique<SyntheticFeeder>(scene_, fps);
+  } else if (images) {
+    image_feeder_ = std::make_unique<ImageFeeder>(config_.name, fps, config_.cameras[0].loop);
+  }
+  // Frames in FrameSync, those the consumer holds, one being filled and a few in hand-over.
+  const int pool = config_.sync_max_pending + std::max(options.frames_held, 0) + 4;
+  const bool indexed = scene_ != nullptr || replay_feeder_ != nullptr;
   for (std::size_t i = 0; i < config_.cameras.size(); ++i) {
     branches_.push_back(std::make_unique<CameraBranch>(
-        static_cast<int>(i), config_.cameras[i], scene_ != nullptr, pool, offset_,
+        static_cast<int>(i), config_.cameras[i], indexed, pool, offset_,
         [this](int camera, std::shared_ptr<CameraFrame> frame) {
           deliver(camera, std::move(frame));
-        }));
+        },
+        options.allocate));
   }
 }
 
@@ -153,6 +168,8 @@ RigStats RigSource::stats() const {
   std::lock_guard<std::mutex> lock(sync_mutex_);
   s.sync = sync_.stats();
   if (feeder_) s.synthetic_skipped = feeder_->skipped();
+  if (replay_feeder_) s.synthetic_skipped = replay_feeder_->skipped();
+  if (image_feeder_) s.image_gaps = image_feeder_->gaps();
   return s;
 }
 
@@ -237,6 +254,16 @@ void RigSource::supervise() {
 
 RigSource::Outcome RigSource::run_pipeline(Backoff& backoff, Fault& fault) {
   set_state(RigState::kStarting);
+  if (replay_feeder_ && !replay_) {
+    // Made once (rendered or decoded), before the first start; kept across restarts.
+    try {
+      replay_ = load_replay(config_, [this] { return stop_requested_.load(); });
+    } catch (const std::exception& e) {
+      fault = {-1, std::string("cannot load the frames to replay: ") + e.what()};
+      return Outcome::kFault;
+    }
+    if (!replay_) return Outcome::kStopped;
+  }
   GstRef<GstElement> pipeline(gst_pipeline_new(("stereod-" + config_.name).c_str()));
   gst_object_ref_sink(pipeline.get());  // own it outright (it was floating)
   // Pipeline clock time == CLOCK_MONOTONIC, whatever the process's default clock is
@@ -291,6 +318,8 @@ RigSource::Outcome RigSource::run_pipeline(Backoff& backoff, Fault& fault) {
   GstRef<GstBus> bus(gst_element_get_bus(pipeline.get()));
   const auto teardown = [&] {
     if (feeder_) feeder_->stop();
+    if (replay_feeder_) replay_feeder_->stop();
+    if (image_feeder_) image_feeder_->stop();
     gst_element_set_state(pipeline.get(), GST_STATE_NULL);  // joins the streaming threads
     for (auto& b : branches_) b->detach();
   };
@@ -303,16 +332,26 @@ RigSource::Outcome RigSource::run_pipeline(Backoff& backoff, Fault& fault) {
     return Outcome::kFault;
   }
 
+  if (replay_feeder_) {
+    // One thread serves every camera's frames from memory (replay_source.hpp).
+    std::vector<GstRef<GstElement>> held;
+    std::vector<GstElement*> sources;
+    for (GstElement* bin : bins) {
+      held.emplace_back(gst_bin_get_by_name(GST_BIN(bin), kRawSrcName));
+      sources.push_back(held.back().get());
+    }
+    replay_feeder_->start(pipeline.get(), replay_, sources);
+  }
+
   if (feeder_) {
-    // One thread renders both views and feeds every camera's appsrcs (synthetic_feeder.hpp).
+    // One thread renders both views and feeds every camera's appsrc (synthetic_feeder.hpp).
     std::vector<GstRef<GstElement>> held;
     std::vector<SyntheticFeeder::Output> outputs;
     for (std::size_t i = 0; i < bins.size(); ++i) {
       SyntheticFeeder::Output o;
-      held.emplace_back(gst_bin_get_by_name(GST_BIN(bins[i]), kGraySrcName));
-      o.gray_src = held.back().get();
-      held.emplace_back(gst_bin_get_by_name(GST_BIN(bins[i]), kColorSrcName));
-      o.rgb_src = held.back().get();
+      held.emplace_back(gst_bin_get_by_name(GST_BIN(bins[i]), kRawSrcName));
+      o.src = held.back().get();
+      o.rgb = config_.cameras[i].color;
       o.view = static_cast<int>(synthetic_view_of(parse_source_uri(config_.cameras[i].uri), i));
       outputs.push_back(o);
     }
@@ -323,6 +362,19 @@ RigSource::Outcome RigSource::run_pipeline(Backoff& backoff, Fault& fault) {
       teardown();
       return Outcome::kFault;
     }
+  }
+
+  if (image_feeder_) {
+    // One thread reads every camera's file of a number and pushes them with one PTS.
+    std::vector<GstRef<GstElement>> held;
+    std::vector<ImageFeeder::Camera> cameras;
+    for (std::size_t i = 0; i < bins.size(); ++i) {
+      const SourceUri uri = parse_source_uri(config_.cameras[i].uri);
+      held.emplace_back(gst_bin_get_by_name(GST_BIN(bins[i]), kImageSrcName));
+      cameras.push_back({config_.cameras[i].name, uri.location,
+                         static_cast<int>(uri.option_int("start", 0)), held.back().get()});
+    }
+    image_feeder_->start(pipeline.get(), cameras);
   }
 
   const std::int64_t started = monotonic_now_ns();

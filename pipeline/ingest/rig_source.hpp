@@ -28,6 +28,9 @@ namespace stereod {
 
 class Backoff;
 class CameraBranch;
+class ImageFeeder;
+class ReplayFeeder;
+struct ReplayFrames;
 class SyntheticFeeder;
 class SyntheticScene;
 
@@ -53,7 +56,11 @@ struct RigStats {
   std::int64_t last_error_time_ns = 0;  // CLOCK_REALTIME
   std::vector<CameraStats> cameras;
   FrameSyncStats sync;
-  std::uint64_t synthetic_skipped = 0;  // synthetic://: frames skipped to keep up with the clock
+  // synthetic:// and replays: frames skipped to keep up with the clock.
+  std::uint64_t synthetic_skipped = 0;
+  // images://: frame sets skipped because a camera's file of that number was missing (counted
+  // by the daemon as sync drops: the set could not be completed).
+  std::uint64_t image_gaps = 0;
 };
 
 struct RigEvent {
@@ -63,6 +70,15 @@ struct RigEvent {
   std::string camera;                     // the camera at fault; empty when not known
   std::string message;                    // what happened, with camera name and URI
   std::chrono::milliseconds retry_in{0};  // kFailed: when the rig restarts
+};
+
+struct RigSourceOptions {
+  // Where the cameras' frames are put (default: ordinary memory; the daemon gives page-locked
+  // memory when its engine uploads from it).
+  PixelAllocator allocate;
+  // Frames of a camera the consumer may hold at once (e.g. the frame sets it has submitted to an
+  // engine and not yet collected): the camera's frame pool has room for them on top of FrameSync's.
+  int frames_held = 2;
 };
 
 class RigSource {
@@ -75,7 +91,8 @@ class RigSource {
 
   // Throws std::invalid_argument listing every problem with the configuration (validate_rig),
   // or std::runtime_error when GStreamer cannot be initialised.
-  RigSource(RigConfig config, FrameSetCallback on_set, EventCallback on_event = {});
+  RigSource(RigConfig config, FrameSetCallback on_set, EventCallback on_event = {},
+            RigSourceOptions options = {});
   ~RigSource();  // stops
   RigSource(const RigSource&) = delete;
   RigSource& operator=(const RigSource&) = delete;
@@ -90,7 +107,8 @@ class RigSource {
   RigStats stats() const;
 
   // synthetic:// rigs: the scene both cameras are rendered from, so that a caller can render
-  // the ground truth of a frame (CameraFrame::source_index); nullptr for other rigs.
+  // the ground truth of a frame (CameraFrame::source_index); nullptr for other rigs and for
+  // replaying ones (make_synthetic_scene(config()) makes the same scene).
   std::shared_ptr<const SyntheticScene> synthetic_scene() const;
 
  private:
@@ -116,6 +134,9 @@ class RigSource {
   std::vector<std::unique_ptr<CameraBranch>> branches_;
   std::shared_ptr<SyntheticScene> scene_;  // synthetic:// rigs
   std::unique_ptr<SyntheticFeeder> feeder_;
+  std::unique_ptr<ImageFeeder> image_feeder_;    // rigs of images:// cameras
+  std::unique_ptr<ReplayFeeder> replay_feeder_;  // replaying rigs (replay_source.hpp)
+  std::shared_ptr<const ReplayFrames> replay_;   // their frames, once loaded
 
   mutable std::mutex sync_mutex_;
   FrameSync sync_;

@@ -21,6 +21,7 @@ struct OptionSpec {
 };
 
 constexpr double kIntMax = 2147483647.0;
+constexpr double kMaxReplay = 100000.0;  // frames
 
 // videotestsrc's pattern nicks (GStreamer 1.20 and later).
 constexpr const char* kTestPatterns =
@@ -38,8 +39,10 @@ const std::vector<OptionSpec>& options_of(SourceScheme scheme) {
       {"latency", OptionType::kInt, 0, 10000, nullptr},
       {"protocols", OptionType::kChoice, 0, 0, "tcp,udp,udp-mcast,http"},
   };
+  // replay: frames made once at start-up and served from memory (replay_source.hpp).
   static const std::vector<OptionSpec> images = {
       {"start", OptionType::kInt, 0, kIntMax, nullptr},
+      {"replay", OptionType::kInt, 0, kMaxReplay, nullptr},
   };
   static const std::vector<OptionSpec> test = {
       {"pattern", OptionType::kChoice, 0, 0, kTestPatterns},
@@ -58,6 +61,9 @@ const std::vector<OptionSpec>& options_of(SourceScheme scheme) {
       {"shadow", OptionType::kBool, 0, 0, nullptr},
       {"color", OptionType::kBool, 0, 0, nullptr},
       {"texture", OptionType::kChoice, 0, 0, "any,hstripes,vbars,mixed"},
+      {"focal_px", OptionType::kDouble, 0, 1e6, nullptr},
+      {"baseline_m", OptionType::kDouble, 0, 1000, nullptr},
+      {"replay", OptionType::kInt, 0, kMaxReplay, nullptr},
   };
   switch (scheme) {
     case SourceScheme::kCsi:

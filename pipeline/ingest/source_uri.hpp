@@ -5,9 +5,11 @@
 //   rtsp://host:554/stream#latency=100   network camera; stereod's options after '#', so the
 //                                        URL (query included) reaches the camera untouched
 //   file:///data/left.mkv                video file (file://relative/path: from the working dir)
-//   images:///data/left_%06d.png?start=1 numbered PNG or JPEG images
+//   images:///data/left_%06d.png?start=1 numbered PNG or JPEG images (&replay=N: the first N
+//                                        decoded once, then served from memory in a loop)
 //   test://?pattern=ball                 GStreamer's videotestsrc
 //   synthetic://left?objects=3&seed=1    the built-in synthetic scene with ground truth
+//                                        (&replay=N: frames 0..N-1 rendered once, then looped)
 //   gst://v4l2src device=/dev/video2 ! videoflip method=rotate-180
 //                                        any GStreamer launch description ending in raw video
 //

@@ -35,7 +35,7 @@ GstBufferPool* make_pool(GstElement* src, GstVideoInfo& info) {
 }  // namespace
 
 SyntheticFeeder::SyntheticFeeder(std::shared_ptr<const SyntheticScene> scene, FrameRate fps)
-    : scene_(std::move(scene)), fps_(fps) {}
+    : PacedFeeder(fps), scene_(std::move(scene)) {}
 
 SyntheticFeeder::~SyntheticFeeder() {
   stop();
@@ -44,39 +44,24 @@ SyntheticFeeder::~SyntheticFeeder() {
 void SyntheticFeeder::start(GstElement* pipeline, std::vector<Output> outputs) {
   stop();
   for (const auto& o : outputs) {
-    for (GstElement* src : {o.gray_src, o.rgb_src}) {
-      if (!src) continue;
-      Sink s;
-      s.src = GST_ELEMENT(gst_object_ref(src));
-      s.rgb = src == o.rgb_src;
-      s.view = o.view;
-      try {
-        s.pool = make_pool(src, s.info);
-      } catch (...) {
-        gst_object_unref(s.src);
-        release_sinks();
-        throw;
-      }
-      sinks_.push_back(s);
+    Sink s;
+    s.src = GST_ELEMENT(gst_object_ref(o.src));
+    s.rgb = o.rgb;
+    s.view = o.view;
+    try {
+      s.pool = make_pool(o.src, s.info);
+    } catch (...) {
+      gst_object_unref(s.src);
+      release_sinks();
+      throw;
     }
+    sinks_.push_back(s);
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = false;
-  }
-  thread_ = std::thread([this, p = GST_ELEMENT(gst_object_ref(pipeline))] {
-    run(p);
-    gst_object_unref(p);
-  });
+  start_feeding(pipeline);
 }
 
 void SyntheticFeeder::stop() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  stop_feeding();
   release_sinks();
 }
 
@@ -89,52 +74,22 @@ void SyntheticFeeder::release_sinks() {
   sinks_.clear();
 }
 
-bool SyntheticFeeder::wait_until(GstClock* clock, GstClockTime time) {
-  // The pipeline clock is CLOCK_MONOTONIC (rig_source.cpp), as is steady_clock: a timed wait on
-  // the condition variable waits for the clock and can be cut short by stop().
-  std::unique_lock<std::mutex> lock(mutex_);
-  for (;;) {
-    if (stopping_) return false;
-    const GstClockTime now = gst_clock_get_time(clock);
-    if (now >= time) return true;
-    wake_.wait_for(lock, std::chrono::nanoseconds(time - now));
-  }
-}
-
-void SyntheticFeeder::run(GstElement* pipeline) {
-  // The pipeline does not reach PLAYING before the first buffer: a live pipeline's sinks
-  // complete their state change when data arrives. Its clock and base time are set as soon as
-  // set_state(PLAYING) has returned, which is when the rig starts the feeder; wait for the clock
-  // all the same, in case of a start that is still under way.
-  GstRef<GstClock> clock(gst_element_get_clock(pipeline));
-  while (!clock) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (wake_.wait_for(lock, std::chrono::milliseconds(10), [this] { return stopping_; })) return;
-    clock.reset(gst_element_get_clock(pipeline));
-  }
-  const GstClockTime base = gst_element_get_base_time(pipeline);
-  const GstClockTime t0 = gst_clock_get_time(clock.get()) - base;
+void SyntheticFeeder::feed(const Schedule& schedule) {
   const int first = next_index_;
-  const auto due = [&](int index) {
-    return t0 + gst_util_uint64_scale(static_cast<guint64>(index - first),
-                                      GST_SECOND * static_cast<guint64>(fps_.den),
-                                      static_cast<guint64>(fps_.num));
-  };
-  const GstClockTime interval = due(first + 1) - due(first);
-
+  const GstClockTime interval = schedule.interval();
   for (int index = next_index_;;) {
     scene_->render(index, frame_);
-    const GstClockTime pts = due(index);
-    const GstClockTime now = gst_clock_get_time(clock.get()) - base;
+    const GstClockTime pts = schedule.due(index - first);
+    const GstClockTime now = schedule.now();
     if (now > pts + interval) {
       // Rendering fell behind: go on from the frame that is due now.
-      const int caught_up = first + static_cast<int>((now - t0) / interval) + 1;
+      const int caught_up = first + static_cast<int>((now - schedule.t0) / interval) + 1;
       skipped_.fetch_add(static_cast<std::uint64_t>(caught_up - index), std::memory_order_relaxed);
       index = caught_up;
       next_index_ = index;
       continue;
     }
-    if (!wait_until(clock.get(), base + pts)) return;
+    if (!wait_until(schedule, pts)) return;
     for (const auto& s : sinks_) {
       if (!push(s, frame_, pts, index)) return;
     }

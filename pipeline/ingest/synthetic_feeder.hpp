@@ -8,38 +8,35 @@
 // rendering falls behind by more than a frame, indices are skipped (counted) to catch up rather
 // than drift. Indices go on across restarts, so the scene never repeats itself.
 //
-// Buffers come from a small GstBufferPool per appsrc (they return when the appsinks' callbacks
-// have copied them), so steady-state feeding allocates nothing.
+// Buffers come from a small GstBufferPool per appsrc (they return when the appsink's callback has
+// copied them), so steady-state feeding allocates nothing. Each camera gets one format: RGB for a
+// color camera, GRAY8 otherwise.
 #pragma once
 
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "camera_config.hpp"
+#include "paced_feeder.hpp"
 #include "synthetic/synthetic_scene.hpp"
 
 namespace stereod {
 
-class SyntheticFeeder {
+class SyntheticFeeder : private PacedFeeder {
  public:
   struct Output {
-    GstElement* gray_src = nullptr;  // appsrc for GRAY8 (owned by the pipeline)
-    GstElement* rgb_src = nullptr;   // appsrc for RGB, or nullptr
-    int view = 0;                    // which view: 0 left, 1 right, 2 vertical
+    GstElement* src = nullptr;  // the camera's appsrc (owned by the pipeline)
+    bool rgb = false;           // RGB (a color camera) or GRAY8
+    int view = 0;               // which view: 0 left, 1 right, 2 vertical
   };
 
   SyntheticFeeder(std::shared_ptr<const SyntheticScene> scene, FrameRate fps);
-  ~SyntheticFeeder();
-  SyntheticFeeder(const SyntheticFeeder&) = delete;
-  SyntheticFeeder& operator=(const SyntheticFeeder&) = delete;
+  ~SyntheticFeeder() override;
 
   // Starts feeding `pipeline`, which has been set to PLAYING. Throws std::runtime_error when a
   // buffer pool cannot be set up.
@@ -57,21 +54,14 @@ class SyntheticFeeder {
     bool rgb = false;
     int view = 0;
   };
-  void run(GstElement* pipeline);
+  void feed(const Schedule& schedule) override;
   bool push(const Sink& sink, const SyntheticFrame& frame, GstClockTime pts, int index);
-  bool wait_until(GstClock* clock, GstClockTime time);  // false when stopped
   void release_sinks();
 
   const std::shared_ptr<const SyntheticScene> scene_;
-  const FrameRate fps_;
   std::vector<Sink> sinks_;
   SyntheticFrame frame_;  // rendered into, reused
   int next_index_ = 0;    // continues across restarts
-
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;
   std::atomic<std::uint64_t> skipped_{0};
 };
 

@@ -27,6 +27,8 @@ SyntheticOptions synthetic_options(const CameraConfig& camera, const SourceUri& 
   o.shadow = uri.option_bool("shadow", o.shadow);
   o.color = uri.option_bool("color", o.color);
   parse_synthetic_texture(uri.option("texture", "any"), o.texture);  // checked by the URI parser
+  o.focal_px = uri.option_double("focal_px", o.focal_px);
+  o.baseline_m = uri.option_double("baseline_m", o.baseline_m);
   return o;
 }
 

@@ -27,10 +27,9 @@ SyntheticViewKind synthetic_view_of(const SourceUri& uri, std::size_t index);
 // third view, SyntheticOptions::vertical, comes from the rig: make_synthetic_scene).
 SyntheticOptions synthetic_options(const CameraConfig& camera, const SourceUri& uri);
 
-// The scene of a synthetic rig (validate_rig has made sure its cameras agree), or nullptr for
-// any other rig. Throws std::invalid_argument naming the camera when the scene refuses the
-// options (e.g. max_disparity not below half the width). Building a scene takes tens of
-// milliseconds (its static background), so validate_rig leaves this check to the rig's start.
+// The scene of a synthetic rig (validate_rig has made sure its cameras agree and the scene takes
+// their options), or nullptr for any other rig. Throws std::invalid_argument naming the camera
+// when the scene refuses the options (e.g. max_disparity not below half the width).
 std::shared_ptr<SyntheticScene> make_synthetic_scene(const RigConfig& rig);
 
 }  // namespace stereod

@@ -1,10 +1,12 @@
 #include "publish/curve_keys.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -142,6 +144,29 @@ CurveCertificate read_certificate(const std::string& path) {
       throw std::runtime_error(path + ":" + std::to_string(public_line) +
                                ": public-key does not belong to the secret-key");
     }
+  }
+  return cert;
+}
+
+CurveCertificate read_server_certificate(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    throw std::runtime_error(path + ": cannot open (" + std::strerror(errno) + ")");
+  }
+  if (!S_ISREG(st.st_mode)) throw std::runtime_error(path + ": not a regular file");
+  CurveCertificate cert = read_certificate(path);
+  if (cert.secret_key.empty()) {
+    throw std::runtime_error(path +
+                             ": a public certificate; the server needs its secret one "
+                             "(NAME.key_secret, written beside NAME.key by stereod-keygen)");
+  }
+  const unsigned mode = st.st_mode & 07777;
+  if ((mode & (S_IRWXO | S_IWGRP)) != 0) {
+    char octal[8];
+    std::snprintf(octal, sizeof octal, "%04o", mode);
+    throw std::runtime_error(path + ": mode " + octal +
+                             " lets other users read or change the server's secret key; make it "
+                             "private: chmod 600 (or 640 for the daemon's group)");
   }
   return cert;
 }

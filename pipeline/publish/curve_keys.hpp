@@ -26,6 +26,11 @@ void require_curve(std::string_view who);
 // Throws std::runtime_error "PATH:LINE: ..." when the file cannot be read, has no public key, a
 // key is not 40 Z85 characters, or the public key does not belong to the secret key.
 CurveCertificate read_certificate(const std::string& path);
+// The server's secret certificate as the publisher needs it: a regular file, private to its
+// owner (others may not read it, nobody but the owner may write it: 0600, 0400, 0640 or 0440),
+// holding a secret key and the public key that belongs to it. Throws std::runtime_error
+// "PATH: ..." saying what is wrong (a public certificate, the permissions and how to fix them).
+CurveCertificate read_server_certificate(const std::string& path);
 // The public keys of every "*.key" certificate in `dir` (czmq's convention for a folder of
 // allowed clients). Throws std::runtime_error when the folder cannot be read or holds none.
 std::vector<std::string> read_public_keys(const std::string& dir);

@@ -1,6 +1,19 @@
 #include "publish/engine_frame.hpp"
 
+#include "stereo/pixel_ops.hpp"
+
 namespace stereod::publish {
+
+std::int64_t foreground_without_disparity(ImageView<const std::uint16_t> disparity,
+                                          ImageView<const std::uint8_t> foreground) {
+  std::int64_t n = 0;
+  for (int y = 0; y < foreground.height; ++y) {
+    const std::uint8_t* m = foreground.row(y);
+    const std::uint16_t* d = disparity.row(y);
+    for (int x = 0; x < foreground.width; ++x) n += m[x] != 0 && d[x] == kInvalidDisparity;
+  }
+  return n;
+}
 
 PublishedFrame frame_from_result(const EngineResult& r, FrameInfo info) {
   PublishedFrame f;
@@ -26,7 +39,14 @@ PublishedFrame frame_from_result(const EngineResult& r, FrameInfo info) {
       f.direction = r.direction;
       f.direction_keep_alive = r.hold;
     }
+    if (!r.confidence.empty()) {
+      f.confidence = r.confidence;
+      f.confidence_keep_alive = r.hold;
+    }
     info.background = r.background_active;
+    if (r.background_active && !r.foreground.empty()) {
+      info.foreground_without_disparity = foreground_without_disparity(r.disparity, r.foreground);
+    }
   } else {
     info.error = r.error.empty() ? "the engine failed this frame without saying why" : r.error;
   }

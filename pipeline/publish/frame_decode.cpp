@@ -10,20 +10,22 @@ std::string part_name(std::size_t index, const PayloadLayout& p) {
   return "part " + std::to_string(index + 1) + " (" + p.name + ")";
 }
 
+// `channels` samples of T per pixel.
 template <typename T>
-ImageView<const T> view_of(std::string_view bytes, const PayloadLayout& p, std::size_t index) {
+ImageView<const T> view_of(std::string_view bytes, const PayloadLayout& p, std::size_t index,
+                           int channels = 1) {
   if (reinterpret_cast<std::uintptr_t>(bytes.data()) % alignof(T) != 0) {
     throw ProtocolError(part_name(index, p) + ": data is not aligned to " +
                         std::to_string(alignof(T)) + " bytes");
   }
-  return {reinterpret_cast<const T*>(bytes.data()), p.width, p.height,
+  return {reinterpret_cast<const T*>(bytes.data()), p.width * channels, p.height,
           static_cast<std::ptrdiff_t>(p.stride / sizeof(T))};
 }
 
 }  // namespace
 
 bool needs_realignment(const void* data) {
-  return reinterpret_cast<std::uintptr_t>(data) % alignof(std::uint16_t) != 0;
+  return reinterpret_cast<std::uintptr_t>(data) % alignof(float) != 0;
 }
 
 DecodedFrame decode_frame(const std::vector<std::string_view>& parts) {
@@ -62,6 +64,16 @@ DecodedFrame decode_frame(const std::vector<std::string_view>& parts) {
       f.mask = view_of<std::uint8_t>(bytes, p, 2 + i);
     } else if (p.name == kDepthPayload && p.encoding == kDepthEncoding) {
       f.depth = view_of<std::uint16_t>(bytes, p, 2 + i);
+    } else if (p.name == kConfidencePayload && p.encoding == kConfidenceEncoding) {
+      f.confidence = view_of<std::uint8_t>(bytes, p, 2 + i);
+    } else if (p.name == kLeftPayload &&
+               (p.encoding == kGrayEncoding || p.encoding == kRgbEncoding)) {
+      f.left_channels = p.encoding == kGrayEncoding ? 1 : 3;
+      f.left = view_of<std::uint8_t>(bytes, p, 2 + i, f.left_channels);
+    } else if (p.name == kPointsPayload &&
+               (p.encoding == kPointsEncoding || p.encoding == kColorPointsEncoding)) {
+      f.points_channels = p.encoding == kPointsEncoding ? 3 : 4;
+      f.points = view_of<float>(bytes, p, 2 + i, f.points_channels);
     }
   }
   return f;

@@ -13,14 +13,14 @@ constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
 constexpr std::size_t kMaxCameras = 16;
 constexpr std::size_t kMaxStages = 64;
 constexpr std::size_t kMaxPayloads = 16;
-constexpr std::size_t kMaxNameBytes = 256;
 constexpr int kMaxDisparity = 0xFFFE / 16;  // the largest d that disp16q4 can hold
 constexpr int kMaxLevels = 32;
 
-std::size_t element_size(std::string_view encoding) {
+// Bytes per sample (the alignment a row start needs): 2 for 16-bit encodings, 4 for float ones.
+std::size_t sample_size(std::string_view encoding) {
   if (encoding == kDisparityEncoding || encoding == kDepthEncoding) return 2;
-  if (encoding == kMaskEncoding) return 1;
-  return 0;  // a later addition: this decoder checks only that rows hold whole bytes
+  if (encoding == kPointsEncoding || encoding == kColorPointsEncoding) return 4;
+  return 1;
 }
 
 std::string name_field(const JsonReader& r, std::string_view key) {
@@ -37,18 +37,19 @@ void read_layout(const JsonReader& r, PayloadLayout& p) {
   p.width = static_cast<int>(r.integer("width", 1, kMaxImageSide));
   p.height = static_cast<int>(r.integer("height", 1, kMaxImageSide));
   p.stride = r.unsigned_integer("stride");
-  const std::uint64_t row = static_cast<std::uint64_t>(p.width) * element_size(p.encoding);
+  // An encoding this decoder does not know: only that rows hold whole bytes.
+  const std::uint64_t row = static_cast<std::uint64_t>(p.width) * encoding_pixel_bytes(p.encoding);
   if (p.stride < row || p.stride > kMaxStride || p.stride == 0) {
     throw ProtocolError(r.path_of("stride") + ": " + std::to_string(p.stride) +
                         " bytes does not fit a row of " + std::to_string(p.width) + " " +
                         p.encoding + " pixels (expected " + std::to_string(row) + " to " +
                         std::to_string(kMaxStride) + ")");
   }
-  const std::size_t element = element_size(p.encoding);
-  if (element > 1 && p.stride % element != 0) {
+  const std::size_t sample = sample_size(p.encoding);
+  if (sample > 1 && p.stride % sample != 0) {
     throw ProtocolError(r.path_of("stride") + ": " + std::to_string(p.stride) +
-                        " bytes is not a whole number of " + std::to_string(element) +
-                        "-byte pixels");
+                        " bytes is not a whole number of " + std::to_string(sample) +
+                        "-byte samples");
   }
 }
 
@@ -101,12 +102,24 @@ void read_latency(const JsonReader& r, FrameInfo& f) {
   }
 }
 
-void read_calibration(const JsonReader& r, DepthCalibration& c) {
+// `width`, `height`: the disparity's size (0 for a failed frame), for the principal point of a
+// header older than 1.3.
+void read_calibration(const JsonReader& r, int minor, int width, int height, DepthCalibration& c) {
   c.focal_px = r.number("focal_px");
   c.baseline_m = r.number("baseline_m");
   c.doffs_px = r.number("doffs_px");
   if (c.focal_px < 0) throw ProtocolError(r.path_of("focal_px") + ": negative");
   if (c.baseline_m < 0) throw ProtocolError(r.path_of("baseline_m") + ": negative");
+  if (minor < 3) {
+    c.fy_px = c.focal_px;
+    c.cx_px = width > 0 ? (width - 1) / 2.0 : 0.0;
+    c.cy_px = height > 0 ? (height - 1) / 2.0 : 0.0;
+    return;
+  }
+  c.fy_px = r.number("fy_px");
+  c.cx_px = r.number("cx_px");
+  c.cy_px = r.number("cy_px");
+  if (c.fy_px < 0) throw ProtocolError(r.path_of("fy_px") + ": negative");
 }
 
 PayloadLayout read_disparity_layout(const JsonReader& r) {
@@ -141,6 +154,8 @@ void read_payloads(const JsonReader& r, FrameHeader& h) {
     read_layout(e, p);
     if (p.encoding == kDepthEncoding) {
       read_fixed_invalid(e, p, kDepthInvalid);
+    } else if (p.encoding == kConfidenceEncoding) {
+      read_fixed_invalid(e, p, kConfidenceInvalid);
     } else {
       p.invalid = optional_invalid(e);
     }
@@ -165,6 +180,24 @@ ProtocolVersion read_protocol_version(const JsonReader& r) {
 
 Json protocol_version_json() {
   return {{"major", kProtocolMajor}, {"minor", kProtocolMinor}};
+}
+
+std::size_t encoding_pixel_bytes(std::string_view encoding) {
+  if (encoding == kDisparityEncoding || encoding == kDepthEncoding) return 2;
+  if (encoding == kMaskEncoding || encoding == kConfidenceEncoding || encoding == kGrayEncoding ||
+      encoding == kDirectionEncoding) {
+    return 1;
+  }
+  if (encoding == kRgbEncoding) return 3;
+  if (encoding == kPointsEncoding) return 12;
+  if (encoding == kColorPointsEncoding) return 16;
+  return 0;
+}
+
+double DepthCalibration::depth_m(double disparity_px) const {
+  const double d = disparity_px - doffs_px;
+  if (!usable() || !(d > 0)) return std::numeric_limits<double>::quiet_NaN();
+  return focal_px * baseline_m / d;
 }
 
 const PayloadLayout* FrameHeader::find(std::string_view name) const {
@@ -198,8 +231,9 @@ void check_frame_info(const FrameInfo& f) {
   }
   const DepthCalibration& c = f.calibration;
   if (!std::isfinite(c.focal_px) || !std::isfinite(c.baseline_m) || !std::isfinite(c.doffs_px) ||
-      c.focal_px < 0 || c.baseline_m < 0) {
-    fail("calibration must be finite with focal_px >= 0 and baseline_m >= 0");
+      !std::isfinite(c.fy_px) || !std::isfinite(c.cx_px) || !std::isfinite(c.cy_px) ||
+      c.focal_px < 0 || c.baseline_m < 0 || c.fy_px < 0) {
+    fail("calibration must be finite with focal_px, fy_px and baseline_m >= 0");
   }
   if (f.min_disparity < 0 || f.min_disparity > kMaxDisparity || f.max_disparity < f.min_disparity ||
       f.max_disparity > kMaxDisparity + 1) {
@@ -228,7 +262,7 @@ std::string encode_header(const FrameHeader& h) {
   j["sequence"] = f.sequence;
   j["status"] = h.ok() ? "ok" : "error";
   if (!h.ok()) j["error"] = f.error;
-  // The disparity's layout sits at the top level (DESIGN.md lists it there); the rest go in
+  // The disparity's layout sits at the top level (docs/PROTOCOL.md lists it there); the rest go in
   // "payloads".
   if (h.ok() && !h.payloads.empty()) write_layout(j, h.payloads.front());
   j["capture_ns"] = f.capture_ns;
@@ -245,6 +279,9 @@ std::string encode_header(const FrameHeader& h) {
   j["focal_px"] = f.calibration.focal_px;
   j["baseline_m"] = f.calibration.baseline_m;
   j["doffs_px"] = f.calibration.doffs_px;
+  j["fy_px"] = f.calibration.fy_px;
+  j["cx_px"] = f.calibration.cx_px;
+  j["cy_px"] = f.calibration.cy_px;
   j["min_disparity"] = f.min_disparity;
   j["max_disparity"] = f.max_disparity;
   j["background"] = f.background;
@@ -252,6 +289,9 @@ std::string encode_header(const FrameHeader& h) {
   j["engine"] = f.engine;
   j["levels"] = f.levels;
   if (f.source_index >= 0) j["source_index"] = f.source_index;
+  if (f.foreground_without_disparity >= 0) {
+    j["foreground_without_disparity"] = f.foreground_without_disparity;
+  }
   Json payloads = Json::array();
   for (std::size_t i = h.ok() ? 1 : 0; i < h.payloads.size(); ++i) {
     Json p;
@@ -282,7 +322,9 @@ FrameHeader decode_header(std::string_view json) {
   f.ready_ns = r.integer("ready_ns", 0, kMaxInt64);
   h.publish_ns = r.integer("publish_ns", 0, kMaxInt64);
   read_latency(r, f);
-  read_calibration(r, f.calibration);
+  const int width = h.ok() ? h.payloads.front().width : 0;
+  const int height = h.ok() ? h.payloads.front().height : 0;
+  read_calibration(r, version.minor, width, height, f.calibration);
   f.min_disparity = static_cast<int>(r.integer("min_disparity", 0, kMaxDisparity));
   f.max_disparity = static_cast<int>(r.integer("max_disparity", 0, kMaxDisparity + 1));
   if (f.max_disparity < f.min_disparity) {
@@ -294,6 +336,9 @@ FrameHeader decode_header(std::string_view json) {
   f.engine = r.string("engine");
   f.levels = static_cast<int>(r.integer("levels", 0, kMaxLevels));
   if (r.has("source_index")) f.source_index = r.integer("source_index", 0, kMaxInt64);
+  if (r.has("foreground_without_disparity")) {
+    f.foreground_without_disparity = r.integer("foreground_without_disparity", 0, kMaxInt64);
+  }
   read_payloads(r, h);
   return h;
 }
@@ -305,7 +350,8 @@ bool operator==(const StageLatency& a, const StageLatency& b) {
   return a.stage == b.stage && a.ms == b.ms;
 }
 bool operator==(const DepthCalibration& a, const DepthCalibration& b) {
-  return a.focal_px == b.focal_px && a.baseline_m == b.baseline_m && a.doffs_px == b.doffs_px;
+  return a.focal_px == b.focal_px && a.baseline_m == b.baseline_m && a.doffs_px == b.doffs_px &&
+         a.fy_px == b.fy_px && a.cx_px == b.cx_px && a.cy_px == b.cy_px;
 }
 bool operator==(const FrameInfo& a, const FrameInfo& b) {
   return a.pair == b.pair && a.sequence == b.sequence && a.error == b.error &&
@@ -313,7 +359,8 @@ bool operator==(const FrameInfo& a, const FrameInfo& b) {
          a.ready_ns == b.ready_ns && a.latency == b.latency && a.calibration == b.calibration &&
          a.min_disparity == b.min_disparity && a.max_disparity == b.max_disparity &&
          a.background == b.background && a.config_generation == b.config_generation &&
-         a.engine == b.engine && a.levels == b.levels && a.source_index == b.source_index;
+         a.engine == b.engine && a.levels == b.levels && a.source_index == b.source_index &&
+         a.foreground_without_disparity == b.foreground_without_disparity;
 }
 bool operator==(const PayloadLayout& a, const PayloadLayout& b) {
   return a.name == b.name && a.encoding == b.encoding && a.width == b.width &&

@@ -1,4 +1,4 @@
-// The wire protocol's frame header (docs/PROTOCOL.md is the contract; DESIGN.md "Wire protocol").
+// The wire protocol's frame header (docs/PROTOCOL.md is the contract).
 // A frame is one multipart ZeroMQ message:
 //   1. topic "disparity.<pair>"
 //   2. header: UTF-8 JSON, encoded and decoded here
@@ -8,6 +8,7 @@
 // trip is exact.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,8 +22,9 @@ namespace stereod::publish {
 // Major: a client rejects a header whose major differs from its own. Minor: additions only (new
 // fields, new payloads, new stages); a client accepts any minor and ignores what it does not know.
 constexpr int kProtocolMajor = 1;
-// 1.1 added source_index, 1.2 the "wait" latency stage, 1.3 the "direction" payload of
-// trinocular pairs.
+// 1.1 added source_index, 1.2 the "wait" latency stage, 1.3 the principal point and fy, the
+// confidence, left image, point cloud and (trinocular pairs) direction payloads, and
+// foreground_without_disparity.
 constexpr int kProtocolMinor = 3;
 
 constexpr std::string_view kFrameTopicPrefix = "disparity.";
@@ -32,21 +34,37 @@ constexpr std::string_view kStatsTopic = "stats";
 constexpr std::string_view kDisparityEncoding = "disp16q4";  // uint16, 16*d, 0xFFFF = none
 constexpr std::string_view kMaskEncoding = "mask8";          // uint8, 0 = background, else fg
 constexpr std::string_view kDepthEncoding = "depth16mm";     // uint16 millimetres, 0 = none
+// Since 1.3.
+constexpr std::string_view kConfidenceEncoding = "confidence8";  // uint8, 0 = none, 255 = best
+constexpr std::string_view kGrayEncoding = "gray8";              // uint8 luma
+constexpr std::string_view kRgbEncoding = "rgb8";                // 3 x uint8: R, G, B
+constexpr std::string_view kPointsEncoding = "xyz32f";           // 3 x float32 metres, NaN = none
+// 3 x float32 metres, then the color as uint32 0x00RRGGBB (PCL's packed "rgb").
+constexpr std::string_view kColorPointsEncoding = "xyzrgb32f";
 // uint8, which pair of a trinocular rig gave the pixel its disparity: 0 none, 1 the horizontal
 // pair, 2 the vertical pair.
 constexpr std::string_view kDirectionEncoding = "direction8";
 constexpr std::uint32_t kDisparityInvalid = 0xFFFF;
 constexpr std::uint32_t kDepthInvalid = 0;
+constexpr std::uint32_t kConfidenceInvalid = 0;
 
 constexpr std::string_view kDisparityPayload = "disparity";
 constexpr std::string_view kMaskPayload = "mask";
 constexpr std::string_view kDepthPayload = "depth";
-constexpr std::string_view kDirectionPayload = "direction";
+constexpr std::string_view kConfidencePayload = "confidence";  // since 1.3
+constexpr std::string_view kLeftPayload = "left";              // since 1.3
+constexpr std::string_view kPointsPayload = "points";          // since 1.3
+constexpr std::string_view kDirectionPayload = "direction";    // since 1.3 (trinocular pairs)
+
+// Bytes per pixel of an encoding this version knows; 0 for one it does not.
+std::size_t encoding_pixel_bytes(std::string_view encoding);
 
 // Limits a decoder enforces so that sizes computed from a header cannot overflow.
 constexpr int kMaxImageSide = 1 << 15;
 constexpr std::uint64_t kMaxStride = std::uint64_t{1} << 20;
 constexpr std::size_t kMaxHeaderBytes = 64 * 1024;
+// Pair, camera, payload and stage names: 1 to this many bytes.
+constexpr std::size_t kMaxNameBytes = 256;
 
 struct CameraTime {
   std::string name;             // the camera's name in the configuration
@@ -58,12 +76,22 @@ struct StageLatency {
   double ms = 0;
 };
 
-// Rectified geometry for depth: depth = focal_px * baseline_m / (d - doffs_px), d in pixels.
+// The rectified camera pair (docs/PROTOCOL.md "From disparity to depth"): for a left-reference
+// disparity d (pixels) at pixel (x, y) the point in the left camera's frame (x right, y down, z
+// along the optical axis, metres) is
+//   Z = focal_px * baseline_m / (d - doffs_px),  X = (x - cx_px) Z / focal_px,
+//   Y = (y - cy_px) Z / fy_px.
 struct DepthCalibration {
-  double focal_px = 0;    // 0 when the pair has no calibration
-  double baseline_m = 0;  // 0 when the pair has no calibration
+  double focal_px = 0;    // fx; 0 when the pair has no camera model
+  double baseline_m = 0;  // 0 when the pair has no camera model
   double doffs_px = 0;    // cx_left - cx_right of the rectified cameras (Middlebury: -doffs)
+  // Since 1.3 (a header of 1.2 or older: fy_px = focal_px and the image's centre).
+  double fy_px = 0;
+  double cx_px = 0;  // principal point of the rectified left camera; (0, 0) is the centre of
+  double cy_px = 0;  // the top-left pixel
   bool usable() const { return focal_px > 0 && baseline_m > 0; }
+  // Metres for a disparity in pixels; NaN when the pair has no camera model or d <= doffs_px.
+  double depth_m(double disparity_px) const;
 };
 
 // Everything the header says about a frame except the layout of its payloads: what the daemon
@@ -87,6 +115,9 @@ struct FrameInfo {
   // Since 1.1: the source's own frame number (synthetic:// cameras: the scene's frame index, so a
   // subscriber can render the ground truth); -1 when the source has none (the field is omitted).
   std::int64_t source_index = -1;
+  // Since 1.3: with background modeling active, how many foreground pixels (the published mask)
+  // have no disparity; -1 otherwise (the field is omitted).
+  std::int64_t foreground_without_disparity = -1;
 };
 
 struct PayloadLayout {

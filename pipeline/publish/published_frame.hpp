@@ -1,15 +1,18 @@
 // What the daemon hands the Publisher for one result: the header's facts and views of the
-// pixels, each with the keep-alive that keeps its buffer valid. The Publisher sends a view without
-// copying when its rows are packed and it has a keep-alive; the ZeroMQ message then owns a
-// reference to the keep-alive and drops it when ZeroMQ is done with the bytes. A view without a
-// keep-alive is copied inside publish(), so its buffer need only outlive that call.
+// pixels, each with the keep-alive that keeps its buffer valid. The publisher thread copies the
+// pixels into the message it sends and then drops the keep-alive, so a buffer is held only while
+// its frame waits in the publisher's queue, never by a subscriber that reads slowly or not at
+// all. A view without a keep-alive is copied inside publish(), so its buffer need only outlive
+// that call.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "image.hpp"
 #include "publish/protocol.hpp"
+#include "publish/publisher_options.hpp"
 
 namespace stereod::publish {
 
@@ -29,6 +32,18 @@ struct PublishedFrame {
   ImageView<const std::uint8_t> mask;
   std::shared_ptr<const void> mask_keep_alive;
 
+  // Since protocol 1.3.
+  // Which optional payloads to send (the pair's outputs); unset: the Publisher's (set_outputs).
+  std::optional<PublisherOutputs> outputs;
+  // The engine's matching confidence (confidence8: 0 = none, 255 = most certain); empty when the
+  // engine computes none.
+  ImageView<const std::uint8_t> confidence;
+  std::shared_ptr<const void> confidence_keep_alive;
+  // The rectified left image, for the "left" payload and the colors of "xyzrgb32f" points: gray,
+  // and/or color (interleaved R G B, so the view is 3 x the image's width). Either may be empty.
+  ImageView<const std::uint8_t> left_gray;
+  ImageView<const std::uint8_t> left_color;
+  std::shared_ptr<const void> left_keep_alive;  // keeps both
   // Trinocular pairs: which pair won each pixel (kDirectionEncoding); empty for other pairs.
   ImageView<const std::uint8_t> direction;
   std::shared_ptr<const void> direction_keep_alive;

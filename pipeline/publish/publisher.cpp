@@ -6,11 +6,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+
+#include <spdlog/spdlog.h>
 #include <stdexcept>
 
 #include "publish/curve_keys.hpp"
+#include "publish/heap.hpp"
+#include "publish/points.hpp"
 #include "publish/zmq_payload.hpp"
 #include "stereo/params.hpp"
+#include "stereo/pixel_ops.hpp"
 
 namespace stereod::publish {
 namespace {
@@ -28,6 +33,25 @@ void check_image(const Name& frame, const char* image, ImageView<const T> v) {
                                 std::to_string(v.height) + " with stride " +
                                 std::to_string(v.stride) + " is beyond what the protocol carries");
   }
+}
+
+// The 1.3 views: each of the disparity's size (color: 3 bytes a pixel).
+template <typename Name>
+void check_extras(const Name& frame, const PublishedFrame& f) {
+  const int w = f.disparity.width, h = f.disparity.height;
+  const auto check = [&](const char* image, ImageView<const std::uint8_t> v, int channels) {
+    if (v.empty()) return;
+    check_image(frame, image, v);
+    if (v.width != w * channels || v.height != h) {
+      throw std::invalid_argument(frame() + image + ": " + std::to_string(v.width / channels) +
+                                  "x" + std::to_string(v.height) + ", the disparity is " +
+                                  std::to_string(w) + "x" + std::to_string(h));
+    }
+  };
+  check(": confidence", f.confidence, 1);
+  check(": left image (gray)", f.left_gray, 1);
+  check(": left image (color)", f.left_color, 3);
+  check(": direction", f.direction, 1);
 }
 
 // A packed copy of `v` that owns its pixels: `v` and `keep_alive` then point at the copy.
@@ -62,13 +86,19 @@ Publisher::Publisher(const PublisherOptions& options, std::shared_ptr<stats::Sta
       queue_per_pair_(std::max(options.queue, 1)),
       pairs_wanted_(std::max(options.pairs, 1)),
       stats_(stats ? std::move(stats) : std::make_shared<stats::StatsAggregator>()),
-      send_mask_(options.outputs.mask),
-      send_depth_(options.outputs.depth),
-      send_direction_(options.outputs.direction),
+      outputs_(options.outputs),
       context_(1),
       queue_(static_cast<std::size_t>(queue_per_pair_) *
              static_cast<std::size_t>(std::max(options.pairs, 1))) {
   validate_publisher_options(options);
+  check_endpoint_on_this_host(options);
+  // Two daemons on one endpoint: ZeroMQ would let the second take over an ipc:// path (and
+  // delete the first one's socket when it exits). Refuse instead.
+  if (const std::string who = endpoint_in_use(options); !who.empty()) {
+    throw std::runtime_error("publish.endpoint = " + resolve_endpoint(options) + ": " + who +
+                             "; two daemons cannot share an endpoint: stop the other one or "
+                             "choose another endpoint");
+  }
   configure_socket(options);
   thread_ = std::thread([this] { run(); });
 }
@@ -79,7 +109,10 @@ Publisher::~Publisher() {
 
 void Publisher::configure_socket(const PublisherOptions& o) {
   const std::string endpoint = resolve_endpoint(o);
-  socket_ = zmq::socket_t(context_, zmq::socket_type::pub);
+  // XPUB: a PUB socket that also hands the application its subscribers' (un)subscriptions, every
+  // one of them (verboser), so that the publisher knows how many ZeroMQ keeps.
+  socket_ = zmq::socket_t(context_, zmq::socket_type::xpub);
+  socket_.set(zmq::sockopt::xpub_verboser, true);
   if (!o.curve_server_key.empty()) configure_curve(o);
   pairs_applied_ = std::max(o.pairs, 1);
   socket_.set(zmq::sockopt::sndhwm, socket_hwm(o.hwm, pairs_applied_));
@@ -121,16 +154,10 @@ void Publisher::configure_curve(const PublisherOptions& o) {
   require_curve("publish.curve.server_key");
   CurveCertificate server;
   try {
-    server = read_certificate(o.curve_server_key);
+    server = read_server_certificate(o.curve_server_key);
   } catch (const std::runtime_error& e) {
     throw ParameterError("publish.curve.server_key",
-                         "publish.curve.server_key: " + std::string(e.what()));
-  }
-  if (server.secret_key.empty()) {
-    throw ParameterError("publish.curve.server_key",
-                         "publish.curve.server_key = " + o.curve_server_key +
-                             ": a public certificate; the server needs its secret one "
-                             "(NAME.key_secret)");
+                         "publish.curve.server_key: " + std::string(e.what()), e.what());
   }
   if (!o.curve_clients.empty()) {
     std::vector<std::string> clients;
@@ -138,7 +165,7 @@ void Publisher::configure_curve(const PublisherOptions& o) {
       clients = read_public_keys(o.curve_clients);
     } catch (const std::runtime_error& e) {
       throw ParameterError("publish.curve.clients",
-                           "publish.curve.clients: " + std::string(e.what()));
+                           "publish.curve.clients: " + std::string(e.what()), e.what());
     }
     // Bound before the PUB socket binds, so that no handshake goes unchecked.
     zap_ = std::make_unique<ZapHandler>(context_, clients);
@@ -169,7 +196,7 @@ bool Publisher::publish(PublishedFrame frame) {
     if (frame.disparity.empty()) throw std::invalid_argument(what() + ": ok but has no disparity");
     check_image(what, ": disparity", frame.disparity);
     if (!frame.mask.empty()) check_image(what, ": mask", frame.mask);
-    if (!frame.direction.empty()) check_image(what, ": direction", frame.direction);
+    check_extras(what, frame);
     // Without a keep-alive nothing says how long the pixels stay valid, and the send happens
     // later on another thread: copy them now, before returning.
     if (!frame.disparity_keep_alive) {
@@ -184,6 +211,24 @@ bool Publisher::publish(PublishedFrame frame) {
       take_copy(frame.direction, frame.direction_keep_alive);
       item.direction_copied = true;
     }
+    if (!frame.confidence.empty() && !frame.confidence_keep_alive) {
+      take_copy(frame.confidence, frame.confidence_keep_alive);
+      item.confidence_copied = true;
+    }
+    if ((!frame.left_gray.empty() || !frame.left_color.empty()) && !frame.left_keep_alive) {
+      // Both views share one keep-alive: copy both into one owner.
+      auto gray = frame.left_gray;
+      auto color = frame.left_color;
+      std::shared_ptr<const void> gray_owner, color_owner;
+      if (!gray.empty()) take_copy(gray, gray_owner);
+      if (!color.empty()) take_copy(color, color_owner);
+      frame.left_gray = gray;
+      frame.left_color = color;
+      frame.left_keep_alive =
+          std::make_shared<std::pair<std::shared_ptr<const void>, std::shared_ptr<const void>>>(
+              std::move(gray_owner), std::move(color_owner));
+      item.left_copied = true;
+    }
   }
   item.frame = std::move(frame);
   std::optional<Queued> dropped = queue_.push(std::move(item));
@@ -193,9 +238,8 @@ bool Publisher::publish(PublishedFrame frame) {
 }
 
 void Publisher::set_outputs(const PublisherOutputs& outputs) {
-  send_mask_ = outputs.mask;
-  send_depth_ = outputs.depth;
-  send_direction_ = outputs.direction;
+  std::lock_guard<std::mutex> lock(outputs_mutex_);
+  outputs_ = outputs;
 }
 
 void Publisher::stop() {
@@ -224,9 +268,12 @@ void Publisher::run() {
   const auto interval = std::chrono::milliseconds(stats_interval_ms_);
   auto next_stats = Clock::now() + interval;
   for (;;) {
+    // Awake at least every kSubscriptionPoll to take in what subscribers sent.
     const auto deadline =
-        stats_interval_ms_ > 0 ? next_stats : Clock::now() + std::chrono::hours(1);
+        std::min(stats_interval_ms_ > 0 ? next_stats : Clock::now() + std::chrono::hours(1),
+                 Clock::now() + kSubscriptionPoll);
     std::optional<Queued> item = queue_.pop_until(deadline);
+    take_subscriptions();
     apply_pairs();
     if (item) {
       send_frame(*item);
@@ -242,17 +289,52 @@ void Publisher::run() {
   }
 }
 
+void Publisher::take_subscriptions() {
+  using Clock = std::chrono::steady_clock;
+  // Bounded per call, so that a flood of subscriptions cannot hold frames up.
+  for (int i = 0; i < 20000; ++i) {
+    zmq::message_t m;
+    if (!socket_.recv(m, zmq::recv_flags::dontwait)) break;
+    if (m.size() == 0) continue;
+    const auto kind = static_cast<const std::uint8_t*>(m.data())[0];
+    if (kind == 1) {
+      ++subscriptions_;
+    } else if (kind == 0) {
+      if (subscriptions_ > 0) --subscriptions_;
+      ++unsubscribed_since_release_;
+      last_unsubscribe_ = Clock::now();
+    }
+  }
+  const std::uint64_t held = subscriptions_;
+  if (held > kManySubscriptions && !warned_subscriptions_) {
+    warned_subscriptions_ = true;
+    spdlog::warn(
+        "subscribers hold {} subscriptions (a client subscribing to ever more topics?): ZeroMQ "
+        "keeps each, about a kilobyte, until its subscriber disconnects",
+        held);
+  } else if (held < kManySubscriptions / 2) {
+    warned_subscriptions_ = false;
+  }
+  // Many subscriptions gone, and the stream of them over: ZeroMQ has freed their memory, give it
+  // back to the system (glibc would keep it).
+  if (unsubscribed_since_release_ >= 1000 &&
+      Clock::now() - last_unsubscribe_ > std::chrono::seconds(1)) {
+    unsubscribed_since_release_ = 0;
+    release_free_heap();
+    spdlog::info("subscriptions given up; {} remain", held);
+  }
+}
+
 template <typename T>
 zmq::message_t Publisher::payload_message(ImageView<const T> v,
-                                          std::shared_ptr<const void> keep_alive,
+                                          const std::shared_ptr<const void>& keep_alive, bool owned,
                                           bool copied_before) {
   const std::size_t row = static_cast<std::size_t>(v.width) * sizeof(T);
-  if (v.stride == v.width) {
+  if (owned && v.stride == v.width) {
     ++(copied_before ? copied_payloads_ : zero_copy_payloads_);
-    return borrow_message(v.data, row * static_cast<std::size_t>(v.height), std::move(keep_alive));
+    return borrow_message(v.data, row * static_cast<std::size_t>(v.height), keep_alive);
   }
-  // Padded rows: the wire carries packed ones, so copy them (keep_alive holds the source until
-  // the copy is done).
+  // The caller's buffer (an engine slot), or padded rows: the message gets its own packed copy.
   ++copied_payloads_;
   zmq::message_t msg(row * static_cast<std::size_t>(v.height));
   auto* out = static_cast<std::uint8_t*>(msg.data());
@@ -273,14 +355,18 @@ void Publisher::send_frame(Queued& item) {
   if (h.ok()) {
     h.payloads.push_back(packed_layout(kDisparityPayload, kDisparityEncoding, frame.disparity));
     h.payloads.back().invalid = kDisparityInvalid;
-    parts.push_back(payload_message(frame.disparity, std::move(frame.disparity_keep_alive),
-                                    item.disparity_copied));
-    if (send_mask_ && !frame.mask.empty()) {
+    parts.push_back(payload_message(frame.disparity, frame.disparity_keep_alive,
+                                    item.disparity_copied, item.disparity_copied));
+    const PublisherOutputs outputs = frame.outputs ? *frame.outputs : [this] {
+      std::lock_guard<std::mutex> lock(outputs_mutex_);
+      return outputs_;
+    }();
+    if (outputs.mask && !frame.mask.empty()) {
       h.payloads.push_back(packed_layout(kMaskPayload, kMaskEncoding, frame.mask));
       parts.push_back(
-          payload_message(frame.mask, std::move(frame.mask_keep_alive), item.mask_copied));
+          payload_message(frame.mask, frame.mask_keep_alive, item.mask_copied, item.mask_copied));
     }
-    if (send_depth_ && info.calibration.usable()) {
+    if (outputs.depth && info.calibration.usable()) {
       DepthTable& table = depth_tables_[info.pair];
       table.set_calibration(info.calibration);
       const int w = frame.disparity.width, hgt = frame.disparity.height;
@@ -289,13 +375,9 @@ void Publisher::send_frame(Queued& item) {
       const ImageView<const std::uint16_t> view(depth->data(), w, hgt);
       h.payloads.push_back(packed_layout(kDepthPayload, kDepthEncoding, view));
       h.payloads.back().invalid = kDepthInvalid;
-      parts.push_back(payload_message(view, std::move(depth), false));
+      parts.push_back(payload_message(view, depth, true, false));
     }
-    if (send_direction_ && !frame.direction.empty()) {
-      h.payloads.push_back(packed_layout(kDirectionPayload, kDirectionEncoding, frame.direction));
-      parts.push_back(payload_message(frame.direction, std::move(frame.direction_keep_alive),
-                                      item.direction_copied));
-    }
+    add_v13_payloads(item, outputs, h, parts);
   }
   // Stamped once the payloads are ready (depth included): what remains, encoding the header and
   // handing the parts to ZeroMQ, takes microseconds.
@@ -308,10 +390,13 @@ void Publisher::send_frame(Queued& item) {
   }
   const std::string header = encode_header(h);
   parts[1] = zmq::message_t(header.data(), header.size());
-  // The payloads' keep-alives now live in the messages alone; a mask that is not sent is let go
-  // here rather than after the send.
+  // The caller's buffers go back now (an engine slot is free again); what the messages borrowed
+  // is the publisher's own.
+  frame.disparity_keep_alive.reset();
   frame.mask_keep_alive.reset();
   frame.direction_keep_alive.reset();
+  frame.confidence_keep_alive.reset();
+  frame.left_keep_alive.reset();
 
   if (!send_parts(parts, info.pair)) return;
   ++frames_sent_;
@@ -319,6 +404,67 @@ void Publisher::send_frame(Queued& item) {
     stats_->record_frame(info.pair, info.latency);
   } else {
     stats_->record_error(info.pair, info.error);
+  }
+}
+
+void Publisher::add_v13_payloads(Queued& item, const PublisherOutputs& outputs, FrameHeader& h,
+                                 std::vector<zmq::message_t>& parts) {
+  PublishedFrame& frame = item.frame;
+  const FrameInfo& info = h.info;
+  const int w = frame.disparity.width, hgt = frame.disparity.height;
+  if (outputs.confidence && !frame.confidence.empty()) {
+    h.payloads.push_back(packed_layout(kConfidencePayload, kConfidenceEncoding, frame.confidence));
+    h.payloads.back().invalid = kConfidenceInvalid;
+    parts.push_back(payload_message(frame.confidence, frame.confidence_keep_alive,
+                                    item.confidence_copied, item.confidence_copied));
+  }
+  if (outputs.left != LeftOutput::kNone) {
+    const bool color = outputs.left == LeftOutput::kColor && !frame.left_color.empty();
+    if (color) {
+      PayloadLayout p = packed_layout(kLeftPayload, kRgbEncoding, frame.left_color);
+      p.width = w;  // pixels, not bytes
+      h.payloads.push_back(p);
+      parts.push_back(payload_message(frame.left_color, frame.left_keep_alive, item.left_copied,
+                                      item.left_copied));
+    } else if (!frame.left_gray.empty()) {
+      h.payloads.push_back(packed_layout(kLeftPayload, kGrayEncoding, frame.left_gray));
+      parts.push_back(payload_message(frame.left_gray, frame.left_keep_alive, item.left_copied,
+                                      item.left_copied));
+    } else if (!frame.left_color.empty()) {
+      // Gray asked for, only color at hand: its BT.601 luma, as the engines match.
+      auto gray = std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(w) * hgt);
+      for (int y = 0; y < hgt; ++y) {
+        const std::uint8_t* c = frame.left_color.row(y);
+        for (int x = 0; x < w; ++x) {
+          (*gray)[static_cast<std::size_t>(y) * w + x] =
+              luma_bt601(c[3 * x], c[3 * x + 1], c[3 * x + 2]);
+        }
+      }
+      const ImageView<const std::uint8_t> view(gray->data(), w, hgt);
+      h.payloads.push_back(packed_layout(kLeftPayload, kGrayEncoding, view));
+      parts.push_back(payload_message(view, gray, true, false));
+    }
+  }
+  if (outputs.points != PointsOutput::kNone && info.calibration.usable()) {
+    const bool color = outputs.points == PointsOutput::kXyzRgb &&
+                       (!frame.left_color.empty() || !frame.left_gray.empty());
+    const int channels = color ? 4 : 3;
+    auto points = std::make_shared<std::vector<float>>(static_cast<std::size_t>(w) * hgt *
+                                                       static_cast<std::size_t>(channels));
+    const ImageView<float> out(points->data(), w * channels, hgt);
+    disparity_to_points(frame.disparity, info.calibration, out, channels, frame.left_gray,
+                        frame.left_color);
+    const ImageView<const float> view = out;
+    PayloadLayout p =
+        packed_layout(kPointsPayload, color ? kColorPointsEncoding : kPointsEncoding, view);
+    p.width = w;
+    h.payloads.push_back(p);
+    parts.push_back(payload_message(view, points, true, false));
+  }
+  if (outputs.direction && !frame.direction.empty()) {
+    h.payloads.push_back(packed_layout(kDirectionPayload, kDirectionEncoding, frame.direction));
+    parts.push_back(payload_message(frame.direction, frame.direction_keep_alive,
+                                    item.direction_copied, item.direction_copied));
   }
 }
 

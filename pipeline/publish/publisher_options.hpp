@@ -1,6 +1,7 @@
 // The publisher's configuration (the `publish:` section; docs/PROTOCOL.md "Endpoints" and
 // "CURVE"). Keys named in errors are the configuration's: publish.endpoint, publish.bind_all,
-// publish.hwm, publish.queue, publish.stats_interval_ms, publish.outputs.{mask,depth,direction},
+// publish.hwm, publish.queue, publish.stats_interval_ms,
+// publish.outputs.{mask,depth,confidence,points,left,direction},
 // publish.curve.{server_key,clients}.
 #pragma once
 
@@ -11,10 +12,28 @@
 
 namespace stereod::publish {
 
+// The optional payloads (docs/PROTOCOL.md "Payload encodings"); all off by default.
+enum class PointsOutput { kNone, kXyz, kXyzRgb };  // points: none | xyz | xyzrgb
+enum class LeftOutput { kNone, kGray, kColor };    // left: none | gray | color
+
 struct PublisherOutputs {
-  bool mask = false;       // send the foreground mask when the frame has one
-  bool depth = false;      // compute and send depth in millimetres when the pair is calibrated
-  bool direction = false;  // trinocular pairs: send which pair won each pixel
+  bool mask = false;   // send the foreground mask when the frame has one
+  bool depth = false;  // compute and send depth in millimetres when the pair is calibrated
+  // Since protocol 1.3:
+  bool confidence = false;  // send the engine's matching confidence when it computes one
+  PointsOutput points = PointsOutput::kNone;  // the point cloud (calibrated pairs)
+  LeftOutput left = LeftOutput::kNone;        // the rectified left image
+  bool direction = false;                     // trinocular pairs: send which pair won each pixel
+
+  bool operator==(const PublisherOutputs& o) const {
+    return mask == o.mask && depth == o.depth && confidence == o.confidence && points == o.points &&
+           left == o.left && direction == o.direction;
+  }
+  bool operator!=(const PublisherOutputs& o) const { return !(*this == o); }
+  // The left image is needed: for its own payload, or for the colors of the points.
+  bool wants_left_image() const {
+    return left != LeftOutput::kNone || points == PointsOutput::kXyzRgb;
+  }
 };
 
 struct PublisherOptions {
@@ -45,10 +64,21 @@ struct PublisherOptions {
 };
 
 // The endpoint the publisher binds: defaults applied (empty endpoint, tcp:// without a host).
-// Throws ParameterError (key "publish.endpoint") when it is malformed, has another scheme, names a
-// port outside 0..65535, an ipc path longer than a socket path may be, or binds every interface
-// without bind_all.
+// localhost becomes 127.0.0.1. Throws ParameterError (key "publish.endpoint") when it is
+// malformed, has another scheme, names a port outside 0..65535, an ipc path longer than a socket
+// path may be, or binds every interface without bind_all.
 std::string resolve_endpoint(const PublisherOptions& options);
+
+// What binding the endpoint needs from this host, checked without binding it: an ipc:// path's
+// folder exists and nothing but a socket is at the path; a tcp:// host is an address of this
+// host, one of its interface names, or every interface. Throws ParameterError
+// ("publish.endpoint") saying what is missing. Whether someone else uses the endpoint now is
+// endpoint_in_use's question: the running daemon's own endpoint is in use too.
+void check_endpoint_on_this_host(const PublisherOptions& options);
+
+// "" when the endpoint is free now; else who has it: an ipc:// socket another process serves
+// (connecting to it succeeds), or a tcp:// port another socket holds.
+std::string endpoint_in_use(const PublisherOptions& options);
 
 // Every option checked; throws ParameterError naming the key and the value for the first problem.
 // Key files are read by the Publisher (a missing or malformed file is reported there).

@@ -67,6 +67,7 @@ StereoCalibration build_stereo_calibration(const CameraModel& left, const Camera
   c.left = fixed_point_map(left, width, height);
   c.right = fixed_point_map(right, width, height);
   c.focal_px = f;
+  c.fy_px = p1.at<double>(1, 1);
   c.baseline_m = baseline;
   c.doffs_px = p1.at<double>(0, 2) - p2.at<double>(0, 2);
   c.cx = p1.at<double>(0, 2);

@@ -38,6 +38,7 @@ struct StereoCalibration {
   int height = 0;
   RectificationMap left, right;
   double focal_px = 0;    // rectified focal length (P1[0][0])
+  double fy_px = 0;       // rectified vertical focal length (P1[1][1])
   double baseline_m = 0;  // distance between the rectified optical centres, > 0
   double doffs_px = 0;    // principal-point offset: depth = f * B / (d - doffs)
   double cx = 0, cy = 0;  // rectified principal point of the left camera

@@ -53,8 +53,8 @@ struct PublisherStats {
   std::uint64_t queued = 0;  // frames waiting in the publish queue
   std::uint64_t queue_capacity = 0;
   std::uint64_t frames_sent_total = 0;
-  std::uint64_t zero_copy_payloads_total = 0;  // payloads handed to ZeroMQ without a copy
-  std::uint64_t copied_payloads_total = 0;     // payloads that had to be copied (or computed)
+  std::uint64_t zero_copy_payloads_total = 0;  // the publisher's own payloads (depth), not copied
+  std::uint64_t copied_payloads_total = 0;     // payloads copied out of the caller's buffers
 };
 
 struct StatsSnapshot {

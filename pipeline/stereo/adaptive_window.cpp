@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "cpu_features.hpp"
+#include "stereo/confidence.hpp"
 #include "stereo/pixel_costs.hpp"
 #include "stereo/pixel_ops.hpp"
 #include "thread_pool.hpp"
@@ -172,14 +173,17 @@ class RowMatcher {
     if (part.lanes32.aggregated.size() < band_lanes) part.lanes32.aggregated.resize(band_lanes);
   }
 
+  // Row y's winners into disparity, and (each optional) q4, confidence and cost ratio (the last
+  // only with q4).
   template <typename T, bool kBest4>
   long long match_row(const SubwindowSums& sums, int y, std::int16_t* disparity, std::uint16_t* q4,
-                      std::uint32_t* cost_ratio);
+                      std::uint8_t* confidence, std::uint32_t* cost_ratio);
 
  private:
   template <typename T, bool kBest4>
   long long match_chunk(const SubwindowSums& sums, int y, int k, const DisparityBand& band,
-                        std::int16_t* disparity, std::uint16_t* q4, std::uint32_t* cost_ratio);
+                        std::int16_t* disparity, std::uint16_t* q4, std::uint8_t* confidence,
+                        std::uint32_t* cost_ratio);
 
   const MatchSide& side_;
   const SearchRanges& ranges_;
@@ -193,7 +197,8 @@ class RowMatcher {
 
 template <typename T, bool kBest4>
 long long RowMatcher::match_row(const SubwindowSums& sums, int y, std::int16_t* disparity,
-                                std::uint16_t* q4, std::uint32_t* cost_ratio) {
+                                std::uint16_t* q4, std::uint8_t* confidence,
+                                std::uint32_t* cost_ratio) {
   const int w = plan_.width();
   T* allowed = part_.lanes<T>().allowed.data() + margin_;
   const std::uint8_t* fg = side_.tgt_foreground.empty() ? nullptr : side_.tgt_foreground.row(y);
@@ -206,9 +211,10 @@ long long RowMatcher::match_row(const SubwindowSums& sums, int y, std::int16_t* 
       std::fill(disparity + x0, disparity + x1, kNoDisparity);
       if (q4) std::fill(q4 + x0, q4 + x1, kInvalidDisparity);
       if (cost_ratio) std::fill(cost_ratio + x0, cost_ratio + x1, kNoCost);
+      if (confidence) std::fill(confidence + x0, confidence + x1, std::uint8_t{0});
       continue;
     }
-    evaluated += match_chunk<T, kBest4>(sums, y, k, band, disparity, q4, cost_ratio);
+    evaluated += match_chunk<T, kBest4>(sums, y, k, band, disparity, q4, confidence, cost_ratio);
   }
   return evaluated;
 }
@@ -216,7 +222,8 @@ long long RowMatcher::match_row(const SubwindowSums& sums, int y, std::int16_t* 
 template <typename T, bool kBest4>
 long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
                                   const DisparityBand& band, std::int16_t* disparity,
-                                  std::uint16_t* q4, std::uint32_t* cost_ratio) {
+                                  std::uint16_t* q4, std::uint8_t* confidence,
+                                  std::uint32_t* cost_ratio) {
   constexpr int kLanes = kWindowLanes;
   constexpr T kNone = std::numeric_limits<T>::max();  // larger than any A
   const int x0 = k * kLanes;
@@ -246,18 +253,24 @@ long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
     auto cost_at = [&](int dd) {
       return aggregated[static_cast<std::size_t>(dd - band.lo) * kLanes + i];
     };
-    if (d != kNoDisparity && o_.uniqueness > 0) {
+    // The runner-up: the lowest A among the allowed candidates at least 2 from the winner (its
+    // own neighbours do not compete), for the uniqueness test and the confidence.
+    T second = kNone;
+    if (d != kNoDisparity && (o_.uniqueness > 0 || confidence)) {
       for (int dd = lo[i]; dd <= hi[i]; ++dd) {
-        const T a = cost_at(dd);
-        if (a == kNone || std::abs(dd - d) <= 1) continue;
-        if (static_cast<std::uint64_t>(a) * (100 - o_.uniqueness) <
-            static_cast<std::uint64_t>(best[i]) * 100) {
-          d = kNoDisparity;
-          break;
-        }
+        const T a = cost_at(dd);  // kNone where not allowed
+        if (std::abs(dd - d) > 1 && a < second) second = a;
       }
     }
+    if (d != kNoDisparity && o_.uniqueness > 0 && second != kNone &&
+        rival_makes_ambiguous(second, best[i], o_.uniqueness)) {
+      d = kNoDisparity;
+    }
     disparity[x0 + i] = static_cast<std::int16_t>(d);
+    if (confidence) {
+      confidence[x0 + i] =
+          d == kNoDisparity ? std::uint8_t{0} : match_confidence(best[i], second, second != kNone);
+    }
     if (!q4) continue;
     if (d == kNoDisparity) {
       q4[x0 + i] = kInvalidDisparity;
@@ -265,17 +278,14 @@ long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
       continue;
     }
     // A(d - 1) and A(d + 1) are in the band (it is widened by 1 at this level); kNone there means
-    // that candidate is not allowed.
-    int offset = 0;
-    const bool neighbours =
-        d >= 1 && d + 1 < o_.disparities && cost_at(d - 1) != kNone && cost_at(d + 1) != kNone;
-    if (neighbours) offset = subpixel_offset(cost_at(d - 1), best[i], cost_at(d + 1));
+    // that candidate is not allowed. The rule itself is the CUDA engine's (pixel_ops.hpp).
+    q4[x0 + i] = subpixel_disparity(d, o_.disparities, best[i], cost_at, kNone);
     if (cost_ratio) {
+      const bool neighbours =
+          d >= 1 && d + 1 < o_.disparities && cost_at(d - 1) != kNone && cost_at(d + 1) != kNone;
       cost_ratio[x0 + i] = winner_cost_ratio(neighbours ? cost_at(d - 1) : 0, best[i],
                                              neighbours ? cost_at(d + 1) : 0, neighbours);
     }
-    q4[x0 + i] = static_cast<std::uint16_t>(
-        clamp_int(kSubpixelScale * d + offset, 0, kSubpixelScale * (o_.disparities - 1)));
   }
   return evaluated;
 }
@@ -357,6 +367,7 @@ void AdaptiveWindowMatcher::match(const ViewMatch (&views)[2], const CostTables&
       views[v].disparity->ensure_size(w, h);
       if (views[v].q4) views[v].q4->ensure_size(w, h);
       if (views[v].cost_ratio) views[v].cost_ratio->ensure_size(w, h);
+      if (views[v].confidence) views[v].confidence->ensure_size(w, h);
       plans_[v].build(*views[v].ranges, o);
     }
   });
@@ -401,15 +412,16 @@ void AdaptiveWindowMatcher::match(const ViewMatch (&views)[2], const CostTables&
           std::int16_t* d_row = views[v].disparity->row(y);
           std::uint16_t* q4_row = views[v].q4 ? views[v].q4->row(y) : nullptr;
           std::uint32_t* cost_row = views[v].cost_ratio ? views[v].cost_ratio->row(y) : nullptr;
+          std::uint8_t* c_row = views[v].confidence ? views[v].confidence->row(y) : nullptr;
           if (narrow && o.best_k == 4) {
-            local +=
-                rows[v].match_row<std::uint16_t, true>(part.sums[v], y, d_row, q4_row, cost_row);
+            local += rows[v].match_row<std::uint16_t, true>(part.sums[v], y, d_row, q4_row, c_row,
+                                                            cost_row);
           } else if (narrow) {
-            local +=
-                rows[v].match_row<std::uint16_t, false>(part.sums[v], y, d_row, q4_row, cost_row);
+            local += rows[v].match_row<std::uint16_t, false>(part.sums[v], y, d_row, q4_row, c_row,
+                                                             cost_row);
           } else {
-            local +=
-                rows[v].match_row<std::uint32_t, false>(part.sums[v], y, d_row, q4_row, cost_row);
+            local += rows[v].match_row<std::uint32_t, false>(part.sums[v], y, d_row, q4_row, c_row,
+                                                             cost_row);
           }
         }
       }

@@ -41,6 +41,9 @@ struct ViewMatch {
   // (winner_cost_ratio in pixel_ops.hpp), kNoCost where there is no winner. Only computed where
   // asked for (the trinocular fusion).
   Image<std::uint32_t>* cost_ratio = nullptr;
+  // Optional: each winner's confidence (confidence.hpp, from A of the winner and the lowest A of
+  // the candidates at least 2 away from it), 0 where there is no winner.
+  Image<std::uint8_t>* confidence = nullptr;
 };
 
 // The matcher keeps its scratch buffers between calls: a frame allocates nothing once sizes settle.

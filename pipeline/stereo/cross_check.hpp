@@ -1,4 +1,4 @@
-// Left-right consistency check (DESIGN.md step 6), run at every level on the integer maps.
+// Left-right consistency check (docs/ALGORITHM.md step 6), run at every level on the integer maps.
 // A left disparity d at x survives when the right map at x - d holds a disparity within
 // `tolerance` of d; symmetrically a right disparity d at x survives when the left map at x + d
 // agrees. Failed pixels become holes that the next finer level searches again.

@@ -13,6 +13,21 @@
 namespace stereod {
 namespace {
 
+// The confidence belongs to the matcher's own disparities: 0 wherever the checked map (after the
+// cross-check and the speckle filter) or the median's output has none. Hole filling, which comes
+// after, only gives disparities to pixels without one, so those keep 0.
+void keep_confidence_where_matched(const Disparity16& checked, const Disparity16& filtered,
+                                   Gray8& confidence) {
+  for (int y = 0; y < confidence.height(); ++y) {
+    const std::uint16_t* c = checked.row(y);
+    const std::uint16_t* f = filtered.row(y);
+    std::uint8_t* out = confidence.row(y);
+    for (int x = 0; x < confidence.width(); ++x) {
+      if (c[x] == kInvalidDisparity || f[x] == kInvalidDisparity) out[x] = 0;
+    }
+  }
+}
+
 ImageView<const std::uint8_t> mask_at(const std::vector<ImageView<const std::uint8_t>>& masks,
                                       int scale) {
   return masks.empty() ? ImageView<const std::uint8_t>{} : masks[static_cast<std::size_t>(scale)];
@@ -144,6 +159,7 @@ void CpuStereoMatcher::match_level(const StereoInput& in, int s, StereoOutput& o
     views[v].q4 = s == 0 ? &q4_[v] : nullptr;
   }
   views[0].cost_ratio = s == 0 && in.cost_ratio_output ? &out.cost_ratio : nullptr;
+  if (s == 0 && in.confidence) views[0].confidence = &out.confidence;
   matcher_.match(views, costs_, opt, pool);
   out.candidates[s] = matcher_.candidates_evaluated();
   if (params_.cross_check) {
@@ -162,6 +178,7 @@ void CpuStereoMatcher::post_process(const StereoInput& in, StereoOutput& out) {
   // map only when the caller wants it: the left-right check was all the left map needed from it.
   const int views = in.right_output ? 2 : 1;
   if (!in.right_output) out.right.resize(0, 0);
+  if (!in.confidence) out.confidence.resize(0, 0);
   pool->parallel_for(views, [&](int v0, int v1) {
     for (int v = v0; v < v1; ++v) {
       apply_check(levels_[0].checked[v], q4_[v]);
@@ -173,6 +190,7 @@ void CpuStereoMatcher::post_process(const StereoInput& in, StereoOutput& out) {
       } else {
         *result[v] = q4_[v];
       }
+      if (v == 0 && in.confidence) keep_confidence_where_matched(q4_[0], out.left, out.confidence);
       if (params_.fill) {
         fill_holes(*result[v], levels_[0].gray[v].view(),
                    mask_at(v == 0 ? in.left_foreground : in.right_foreground, 0), params_.fill_mode,

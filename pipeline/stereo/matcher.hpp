@@ -1,5 +1,5 @@
 // The CPU reference matcher: coarse-to-fine adaptive-window stereo for one rectified pair
-// (DESIGN.md "The algorithm", steps 1, 2 and 4-8). Plain C++ that the CUDA engine must match bit
+// (docs/ALGORITHM.md, steps 1, 2 and 4-8). Plain C++ that the CUDA engine must match bit
 // for bit; each stage lives in its own file next to this one and is tested on its own.
 #pragma once
 
@@ -30,6 +30,8 @@ struct StereoInput {
   // Also return the left view's winners' cost ratios at the finest level (StereoOutput::
   // cost_ratio); off, it stays empty and costs nothing.
   bool cost_ratio_output = false;
+  // Also compute the left view's matching confidence (StereoOutput::confidence).
+  bool confidence = false;
 };
 
 // Wall-clock time of one stage of a frame (both views together), for profiles.
@@ -47,6 +49,10 @@ struct StereoOutput {
   // "Adaptive window" defines it), before the cross-check and post-processing; kNoCost where the
   // finest level chose nothing. Empty otherwise.
   Image<std::uint32_t> cost_ratio;
+  // With StereoInput::confidence, each left pixel's confidence8 (stereo/confidence.hpp) from the
+  // finest level's matching; 0 where the cross-check, the speckle filter or the median left the
+  // pixel no disparity (so also where hole filling then gave it one). Empty otherwise.
+  Gray8 confidence;
   int levels_used = 0;
   // Candidates evaluated per level (index 0 = finest), both reference views together.
   std::vector<long long> candidates;

@@ -5,10 +5,8 @@
 namespace stereod {
 namespace {
 
-std::string describe(std::string_view key, long long value, std::string_view rule) {
-  std::ostringstream out;
-  out << "stereo." << key << " = " << value << ": " << rule;
-  return out.str();
+ParameterError describe(std::string_view key, long long value, const std::string& rule) {
+  return ParameterError::bad_value("stereo." + std::string(key), std::to_string(value), rule);
 }
 
 void check_range(std::vector<ParameterError>& errors, std::string_view key, long long value,
@@ -16,7 +14,7 @@ void check_range(std::vector<ParameterError>& errors, std::string_view key, long
   if (value < lo || value > hi) {
     std::ostringstream rule;
     rule << "must be between " << lo << " and " << hi;
-    errors.emplace_back("stereo." + std::string(key), describe(key, value, rule.str()));
+    errors.push_back(describe(key, value, rule.str()));
   }
 }
 
@@ -24,7 +22,7 @@ void check_odd(std::vector<ParameterError>& errors, std::string_view key, int va
   if (value < 1 || value > hi || value % 2 == 0) {
     std::ostringstream rule;
     rule << "must be odd, between 1 and " << hi;
-    errors.emplace_back("stereo." + std::string(key), describe(key, value, rule.str()));
+    errors.push_back(describe(key, value, rule.str()));
   }
 }
 
@@ -38,11 +36,9 @@ std::vector<ParameterError> check_params(const StereoParams& p) {
   check_odd(e, "census_width", p.census_width, 9);
   check_odd(e, "census_height", p.census_height, 9);
   if (p.census_width * p.census_height - 1 > 64) {
-    e.emplace_back(
-        "stereo.census_width",
-        describe("census_width", p.census_width,
-                 "census_width x census_height - 1 must fit in 64 bits (census_height = " +
-                     std::to_string(p.census_height) + ")"));
+    e.push_back(describe("census_width", p.census_width,
+                         "census_width x census_height - 1 must fit in 64 bits (census_height = " +
+                             std::to_string(p.census_height) + ")"));
   }
   check_range(e, "ad_truncation", p.ad_truncation, 1, 255);
   check_range(e, "lambda_ad", p.lambda_ad, 1, 255);
@@ -105,9 +101,8 @@ void validate_for_images(const StereoParams& p, int lw, int lh, int rw, int rh) 
                                      std::to_string(kMinImageSide));
   }
   if (p.max_disparity >= lw) {
-    throw ParameterError("stereo.max_disparity", describe("max_disparity", p.max_disparity,
-                                                          "must be smaller than the image width (" +
-                                                              std::to_string(lw) + ")"));
+    throw describe("max_disparity", p.max_disparity,
+                   "must be smaller than the image width (" + std::to_string(lw) + ")");
   }
   const int levels = effective_levels(p);
   const int cw = level_side(lw, levels - 1);
@@ -118,13 +113,11 @@ void validate_for_images(const StereoParams& p, int lw, int lh, int rw, int rh) 
            level_side(lh, allowed) >= kMinLevelSide) {
       ++allowed;
     }
-    throw ParameterError(
-        "stereo.levels",
-        describe("levels", p.levels,
-                 "a " + std::to_string(lw) + "x" + std::to_string(lh) + " image allows at most " +
-                     std::to_string(allowed) + " (the coarsest level would be " +
-                     std::to_string(cw) + "x" + std::to_string(ch) + ", under " +
-                     std::to_string(kMinLevelSide) + " pixels)"));
+    throw describe("levels", p.levels,
+                   "a " + std::to_string(lw) + "x" + std::to_string(lh) + " image allows at most " +
+                       std::to_string(allowed) + " (the coarsest level would be " +
+                       std::to_string(cw) + "x" + std::to_string(ch) + ", under " +
+                       std::to_string(kMinLevelSide) + " pixels)");
   }
 }
 

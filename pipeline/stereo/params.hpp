@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace stereod {
@@ -60,18 +61,45 @@ struct StereoParams {
   bool fill = false;
   FillMode fill_mode = FillMode::kBackground;
   int fill_interpolate_max = 3;  // interpolate across a hole when its two sides differ by <= this
+
+  // Every field, in declaration order: the one list that equality (a reload retunes a pair when
+  // any field differs) and the test that changes each field once go through. A field left out of
+  // it is a field whose change a reload would not apply; tests/unit/params_fields_test.cpp checks
+  // the list against the struct's layout.
+  template <typename Self>
+  static auto tie_fields(Self& s) {
+    return std::tie(s.max_disparity, s.levels, s.min_coarse_disparities, s.cost, s.census_width,
+                    s.census_height, s.ad_truncation, s.lambda_ad, s.lambda_census,
+                    s.ad_mean_radius, s.subwindow, s.best_k, s.parent_radius, s.cross_check,
+                    s.cross_check_tolerance, s.uniqueness, s.subpixel, s.speckle_size,
+                    s.speckle_range, s.median, s.fill, s.fill_mode, s.fill_interpolate_max);
+  }
+  bool operator==(const StereoParams& o) const { return tie_fields(*this) == tie_fields(o); }
+  bool operator!=(const StereoParams& o) const { return !(*this == o); }
 };
 
 // A parameter, or an image, that the matcher cannot work with. The message names the parameter and
 // the offending value, e.g. "stereo.subwindow = 4: must be odd (1, 3, 5, 7, 9)".
 class ParameterError : public std::invalid_argument {
  public:
-  ParameterError(std::string parameter, const std::string& message)
-      : std::invalid_argument(message), parameter_(std::move(parameter)) {}
+  // `message` is the whole sentence (what()); `reason` is what is wrong without naming the
+  // parameter or its value, which is what a configuration error prints after file:line:column and
+  // the key. Without a reason the message is the reason.
+  ParameterError(std::string parameter, const std::string& message, std::string reason = {})
+      : std::invalid_argument(message),
+        parameter_(std::move(parameter)),
+        reason_(reason.empty() ? message : std::move(reason)) {}
+  // "parameter = value: rule", the form every range and rule check reports.
+  static ParameterError bad_value(const std::string& parameter, const std::string& value,
+                                  const std::string& rule) {
+    return ParameterError(parameter, parameter + " = " + value + ": " + rule, rule);
+  }
   const std::string& parameter() const { return parameter_; }
+  const std::string& reason() const { return reason_; }
 
  private:
   std::string parameter_;
+  std::string reason_;
 };
 
 // Every problem with the parameters on their own (no image involved); empty when they are usable.

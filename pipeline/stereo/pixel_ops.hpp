@@ -253,6 +253,44 @@ STEREOD_HD std::uint32_t winner_cost_ratio(std::uint32_t cm, std::uint32_t c, st
   return ((2u * c + 1u) << 12) / (cm + cp + 1u);
 }
 
+// The published 16 * d of an integer winner d whose aggregated cost is `best` (ALGORITHM.md step
+// 7): refined by the parabola through its neighbours' costs where d is not at either end of the
+// range and both neighbours are candidates (`cost_at(d - 1)`, `cost_at(d + 1)` not `none`; they are
+// read only then), clamped to the range.
+template <typename CostAt>
+STEREOD_HD std::uint16_t subpixel_disparity(int d, int disparities, std::uint32_t best,
+                                            const CostAt& cost_at, std::uint32_t none) {
+  int offset = 0;
+  if (d >= 1 && d + 1 < disparities) {
+    const std::uint32_t cm = cost_at(d - 1);
+    const std::uint32_t cp = cost_at(d + 1);
+    if (cm != none && cp != none) offset = subpixel_offset(cm, best, cp);
+  }
+  return static_cast<std::uint16_t>(
+      clamp_int(kSubpixelScale * d + offset, 0, kSubpixelScale * (disparities - 1)));
+}
+
+// The uniqueness test (ALGORITHM.md "Parameters"): a rival candidate more than 1 away from the
+// winner, whose aggregated cost is within `uniqueness` percent of the winner's, makes the match
+// ambiguous.
+STEREOD_HD bool rival_makes_ambiguous(std::uint64_t rival, std::uint64_t best, int uniqueness) {
+  return rival * static_cast<std::uint64_t>(100 - uniqueness) < best * 100;
+}
+
+// The left-right check (ALGORITHM.md step 6): the disparity at x of `row` (one row of a view's
+// integer map) if the other view's map (`other_row`) agrees within `tolerance` at x + direction *
+// d (direction -1: `row` is the left view's), else kNoDisparity.
+STEREOD_HD std::int16_t cross_checked(const std::int16_t* row, const std::int16_t* other_row,
+                                      int width, int x, int direction, int tolerance) {
+  const int d = row[x];
+  if (d == kNoDisparity) return kNoDisparity;
+  const int ox = x + direction * d;
+  if (ox < 0 || ox >= width) return kNoDisparity;
+  const int od = other_row[ox];
+  if (od == kNoDisparity || od - d > tolerance || d - od > tolerance) return kNoDisparity;
+  return static_cast<std::int16_t>(d);
+}
+
 // Median of n (1..9) values: sorts in place and takes the lower middle one.
 STEREOD_HD std::uint16_t lower_median(std::uint16_t* v, int n) {
   for (int i = 1; i < n; ++i) {

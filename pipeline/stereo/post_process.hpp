@@ -1,4 +1,4 @@
-// Post-processing of the finest level's 16*d maps (DESIGN.md step 8).
+// Post-processing of the finest level's 16*d maps (docs/ALGORITHM.md step 8).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// Image pyramid (DESIGN.md step 2): each coarser level is the rounded 2x2 mean of the finer one;
-// an odd side rounds up and the last row/column repeats the edge.
+// Image pyramid (docs/ALGORITHM.md step 2): each coarser level is the rounded 2x2 mean of the finer
+// one; an odd side rounds up and the last row/column repeats the edge.
 #pragma once
 
 #include <cstdint>

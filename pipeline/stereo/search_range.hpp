@@ -1,4 +1,4 @@
-// Which disparities each pixel of a level tries (DESIGN.md step 5).
+// Which disparities each pixel of a level tries (docs/ALGORITHM.md step 5).
 //
 // The coarsest level tries the whole range of its level. A finer pixel (x, y) looks at the valid
 // disparities of the coarser level's (2r+1)x(2r+1) neighbourhood around (x/2, y/2) and tries

@@ -148,14 +148,14 @@ std::string size_text(int w, int h) {
   return std::to_string(w) + "x" + std::to_string(h);
 }
 
+}  // namespace
+
 void to_grey(RgbImage& img) {
   for (std::size_t i = 0; i + 2 < img.pixels.size(); i += 3) {
     const std::uint8_t g = luma(img.pixels[i], img.pixels[i + 1], img.pixels[i + 2]);
     img.pixels[i] = img.pixels[i + 1] = img.pixels[i + 2] = g;
   }
 }
-
-}  // namespace
 
 StaticBackground generate_background(const SyntheticOptions& o) {
   const int w = o.width, h = o.height;

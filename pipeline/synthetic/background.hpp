@@ -35,4 +35,7 @@ StaticBackground generate_background(const SyntheticOptions& options);
 // options' size, its images differ in size, or max_disparity leaves no room in front of it.
 StaticBackground crop_background(const SyntheticOptions& options, const SyntheticBackground& real);
 
+// R = G = B = luma, in place.
+void to_grey(RgbImage& img);
+
 }  // namespace stereod::synth

@@ -12,15 +12,18 @@ constexpr std::uint64_t kTagMixed = 0x3D;
 
 }  // namespace
 
-ObjectScript::ObjectScript(const SyntheticOptions& o, int nearest_background) : options_(o) {
+ObjectScript::ObjectScript(const SyntheticOptions& o, int nearest_background, const RgbImage* photo)
+    : options_(o), photo_(photo) {
   min_disparity_ = nearest_background + 1;
   max_disparity_ = o.max_disparity - 1;
-  // Radii from 4 % to 30 % of the height: from small things to ones more than half the frame high.
-  min_radius_ = std::max(2, o.height * 4 / 100);
-  max_radius_ = std::max(min_radius_, o.height * 30 / 100);
-  // Each object crosses the frame in 3 to 10 seconds.
-  min_life_ = 3 * o.frame_rate;
-  max_life_ = 10 * o.frame_rate;
+  // Radii from 4 % to 30 % of the height: from small things to ones more than half the frame high
+  // (times object_size; truncated, as integer division was before the scale existed).
+  const auto scaled = [](double v) { return static_cast<int>(v); };
+  min_radius_ = std::max(2, scaled(o.height * 4 * o.object_size / 100));
+  max_radius_ = std::max(min_radius_, scaled(o.height * 30 * o.object_size / 100));
+  // Each object crosses the frame in 3 to 10 seconds (divided by speed), plus its stop.
+  min_life_ = std::max(2, scaled(3 * o.frame_rate / o.speed)) + o.stop_frames;
+  max_life_ = std::max(min_life_, scaled(10 * o.frame_rate / o.speed) + o.stop_frames);
   if (o.objects == 0) return;
   // One tile per pattern, large enough that objects of ordinary frame sizes never repeat their
   // texture (larger ones repeat it, seamlessly, every 512 pixels).
@@ -64,7 +67,19 @@ void ObjectScript::make_object(int slot, const Life& life, ObjectView& o) const 
   o.mirror_v = rng.chance(1, 2) ? 1 : -1;
   o.palette = random_palette(rng, options_.color);
   const Track track = random_track(rng, options_.width, options_.height, bound + 1, o.disparity);
-  o.centre = track.at(life.frame, life.length);
+  if (photo_) {
+    o.photo = photo_;
+    o.u0 = rng.range(0, photo_->width - 1);
+    o.v0 = rng.range(0, photo_->height - 1);
+  }
+  // Moving for length - stop frames, standing still for `stop` frames at the halfway point.
+  const int stop = options_.stop_frames;
+  const int moving = life.length - stop;
+  const std::int64_t half = moving / 2;
+  const std::int64_t f = life.frame < half          ? life.frame
+                         : life.frame < half + stop ? half
+                                                    : life.frame - stop;
+  o.centre = track.at(f, moving);
 }
 
 void ObjectScript::at(std::int64_t index, std::vector<ObjectView>& out) const {

@@ -26,7 +26,7 @@ template <typename T>
   throw std::invalid_argument(s.str());
 }
 
-void validate(const SyntheticOptions& o) {
+void check_options(const SyntheticOptions& o) {
   constexpr int kMinSize = 16, kMaxSize = 8192;
   const std::string sizes = "must be between 16 and 8192";
   if (o.width < kMinSize || o.width > kMaxSize) reject("width", o.width, sizes);
@@ -56,6 +56,19 @@ void validate(const SyntheticOptions& o) {
   if (o.frame_rate <= 0 || o.frame_rate > 1000) {
     reject("frame_rate", o.frame_rate, "must be between 1 and 1000");
   }
+  if (!(o.speed >= 0.1 && o.speed <= 10)) reject("speed", o.speed, "must be between 0.1 and 10");
+  if (!(o.object_size >= 0.1 && o.object_size <= 3)) {
+    reject("object_size", o.object_size, "must be between 0.1 and 3");
+  }
+  if (o.stop_frames < 0 || o.stop_frames > 100000) {
+    reject("stop_frames", o.stop_frames, "must be between 0 and 100000");
+  }
+  if (!(o.focal_px >= 0 && o.focal_px <= 1e6)) {
+    reject("focal_px", o.focal_px, "must be between 0 (the image width) and 1000000 pixels");
+  }
+  if (!(o.baseline_m > 0 && o.baseline_m <= 1000)) {
+    reject("baseline_m", o.baseline_m, "must be more than 0 and at most 1000 metres");
+  }
 }
 
 constexpr int kLeft = 0, kRight = 1, kVertical = 2;
@@ -75,10 +88,12 @@ void darken(std::uint8_t* rgb, int factor) {
 }  // namespace
 
 struct SyntheticScene::Impl {
-  Impl(const SyntheticOptions& o, const std::optional<SyntheticBackground>& real)
+  Impl(const SyntheticOptions& o, const std::optional<SyntheticBackground>& real,
+       std::optional<RgbImage> photo)
       : options(o),
         background(real ? synth::crop_background(o, *real) : synth::generate_background(o)),
-        objects(o, background.nearest),
+        object_texture(std::move(photo)),
+        objects(o, background.nearest, object_texture ? &*object_texture : nullptr),
         shadow(o, background.shift_max),
         sensor(o) {}
 
@@ -145,7 +160,7 @@ struct SyntheticScene::Impl {
       float* disparity = out.disparity.row(y);
       std::uint8_t* mask = out.mask.row(y);
       for (int x = std::max(0, cx + first); x <= std::min(w - 1, cx + last); ++x) {
-        const synth::Rgb& c = o.color(x - cx, v);
+        const synth::Rgb c = o.color(x - cx, v);
         std::copy(c.begin(), c.end(), rgb + 3 * x);
         disparity[x] = d;
         mask[x] = kMaskForeground;
@@ -170,15 +185,27 @@ struct SyntheticScene::Impl {
 
   SyntheticOptions options;
   StaticBackground background;
+  std::optional<RgbImage> object_texture;  // before `objects`, which points into it
   synth::ObjectScript objects;
   synth::ShadowScript shadow;
   synth::Sensor sensor;
 };
 
+void validate_synthetic_options(const SyntheticOptions& options) {
+  check_options(options);
+}
+
 SyntheticScene::SyntheticScene(const SyntheticOptions& options,
-                               std::optional<SyntheticBackground> background) {
-  validate(options);
-  impl_ = std::make_unique<Impl>(options, background);
+                               std::optional<SyntheticBackground> background,
+                               std::optional<RgbImage> object_texture) {
+  check_options(options);
+  if (object_texture && (object_texture->width < 16 || object_texture->height < 16)) {
+    throw std::invalid_argument(
+        "synthetic object texture: " + std::to_string(object_texture->width) + "x" +
+        std::to_string(object_texture->height) + " is smaller than 16x16");
+  }
+  if (object_texture && !options.color) synth::to_grey(*object_texture);
+  impl_ = std::make_unique<Impl>(options, background, std::move(object_texture));
 }
 
 SyntheticScene::~SyntheticScene() = default;
@@ -273,6 +300,15 @@ void SyntheticScene::render(int index, SyntheticFrame& out) const {
     out.vertical_disparity = Image<float>{};
     out.vertical_mask = Gray8{};
   }
+}
+
+SyntheticCamera synthetic_camera(const SyntheticOptions& o) {
+  SyntheticCamera c;
+  c.fx = c.fy = o.focal_px > 0 ? o.focal_px : static_cast<double>(o.width);
+  c.cx = (o.width - 1) / 2.0;
+  c.cy = (o.height - 1) / 2.0;
+  c.baseline_m = o.baseline_m;
+  return c;
 }
 
 }  // namespace stereod

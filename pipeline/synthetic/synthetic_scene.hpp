@@ -42,6 +42,14 @@ struct SyntheticOptions {
   int frame_rate = 30;       // object speeds are in pixels per second
   SyntheticTexture texture = SyntheticTexture::kAny;
   SyntheticVertical vertical = SyntheticVertical::kNone;
+  double speed = 1.0;        // objects cross the frame this many times faster (3-10 s at 1)
+  double object_size = 1.0;  // object radii scale (4-30 % of the height at 1)
+  int stop_frames = 0;       // each object stands still this many frames halfway along its track
+  // The pinhole cameras the scene is seen through (synthetic_camera): the scene is defined in
+  // disparities, and these turn them into metres. focal_px 0: the image width (a 53 degree
+  // horizontal field of view).
+  double focal_px = 0;
+  double baseline_m = 0.1;
 };
 
 // Names as options and files write them ("any", "hstripes", "vbars", "mixed"; "none", "above",
@@ -51,6 +59,19 @@ bool parse_synthetic_texture(const std::string& name, SyntheticTexture& out);
 bool parse_synthetic_vertical(const std::string& name, SyntheticVertical& out);
 const char* to_string(SyntheticTexture t);
 const char* to_string(SyntheticVertical v);
+
+// The scene's rectified camera pair: square pixels of focal length fx = fy, the principal point
+// at the image centre, the right camera baseline_m to the right of the left one, parallel optical
+// axes (doffs 0). Every surface of the scene is a plane at a constant or linearly varying
+// disparity, which this model turns into a plane in metres: the true depth of a pixel is
+// fx * baseline_m / disparity, exactly.
+struct SyntheticCamera {
+  double fx = 0, fy = 0;  // pixels
+  double cx = 0, cy = 0;  // pixels; (0, 0) is the centre of the top-left pixel
+  double baseline_m = 0;
+  double depth_m(double disparity_px) const { return fx * baseline_m / disparity_px; }
+};
+SyntheticCamera synthetic_camera(const SyntheticOptions& options);
 
 // A real background instead of the generated planes: a rectified color pair with the left
 // view's disparity (+inf or NaN where unknown). Cropped (centred) to the options' size. With a
@@ -86,11 +107,18 @@ constexpr std::uint8_t kMaskBackground = 0;
 constexpr std::uint8_t kMaskShadow = 64;
 constexpr std::uint8_t kMaskForeground = 255;
 
+// Throws std::invalid_argument naming the option and value that cannot work (what the scene's
+// constructor checks first), without building anything.
+void validate_synthetic_options(const SyntheticOptions& options);
+
 class SyntheticScene {
  public:
   // Throws std::invalid_argument naming the option and value that cannot work.
+  // object_texture: a photograph the objects show (each a different part of it, mirrored where an
+  // object runs past its edge) instead of the generated patterns.
   explicit SyntheticScene(const SyntheticOptions& options,
-                          std::optional<SyntheticBackground> background = std::nullopt);
+                          std::optional<SyntheticBackground> background = std::nullopt,
+                          std::optional<RgbImage> object_texture = std::nullopt);
   ~SyntheticScene();
   SyntheticScene(SyntheticScene&&) noexcept;
   SyntheticScene& operator=(SyntheticScene&&) noexcept;

@@ -84,6 +84,8 @@ class TrinocularEngine final : public Engine {
     FrameInput h = f;
     h.vertical = {};
     h.vertical_color = {};
+    // The fused map has no confidence of its own yet (EngineResult::confidence stays empty).
+    h.confidence = false;
     SubmitStatus s = SubmitStatus::kBusy;
     try {
       s = horizontal_->submit(h);

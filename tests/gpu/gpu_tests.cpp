@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <future>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -428,6 +430,29 @@ TEST_P(GpuBackground, SyntheticSequenceFrameByFrame) {
   }
 }
 
+// The right camera's matching mask widened by background.target_margin (widen_kernel against
+// dilate_mask): none, a small margin, and the largest (the kernel's whole halo), frame by frame.
+TEST(Gpu, TargetMarginEqualsCpu) {
+  REQUIRE_GPU();
+  SyntheticScene scene(scene_options(320, 240, 48, 3));
+  StereoParams sp;
+  sp.max_disparity = 48;
+  for (const int margin : {0, 3, kMaxTargetMargin}) {
+    BackgroundParams bp;
+    bp.warmup = 10;
+    bp.target_margin = margin;
+    CpuPairProcessor cpu(sp, bp);
+    auto gpu = make_engine("cuda", options_for(320, 240, sp, bp));
+    SyntheticFrame f;
+    for (int i = 0; i < 40; ++i) {
+      scene.render(i, f);
+      expect_same_frame("margin " + std::to_string(margin) + " frame " + std::to_string(i), cpu,
+                        *gpu, color_frame(f, i));
+      if (HasFailure()) return;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, GpuBackground, ::testing::Values(0, 1, 2), [](const auto& tp) {
   return std::string(tp.param == 0 ? "color" : tp.param == 1 ? "intensity" : "off");
 });
@@ -651,6 +676,52 @@ TEST(GpuDeathTest, FreedBufferIsReported) {
     std::_Exit(first_ok && reported ? 0 : 1);
   };
   EXPECT_EXIT(child(), ::testing::ExitedWithCode(0), "reported: .*");
+}
+
+TEST(Gpu, SaysWhenAResultIsReady) {
+  // on_result (the daemon sleeps until it): one call per finished frame of each pair of a group,
+  // and the frame can be polled at once after it.
+  REQUIRE_GPU();
+  auto group = make_engine_group();
+  std::mutex mutex;
+  std::condition_variable cv;
+  int calls[2] = {0, 0};
+  std::vector<std::unique_ptr<Engine>> engines;
+  for (int i = 0; i < 2; ++i) {
+    StereoParams sp;
+    sp.max_disparity = 32;
+    EngineOptions o = options_for(160, 120, sp, background_off());
+    o.group = group;
+    o.inflight = 3;
+    o.on_result = [&, i] {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++calls[i];
+      }
+      cv.notify_all();
+    };
+    engines.push_back(make_engine("cuda", o));
+  }
+  const SyntheticPair pair = random_pair(160, 120, 32, 3, false);
+  for (std::uint64_t k = 0; k < 3; ++k) {
+    for (auto& e : engines)
+      ASSERT_EQ(e->submit(frame_of(pair.left, pair.right, k)), SubmitStatus::kAccepted);
+  }
+  for (int done = 1; done <= 3; ++done) {
+    for (int i = 0; i < 2; ++i) {
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return calls[i] >= done; }));
+      }
+      const auto r = engines[static_cast<std::size_t>(i)]->poll(std::chrono::nanoseconds(0));
+      ASSERT_TRUE(r) << "pair " << i << ", frame " << done - 1;
+      EXPECT_EQ(r->sequence, static_cast<std::uint64_t>(done - 1));
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::lock_guard<std::mutex> lock(mutex);
+  EXPECT_EQ(calls[0], 3);
+  EXPECT_EQ(calls[1], 3);
 }
 
 // Pairs that share an EngineGroup: frames submitted together go out as one batch (one graph over
@@ -977,5 +1048,123 @@ TEST(Gpu, TrinocularRigEqualsCpu) {
           << what;
       if (HasFailure()) return;
     }
+  }
+}
+
+// The confidence and the winners' cost ratios asked for together from one engine: both equal the
+// CPU's, on the generic kernel that the confidence selects.
+TEST(Gpu, ConfidenceWithCostRatiosEqualsCpu) {
+  REQUIRE_GPU();
+  std::vector<StereoParams> variants(2);
+  variants[1].uniqueness = 15;
+  int index = 0;
+  for (StereoParams sp : variants) {
+    sp.max_disparity = 64;
+    const auto p = random_pair(333, 257, 64, 950 + index, false);
+    CpuPairProcessor cpu(sp, background_off());
+    EngineOptions o = options_for(333, 257, sp, background_off());
+    o.cost_ratio_output = true;
+    auto gpu = make_engine("cuda", o);
+    FrameInput in = frame_of(p.left, p.right);
+    in.confidence = true;
+    ASSERT_EQ(gpu->submit(in), SubmitStatus::kAccepted);
+    auto r = gpu->poll(60s);
+    ASSERT_TRUE(r && r->ok) << "variant " << index;
+    PairOutput ref;
+    PairFrame pf;
+    pf.left = p.left.view();
+    pf.right = p.right.view();
+    pf.confidence = true;
+    pf.cost_ratio_output = true;
+    cpu.process(pf, ref);
+    ASSERT_EQ(r->confidence.width, 333) << "variant " << index;
+    ASSERT_EQ(r->cost_ratio.width, 333) << "variant " << index;
+    Gray8 got(333, 257);
+    copy_into(r->confidence, got);
+    EXPECT_EQ(first_difference(ref.stereo.confidence.data(), got.data(), 333, 257), "")
+        << "variant " << index << " (confidence)";
+    EXPECT_EQ(first_difference(ref.stereo.cost_ratio.data(), r->cost_ratio.data, 333, 257), "")
+        << "variant " << index << " (cost ratio)";
+    EXPECT_EQ(first_difference(ref.stereo.left.data(), r->disparity.data, 333, 257), "")
+        << "variant " << index << " (disparity)";
+    ++index;
+  }
+}
+
+// The confidence map (FrameInput::confidence) from both engines, bit for bit: default and
+// non-default parameters (the uniqueness test, no median, hole filling), with the background model
+// over a synthetic sequence, and switched off and on between frames.
+TEST(Gpu, ConfidenceEqualsCpu) {
+  REQUIRE_GPU();
+  std::vector<StereoParams> variants(4);
+  variants[1].uniqueness = 15;
+  variants[2].median = false, variants[2].fill = true;
+  variants[3].subwindow = 5, variants[3].best_k = 2;
+  int index = 0;
+  for (StereoParams sp : variants) {
+    sp.max_disparity = 64;
+    const auto p = random_pair(333, 257, 64, 900 + index, false);
+    CpuPairProcessor cpu(sp, background_off());
+    auto gpu = make_engine("cuda", options_for(333, 257, sp, background_off()));
+    FrameInput in = frame_of(p.left, p.right);
+    in.confidence = true;
+    ASSERT_EQ(gpu->submit(in), SubmitStatus::kAccepted);
+    auto r = gpu->poll(60s);
+    ASSERT_TRUE(r && r->ok) << "variant " << index;
+    PairOutput ref;
+    PairFrame pf;
+    pf.left = p.left.view();
+    pf.right = p.right.view();
+    pf.confidence = true;
+    cpu.process(pf, ref);
+    ASSERT_EQ(r->confidence.width, 333) << "variant " << index;
+    ASSERT_EQ(r->confidence.height, 257) << "variant " << index;
+    Gray8 got(333, 257);
+    copy_into(r->confidence, got);
+    EXPECT_EQ(first_difference(ref.stereo.confidence.data(), got.data(), 333, 257), "")
+        << "variant " << index;
+    r.reset();
+    in.confidence = false;  // off again: no map
+    ASSERT_EQ(gpu->submit(in), SubmitStatus::kAccepted);
+    r = gpu->poll(60s);
+    ASSERT_TRUE(r && r->ok);
+    EXPECT_TRUE(r->confidence.empty()) << "variant " << index;
+    ++index;
+  }
+  SyntheticScene scene(scene_options(640, 480, 128, 7));
+  StereoParams sp;
+  sp.max_disparity = 128;
+  BackgroundParams bp;
+  bp.warmup = 4;
+  auto gpu = make_engine("cuda", options_for(640, 480, sp, bp));
+  CpuPairProcessor cpu(sp, bp);
+  SyntheticFrame f;
+  for (int i = 0; i < 10; ++i) {
+    scene.render(i, f);
+    FrameInput in = frame_of(f.left_gray, f.right_gray, static_cast<std::uint64_t>(i));
+    in.left_color = view_of(f.left);
+    in.right_color = view_of(f.right);
+    in.confidence = i % 3 != 1;  // on and off between frames
+    ASSERT_EQ(gpu->submit(in), SubmitStatus::kAccepted);
+    auto r = gpu->poll(60s);
+    ASSERT_TRUE(r && r->ok) << "frame " << i;
+    PairOutput ref;
+    PairFrame pf;
+    pf.left = f.left_gray.view();
+    pf.right = f.right_gray.view();
+    pf.left_color = view_of(f.left);
+    pf.right_color = view_of(f.right);
+    pf.confidence = in.confidence;
+    cpu.process(pf, ref);
+    if (!in.confidence) {
+      EXPECT_TRUE(r->confidence.empty()) << "frame " << i;
+      continue;
+    }
+    ASSERT_FALSE(r->confidence.empty()) << "frame " << i;
+    Gray8 got(640, 480);
+    copy_into(r->confidence, got);
+    EXPECT_EQ(first_difference(ref.stereo.confidence.data(), got.data(), 640, 480), "")
+        << "frame " << i;
+    if (HasFailure()) return;
   }
 }

@@ -2,8 +2,11 @@
 // Waits have generous limits (the CI machine is small and busy); no test asserts on timing.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -121,6 +124,27 @@ inline RigEvent first_failure(const RigConfig& config) {
 
 inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+// A fresh folder under /tmp for a test's files, and its removal.
+inline std::string temp_dir() {
+  char name[] = "/tmp/stereod_ingest_XXXXXX";
+  const char* dir = mkdtemp(name);
+  EXPECT_NE(dir, nullptr);
+  return dir ? dir : "/tmp";
+}
+inline void remove_dir(const std::string& dir) {
+  const std::string command = "rm -rf '" + dir + "'";
+  EXPECT_EQ(std::system(command.c_str()), 0);
+}
+
+// A color frame's RGB, rows packed, as one vector (RgbImage::pixels' layout).
+inline std::vector<std::uint8_t> rgb_of(const CameraFrame& f) {
+  std::vector<std::uint8_t> out;
+  for (int y = 0; y < f.color.height; ++y) {
+    out.insert(out.end(), f.color.row(y), f.color.row(y) + 3 * f.color.width);
+  }
+  return out;
 }
 
 }  // namespace stereod::test

@@ -31,8 +31,8 @@ void expect_complete_in_order(const std::vector<FrameSet>& sets, std::size_t cam
     for (std::size_t c = 0; c < cameras; ++c) {
       const CameraFrame& f = *set.frames[c];
       EXPECT_EQ(f.status, FrameStatus::kOk);
-      EXPECT_EQ(f.gray.width(), 64);
-      EXPECT_EQ(f.gray.height(), 48);
+      EXPECT_EQ(f.gray.width, 64);
+      EXPECT_EQ(f.gray.height, 48);
       if (i > 0) {
         EXPECT_GT(f.capture_time_ns, last_time[c]);
         EXPECT_GT(f.sequence, last_sequence[c]);
@@ -147,7 +147,9 @@ TEST(Rig, OffsetWithinToleranceIsMatchedAndBeyondItDropped) {
   EXPECT_GT(stats.sync.dropped_per_camera[1], 0u);
 }
 
-TEST(Rig, ColorCamerasDeliverGrayAndRgbOfOneFrame) {
+TEST(Rig, ColorCamerasDeliverRgbOnly) {
+  // The engines derive the gray they match from the color (BT.601 luma): GStreamer converts each
+  // frame once, to RGB, and nothing else is delivered.
   Collector got;
   CameraConfig cam = small_camera("c", "test://?pattern=white");
   cam.color = true;
@@ -159,12 +161,40 @@ TEST(Rig, ColorCamerasDeliverGrayAndRgbOfOneFrame) {
   const CameraFrame& f = *sets.back().frames[0];
   ASSERT_EQ(f.color.width, 64);
   ASSERT_EQ(f.color.height, 48);
-  EXPECT_EQ(f.gray.width(), 64);
-  // White is white in both.
-  EXPECT_TRUE(std::all_of(f.color.pixels.begin(), f.color.pixels.end(),
+  EXPECT_EQ(f.color.stride, 64 * 3);
+  EXPECT_TRUE(f.gray.empty());
+  // White is white, in the color and in its luma.
+  const std::vector<std::uint8_t> rgb = rgb_of(f);
+  EXPECT_TRUE(std::all_of(rgb.begin(), rgb.end(), [](std::uint8_t v) { return v == 255; }));
+  const Gray8 gray = gray_of(f);
+  EXPECT_TRUE(std::all_of(gray.pixels().begin(), gray.pixels().end(),
                           [](std::uint8_t v) { return v == 255; }));
-  EXPECT_TRUE(std::all_of(f.gray.pixels().begin(), f.gray.pixels().end(),
-                          [](std::uint8_t v) { return v == 255; }));
+}
+
+TEST(Rig, FramesGoIntoTheCallersMemory) {
+  // The rig's PixelAllocator gives every frame's memory (the daemon: page-locked), once per
+  // pooled frame: steady-state ingest allocates nothing.
+  std::atomic<int> allocations{0};
+  std::atomic<int> sets{0};
+  RigSourceOptions options;
+  options.allocate = [&](std::size_t bytes) {
+    ++allocations;
+    return allocate_pixels(bytes);
+  };
+  options.frames_held = 0;
+  RigSource rig(
+      rig_of("mem", {small_camera("a", "test://"), small_camera("b", "test://")}),
+      [&](FrameSet&& set) {
+        EXPECT_EQ(set.frames[0]->gray.width, 64);
+        ++sets;
+      },
+      {}, options);
+  rig.start();
+  ASSERT_TRUE(poll_until([&] { return sets >= 30; }));
+  rig.stop();
+  EXPECT_GE(allocations.load(), 2);
+  // No more than the two cameras' pools hold (sync.max_pending + 4 frames each).
+  EXPECT_LE(allocations.load(), 2 * (4 + 4));
 }
 
 TEST(Rig, ASourceThatDiesIsRestartedAndTheOtherRigRunsOn) {

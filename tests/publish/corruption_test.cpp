@@ -9,8 +9,10 @@
 #include "publish/frame_decode.hpp"
 #include "publish_fixtures.hpp"
 #include "stats/stats.hpp"
+#include "touch.hpp"
 
 using namespace stereod;
+using test::touch;
 using namespace stereod::publish;
 
 namespace {
@@ -120,16 +122,6 @@ void corrupt(std::mt19937& rng, Message& m) {
         break;
     }
   }
-}
-
-// Reads every pixel of a view (the sanitizers see any read outside the part).
-template <typename T>
-std::uint64_t touch(ImageView<const T> v) {
-  std::uint64_t sum = 0;
-  for (int y = 0; y < v.height; ++y) {
-    for (int x = 0; x < v.width; ++x) sum += v(x, y);
-  }
-  return sum;
 }
 
 bool inside(const void* p, std::size_t n, const std::vector<std::string_view>& parts) {

@@ -6,6 +6,8 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -13,7 +15,9 @@
 #include <thread>
 
 #include "disparity_io.hpp"
+#include "publish/points.hpp"
 #include "publish_fixtures.hpp"
+#include "test_wrapper.hpp"
 
 extern char** environ;
 
@@ -66,6 +70,23 @@ class Child {
   int code_ = -1;
 };
 
+// An empty folder of this test process's own.
+fs::path fresh_dir(const std::string& tag) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("stereod-" + tag + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// A private endpoint, no stats topic.
+PublisherOptions quiet_options(const std::string& tag) {
+  PublisherOptions o;
+  o.endpoint = test::unique_ipc(tag);
+  o.stats_interval_ms = 0;
+  return o;
+}
+
 std::string read_file(const fs::path& p) {
   std::error_code ec;
   const auto size = fs::file_size(p, ec);
@@ -117,8 +138,8 @@ TEST(CrossClient, CppPythonAndStereodSubReceiveIdenticalBytes) {
   Publisher pub(o);
   const std::string count = std::to_string(kFrames);
 
-  Child sub({STEREOD_SUB, "--endpoint", pub.endpoint(), "--count", count, "--timeout", "30",
-             "--save", (dir / "sub").string()},
+  Child sub(test::wrapped({STEREOD_SUB, "--endpoint", pub.endpoint(), "--count", count, "--timeout",
+                           "30", "--save", (dir / "sub").string()}),
             (dir / "sub.log").string());
   Child py({STEREOD_PYTHON, STEREOD_PYTHON_CLIENT, "--endpoint", pub.endpoint(), "--count", count,
             "--timeout", "30", "--dump", (dir / "py").string()},
@@ -196,5 +217,113 @@ TEST(CrossClient, CppPythonAndStereodSubReceiveIdenticalBytes) {
   EXPECT_NE(sub_log.find("front #"), std::string::npos) << sub_log;
   EXPECT_NE(sub_log.find("valid "), std::string::npos) << sub_log;
   EXPECT_NE(sub_log.find("latency "), std::string::npos) << sub_log;
+  fs::remove_all(dir);
+}
+
+// Old clients keep working (docs/PROTOCOL.md "Versioning"): the Python client as it was for
+// protocol 1.2, a frozen copy, receives 1.3 frames with every new header field and payload, and
+// reads the disparity, mask and depth it knows, refusing nothing.
+TEST(CrossClient, AProtocol12ClientReadsProtocol13FramesWithEveryNewPayload) {
+  if (std::string(STEREOD_PYTHON).empty()) GTEST_SKIP() << "no python3 with zmq and numpy";
+  const fs::path dir = fresh_dir("legacy");
+  Publisher pub(quiet_options("legacy"));
+  const PublisherOutputs all = test::all_outputs();
+  const std::string count = std::to_string(kFrames);
+  Child old({STEREOD_PYTHON, STEREOD_LEGACY_PYTHON_CLIENT, "--endpoint", pub.endpoint(), "--count",
+             count, "--timeout", "30", "--dump", (dir / "old").string()},
+            (dir / "old.log").string());
+  ASSERT_TRUE(old.started());
+  client::SubscriberOptions so;
+  so.endpoint = pub.endpoint();
+  client::Subscriber cpp(so);
+  std::map<std::uint64_t, std::string> depth;  // the C++ client's copy of each frame's depth
+  std::uint64_t seq = 0;
+  std::size_t payloads = 0;
+  const auto end = std::chrono::steady_clock::now() + 40s;
+  while (old.running() && std::chrono::steady_clock::now() < end) {
+    pub.publish(test::rich_frame(seq++, kWidth, kHeight, all).frame);
+    while (auto f = test::next_frame(cpp, 10ms)) {
+      depth[f->header().info.sequence] = std::string(f->payload("depth"));
+      payloads = f->header().payloads.size();
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  const std::string log = read_file(dir / "old.log");
+  ASSERT_EQ(old.exit_code(), 0) << log;
+  EXPECT_EQ(payloads, 6u) << "the frames carried every payload";
+  EXPECT_NE(log.find("malformed 0"), std::string::npos) << log;
+  int frames = 0, compared = 0;
+  for (const auto& entry : fs::directory_iterator(dir / "old")) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() < 19 || name.substr(name.size() - 14) != "_disparity.bin") continue;
+    const std::uint64_t s = std::stoull(name.substr(6, 8));
+    const std::string base = (dir / "old" / name.substr(0, 14)).string();
+    ++frames;
+    EXPECT_EQ(read_file(base + "_disparity.bin"), expected_disparity(s)) << "frame " << s;
+    EXPECT_EQ(read_file(base + "_mask.bin"), expected_mask(s)) << "frame " << s;
+    // Payloads it does not know arrive as bytes (the rule that kept it working).
+    EXPECT_EQ(read_file(base + "_points.bin").size(), 16u * kWidth * kHeight);
+    if (depth.count(s)) {
+      ++compared;
+      EXPECT_EQ(read_file(base + "_depth.bin"), depth[s]) << "frame " << s;
+    }
+  }
+  EXPECT_EQ(frames, kFrames) << log;
+  EXPECT_GT(compared, 0);
+  fs::remove_all(dir);
+}
+
+// A point cloud written by stereod-sub opens in a viewer: load_ply.py reads it from its header
+// alone and finds every pixel with depth, within the bounds the camera model gives.
+TEST(CrossClient, StereodSubWritesPointCloudsThatLoadInPython) {
+  if (std::string(STEREOD_PYTHON).empty()) GTEST_SKIP() << "no python3 with zmq and numpy";
+  const fs::path dir = fresh_dir("ply");
+  Publisher pub(quiet_options("ply"));
+  PublisherOutputs outputs;
+  outputs.left = LeftOutput::kColor;  // colored points, computed by stereod-sub
+  Child sub({STEREOD_SUB, "--endpoint", pub.endpoint(), "--count", "1", "--timeout", "30", "--save",
+             (dir / "sub").string()},
+            (dir / "sub.log").string());
+  ASSERT_TRUE(sub.started());
+  std::uint64_t seq = 0;
+  const auto end = std::chrono::steady_clock::now() + 40s;
+  while (sub.running() && std::chrono::steady_clock::now() < end) {
+    pub.publish(test::rich_frame(seq++, kWidth, kHeight, outputs).frame);
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(sub.exit_code(), 0) << read_file(dir / "sub.log");
+  fs::path ply;
+  for (const auto& entry : fs::directory_iterator(dir / "sub")) {
+    if (entry.path().extension() == ".ply") ply = entry.path();
+  }
+  ASSERT_FALSE(ply.empty()) << "no .ply written";
+  const std::uint64_t s = std::stoull(ply.filename().string().substr(6, 8));
+  // What the cloud must hold: the points of the frame's disparity under its camera model.
+  const FrameInfo info = test::full_info("front", s);
+  const auto d = test::pattern_disparity(s, kWidth, kHeight);
+  std::vector<float> xyz(3u * kWidth * kHeight);
+  disparity_to_points(d.view, info.calibration, {xyz.data(), 3 * kWidth, kHeight}, 3);
+  std::size_t count = 0;
+  double lo[3] = {1e9, 1e9, 1e9}, hi[3] = {-1e9, -1e9, -1e9};
+  for (std::size_t i = 0; i < xyz.size(); i += 3) {
+    if (!std::isfinite(xyz[i + 2])) continue;
+    ++count;
+    for (std::size_t k = 0; k < 3; ++k) {
+      lo[k] = std::min(lo[k], static_cast<double>(xyz[i + k]));
+      hi[k] = std::max(hi[k], static_cast<double>(xyz[i + k]));
+    }
+  }
+  ASSERT_GT(count, 0u);
+  const std::string out = (dir / "ply.json").string();
+  const std::string cmd = std::string(STEREOD_PYTHON) + " " + STEREOD_LOAD_PLY + " '" +
+                          ply.string() + "' > '" + out + "' 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(out);
+  const Json j = Json::parse(read_file(out));
+  EXPECT_EQ(j["count"].get<std::size_t>(), count);
+  EXPECT_TRUE(j["color"].get<bool>());
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_NEAR(j["min"][k].get<double>(), lo[k], 1e-6 * std::fabs(lo[k]) + 1e-9) << k;
+    EXPECT_NEAR(j["max"][k].get<double>(), hi[k], 1e-6 * std::fabs(hi[k]) + 1e-9) << k;
+  }
   fs::remove_all(dir);
 }

@@ -17,6 +17,7 @@ FrameHeader full_header() {
   FrameHeader h;
   h.info = test::full_info("front", 12345678901234ull);
   h.publish_ns = h.info.ready_ns + 42;
+  h.info.foreground_without_disparity = 4321;
   h.payloads.push_back({"disparity", "disp16q4", 16, 8, 40, kDisparityInvalid});
   h.payloads.push_back({"mask", "mask8", 16, 8, 16, std::nullopt});
   h.payloads.push_back({"depth", "depth16mm", 16, 8, 32, kDepthInvalid});
@@ -96,6 +97,7 @@ TEST(Header, RoundTripKeepsEveryField) {
   EXPECT_EQ(back.info.config_generation, 7u);
   EXPECT_EQ(back.info.engine, "cpu");
   EXPECT_EQ(back.info.levels, 3);
+  EXPECT_EQ(back.info.foreground_without_disparity, 4321);
   ASSERT_EQ(back.payloads.size(), 4u);
   EXPECT_EQ(back.payloads[0].stride, 40u);  // padded rows survive
   EXPECT_EQ(back.payloads[3].encoding, "conf8");
@@ -317,4 +319,14 @@ TEST(FrameDecode, MisalignedSixteenBitPayloadIsRefusedNotRead) {
               std::string::npos)
         << e.what();
   }
+}
+
+// 1.3's foreground_without_disparity is optional: omitted when not known (a frame without the
+// background model, or a 1.2 sender), and read back as -1 then.
+TEST(Header, ForegroundWithoutDisparityIsOptional) {
+  FrameHeader h = full_header();
+  h.info.foreground_without_disparity = -1;
+  const std::string text = encode_header(h);
+  EXPECT_EQ(text.find("foreground_without_disparity"), std::string::npos);
+  EXPECT_EQ(decode_header(text).info.foreground_without_disparity, -1);
 }

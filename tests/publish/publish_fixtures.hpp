@@ -37,7 +37,12 @@ inline publish::FrameInfo full_info(const std::string& pair, std::uint64_t seque
   f.ready_ns = f.capture_ns + 9000000;
   f.latency = {
       {"sync", 1.0}, {"upload", 0.25}, {"compute", 7.5}, {"download", 0.125}, {"engine", 8.0}};
-  f.calibration = {700.5, 0.12, 1.25};
+  f.calibration.focal_px = 700.5;
+  f.calibration.baseline_m = 0.12;
+  f.calibration.doffs_px = 1.25;
+  f.calibration.fy_px = 701.25;
+  f.calibration.cx_px = 17.5;
+  f.calibration.cy_px = 10.25;
   f.min_disparity = 0;
   f.max_disparity = 64;
   f.background = true;
@@ -94,6 +99,45 @@ inline publish::PublishedFrame pattern_frame(const std::string& pair, std::uint6
   f.mask = m.view;
   f.mask_keep_alive = m.pixels;
   return f;
+}
+
+// Every optional payload on: mask, depth, confidence, the color left image, colored points.
+inline publish::PublisherOutputs all_outputs() {
+  publish::PublisherOutputs all;
+  all.mask = all.depth = all.confidence = true;
+  all.left = publish::LeftOutput::kColor;
+  all.points = publish::PointsOutput::kXyzRgb;
+  return all;
+}
+
+// A frame whose every optional input is set: confidence, gray and color left images.
+struct RichFrame {
+  std::shared_ptr<std::vector<std::uint8_t>> confidence, gray, color;
+  publish::PublishedFrame frame;
+};
+
+inline RichFrame rich_frame(std::uint64_t seq, int w, int h,
+                            const publish::PublisherOutputs& outputs) {
+  RichFrame r;
+  r.frame = pattern_frame("front", seq, w, h);
+  r.frame.outputs = outputs;
+  const auto n = static_cast<std::size_t>(w) * static_cast<std::size_t>(h);
+  r.confidence = std::make_shared<std::vector<std::uint8_t>>(n);
+  r.gray = std::make_shared<std::vector<std::uint8_t>>(n);
+  r.color = std::make_shared<std::vector<std::uint8_t>>(3 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    (*r.confidence)[i] = static_cast<std::uint8_t>((i * 7 + seq) % 256);
+    (*r.gray)[i] = static_cast<std::uint8_t>((i * 3) % 256);
+    for (std::size_t c = 0; c < 3; ++c)
+      (*r.color)[3 * i + c] = static_cast<std::uint8_t>((i + 40 * c) % 256);
+  }
+  r.frame.confidence = ImageView<const std::uint8_t>(r.confidence->data(), w, h);
+  r.frame.confidence_keep_alive = r.confidence;
+  r.frame.left_gray = ImageView<const std::uint8_t>(r.gray->data(), w, h);
+  r.frame.left_color = ImageView<const std::uint8_t>(r.color->data(), 3 * w, h);
+  r.frame.left_keep_alive = std::make_shared<std::vector<std::shared_ptr<void>>>(
+      std::vector<std::shared_ptr<void>>{r.gray, r.color});
+  return r;
 }
 
 template <typename T, typename Fn>

@@ -1,7 +1,11 @@
-// The Publisher end to end through the C++ client: what arrives, zero-copy payloads and their
-// keep-alives, slow and late subscribers, restarts, stats, and frames it refuses.
+// The Publisher end to end through the C++ client: what arrives, payload copies and their
+// keep-alives, slow, stalled and late subscribers, restarts, stats, and frames it refuses.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <thread>
@@ -186,8 +190,10 @@ TEST(Publisher, PacksStridedRowsAndCopiesWhatHasNoKeepAlive) {
   EXPECT_EQ(pub.counters().copied_payloads_total, copied + 1);
 }
 
-TEST(Publisher, PackedPayloadsGoWithoutCopyAndTheirKeepAlivesAreReleased) {
-  PublisherOptions o = local_options("zerocopy");
+// The caller's buffers (engine slots) are copied into the messages and released as soon as each
+// frame is sent; the depth the publisher computes is its own and goes without a copy.
+TEST(Publisher, CallersBuffersAreCopiedAndReleasedOnceSent) {
+  PublisherOptions o = local_options("copies");
   o.outputs.mask = true;
   std::vector<std::weak_ptr<std::vector<std::uint16_t>>> disparities;
   std::vector<std::weak_ptr<std::vector<std::uint8_t>>> masks;
@@ -216,15 +222,54 @@ TEST(Publisher, PackedPayloadsGoWithoutCopyAndTheirKeepAlivesAreReleased) {
       return c.frames_sent_total + send_drops(pub, "front") == seq;
     }));
     const auto c = pub.counters();
-    EXPECT_EQ(c.copied_payloads_total, 0u);
-    EXPECT_EQ(c.zero_copy_payloads_total, 2 * c.frames_sent_total);
-    // Buffers of sent frames come back once ZeroMQ is done with them, without stopping.
+    EXPECT_EQ(c.zero_copy_payloads_total, 0u);
+    EXPECT_EQ(c.copied_payloads_total, 2 * c.frames_sent_total);
+    // Buffers of sent frames come back without stopping.
     EXPECT_TRUE(
         eventually([&] { return disparities.front().expired() && masks.front().expired(); }));
   }
   // And after stop(), every one of them.
   for (const auto& w : disparities) EXPECT_TRUE(w.expired());
   for (const auto& w : masks) EXPECT_TRUE(w.expired());
+}
+
+// A subscriber that stops reading (a paused process) must not keep the buffers of the frames
+// queued for it: they are the engine's slots, and a paused stereod-sub holding them stopped the
+// frames of every other client (issue 15, defect 1).
+TEST(Publisher, AStalledSubscriberHoldsNoKeepAlive) {
+  PublisherOptions o = local_options("stalled");
+  o.outputs.mask = true;
+  Publisher pub(o);
+  // Subscribed and never reading; its own queue holds one message, so once the kernel's socket
+  // buffers are full ZeroMQ keeps the next frames queued on the publisher's side.
+  zmq::context_t context(1);
+  zmq::socket_t stalled(context, zmq::socket_type::sub);
+  stalled.set(zmq::sockopt::rcvhwm, 1);
+  stalled.set(zmq::sockopt::rcvbuf, 4096);
+  stalled.set(zmq::sockopt::linger, 0);
+  stalled.set(zmq::sockopt::subscribe, "");
+  stalled.connect(pub.endpoint());
+  client::Subscriber active(subscriber_for(pub));
+  std::uint64_t seq = 0;
+  ASSERT_TRUE(test::publish_until_received(pub, active, "front", seq));
+  std::vector<std::weak_ptr<const void>> buffers;
+  std::uint64_t received = 0;
+  for (int i = 0; i < 60; ++i) {
+    PublishedFrame f = test::pattern_frame("front", seq++, 160, 120);
+    buffers.push_back(f.disparity_keep_alive);
+    buffers.push_back(f.mask_keep_alive);
+    pub.publish(std::move(f));
+    if (test::next_frame(active, 20ms)) ++received;
+  }
+  EXPECT_GT(received, 30u) << "the reading subscriber must go on receiving";
+  // Every buffer comes back once its frame is sent, while the stalled subscriber still holds its
+  // queued messages.
+  EXPECT_TRUE(eventually(
+      [&] {
+        return std::all_of(buffers.begin(), buffers.end(),
+                           [](const std::weak_ptr<const void>& w) { return w.expired(); });
+      },
+      5s));
 }
 
 TEST(Publisher, SlowSubscriberLosesFramesButDoesNotSlowThePublisher) {
@@ -488,10 +533,28 @@ TEST(Publisher, RemovesItsIpcSocketFileButNotANewerOne) {
     EXPECT_TRUE(std::filesystem::exists(path));
   }
   EXPECT_FALSE(std::filesystem::exists(path)) << "libzmq leaves the file; stop() removes it";
-  // An old instance stopping after a new one bound the same path leaves the new one's file.
-  auto old = std::make_unique<Publisher>(o);
-  Publisher newer(o);
-  old.reset();
+  // A second publisher on a path another one serves is refused (issue 15, defect 9: it used to
+  // take the path over, and delete the first one's socket file when it stopped).
+  auto first = std::make_unique<Publisher>(o);
+  try {
+    Publisher second(o);
+    ADD_FAILURE() << "a second publisher bound a served path";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("being served by another process"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(std::filesystem::exists(path));
+  first.reset();
+  // A socket file nobody serves any more (a daemon that was killed) is taken over.
+  {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    path.copy(address.sun_path, sizeof(address.sun_path) - 1);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    ::close(fd);  // the file stays, with no listener
+  }
+  Publisher again(o);
   EXPECT_TRUE(std::filesystem::exists(path));
 }
 

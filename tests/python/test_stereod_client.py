@@ -18,7 +18,7 @@ import stereod_client as sc
 def header(width=4, height=3, stride=None, pair="front", sequence=7):
     """A valid header for a width x height frame with a mask, as docs/PROTOCOL.md shows."""
     return {
-        "version": {"major": 1, "minor": 0},
+        "version": {"major": 1, "minor": 3},
         "pair": pair, "sequence": sequence, "status": "ok",
         "width": width, "height": height, "stride": stride or 2 * width,
         "encoding": "disp16q4", "invalid": 65535,
@@ -29,6 +29,7 @@ def header(width=4, height=3, stride=None, pair="front", sequence=7):
         "publish_ns": 1700000000009100000,
         "latency_ms": {"sync": 1.0, "engine": 8.0, "publish": 0.1, "total": 9.1},
         "focal_px": 1000.0, "baseline_m": 0.1, "doffs_px": 2.0,
+        "fy_px": 1000.0, "cx_px": 1.5, "cy_px": 1.0,
         "min_disparity": 0, "max_disparity": 64, "background": False,
         "config_generation": 1, "engine": "cpu", "levels": 3,
         "payloads": [{"name": "mask", "encoding": "mask8", "width": width, "height": height,
@@ -45,6 +46,26 @@ def message(h=None, disparity=None, mask=None):
         mask = np.zeros(h["height"] * h["width"], dtype="u1")
     return [b"disparity." + h["pair"].encode(), json.dumps(h).encode(),
             np.asarray(disparity, dtype="<u2").tobytes(), np.asarray(mask, dtype="u1").tobytes()]
+
+
+def v13_message():
+    """A 4 x 3 frame with the payloads protocol 1.3 added: confidence, an RGB left image and a
+    colored point cloud."""
+    h = header()
+    h["payloads"] = [
+        {"name": "confidence", "encoding": "confidence8", "width": 4, "height": 3, "stride": 4,
+         "invalid": 0},
+        {"name": "left", "encoding": "rgb8", "width": 4, "height": 3, "stride": 12},
+        {"name": "points", "encoding": "xyzrgb32f", "width": 4, "height": 3, "stride": 64}]
+    d = np.full((3, 4), 16 * 12, dtype="<u2")  # d = 12 px: Z = 1000 * 0.1 / (12 - 2) = 10 m
+    d[0, 0] = 0xFFFF
+    confidence = np.arange(12, dtype="u1").reshape(3, 4)
+    rgb = np.arange(36, dtype="u1").reshape(3, 4, 3)
+    points = np.zeros((3, 4, 4), dtype="<f4")
+    points[:, :, :3] = 1.5
+    points[:, :, 3] = np.array([0x00102030], dtype="<u4").view("<f4")[0]
+    return h, [b"disparity.front", json.dumps(h).encode(), d.tobytes(), confidence.tobytes(),
+               rgb.tobytes(), points.tobytes()]
 
 
 class Decode(unittest.TestCase):
@@ -68,6 +89,51 @@ class Decode(unittest.TestCase):
         z = f.depth_m()  # 1000 * 0.1 / (d - 2)
         self.assertTrue(np.isnan(z[0, 0]))  # d = 1 <= doffs
         self.assertAlmostEqual(float(z[0, 3]), 100.0, places=4)
+
+    def test_v13_payloads_decode_to_arrays(self):
+        _, parts = v13_message()
+        f = sc.decode_frame(parts)
+        self.assertEqual(f.confidence.shape, (3, 4))
+        self.assertEqual(int(f.confidence[2, 3]), 11)
+        self.assertEqual(f.left.shape, (3, 4, 3))
+        self.assertEqual(list(f.left[0, 1]), [3, 4, 5])
+        self.assertEqual(f.points.shape, (3, 4, 4))
+        self.assertEqual(f.points.dtype, np.dtype("<f4"))
+        np.testing.assert_array_equal(f.xyz(), np.full((3, 4, 3), 1.5, np.float32))
+        self.assertEqual(list(f.point_colors()[1, 2]), [0x10, 0x20, 0x30])
+
+    def test_xyz_from_the_disparity_and_the_camera_model(self):
+        h, parts = v13_message()
+        h["payloads"] = []
+        f = sc.decode_frame([parts[0], json.dumps(h).encode(), parts[2]])
+        xyz = f.xyz()
+        self.assertTrue(np.isnan(xyz[0, 0]).all())
+        # Z = 10 m; X = (x - 1.5) Z / 1000, Y = (y - 1.0) Z / 1000 (cx_px, cy_px, fy_px of header())
+        np.testing.assert_allclose(xyz[2, 3], [0.015, 0.01, 10.0], rtol=1e-6)
+        self.assertIsNone(f.point_colors())
+
+    def test_headers_before_1_3_get_square_pixels_and_the_centre(self):
+        h = header(width=5, height=4)
+        h["version"]["minor"] = 2
+        h["payloads"] = []
+        for key in ("fy_px", "cx_px", "cy_px"):
+            del h[key]
+        f = sc.decode_frame([b"disparity.front", json.dumps(h).encode(), bytes(40)])
+        self.assertEqual((f.header["fy_px"], f.header["cx_px"], f.header["cy_px"]),
+                         (1000.0, 2.0, 1.5))
+        h["version"]["minor"] = 3
+        self.assertRefused([b"disparity.front", json.dumps(h).encode(), bytes(40)],
+                           "header.fy_px: missing")
+
+    def test_confidence_marks_none_with_zero(self):
+        h, parts = v13_message()
+        h["payloads"][0]["invalid"] = 255
+        parts[1] = json.dumps(h).encode()
+        self.assertRefused(parts, "confidence8 marks missing values with 0")
+        h, parts = v13_message()
+        h["payloads"][2]["stride"] = 62
+        parts[1] = json.dumps(h).encode()
+        self.assertRefused(parts, "header.payloads[2].stride")
 
     def test_strided_rows(self):
         h = header(width=3, height=2, stride=8)
@@ -99,7 +165,7 @@ class Decode(unittest.TestCase):
     def test_wrong_version(self):
         h = header()
         h["version"]["major"] = 2
-        self.assertRefused(message(h), "protocol 2.0 is not supported")
+        self.assertRefused(message(h), "protocol 2.3 is not supported")
         self.assertRefused([b"disparity.front", b'{"version": {"major": 3, "minor": 0}}'],
                            "protocol 3.0 is not supported")
 

@@ -1,6 +1,7 @@
-// The background model against straightforward implementations of its definition (DESIGN.md step
-// 3, docs/ALGORITHM.md): the update, the k-sigma and shadow tests, HSV, the hierarchy, closing,
-// warm-up, the off switch, selective learning, determinism and bad parameters.
+// The background model against straightforward implementations of its definition (docs/ALGORITHM.md
+// step 3): the update, the k-sigma and shadow tests, HSV, the hierarchy, closing, warm-up, the off
+// switch, selective learning, determinism and bad parameters; the widened right mask that matching
+// reads (target_margin).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,8 @@
 #include "background/background_model.hpp"
 #include "background/background_ops.hpp"
 #include "background/morphology.hpp"
+#include "cpu_pair_processor.hpp"
+#include "synthetic/synthetic_scene.hpp"
 
 using namespace stereod;
 
@@ -153,6 +156,24 @@ TEST(BackgroundOps, GrayHueIsIgnored) {
   EXPECT_EQ(classify_pixel(x, mean, var, 3, f), 0);
 }
 
+// The definition: max (dilate) or min (erode) over the (2r+1)^2 square of in-image pixels.
+static Gray8 naive_square_filter(const Gray8& src, int r, bool mx) {
+  Gray8 dst(src.width(), src.height());
+  for (int y = 0; y < src.height(); ++y) {
+    for (int x = 0; x < src.width(); ++x) {
+      int v = mx ? 0 : 1;
+      for (int t = y - r; t <= y + r; ++t) {
+        for (int u = x - r; u <= x + r; ++u) {
+          if (u < 0 || t < 0 || u >= src.width() || t >= src.height()) continue;
+          v = mx ? std::max<int>(v, src(u, t)) : std::min<int>(v, src(u, t));
+        }
+      }
+      dst(x, y) = static_cast<std::uint8_t>(v);
+    }
+  }
+  return dst;
+}
+
 TEST(Morphology, ClosingIsDilateThenErodeOverInImagePixels) {
   std::mt19937 rng(9);
   for (int r = 1; r <= 2; ++r) {
@@ -160,29 +181,27 @@ TEST(Morphology, ClosingIsDilateThenErodeOverInImagePixels) {
     for (auto& v : in.pixels()) v = rng() % 3 == 0;
     Gray8 out, scratch;
     close_mask(in, r, out, scratch);
-    auto filter = [&](const Gray8& src, bool mx) {
-      Gray8 dst(src.width(), src.height());
-      for (int y = 0; y < src.height(); ++y) {
-        for (int x = 0; x < src.width(); ++x) {
-          int v = mx ? 0 : 1;
-          for (int t = y - r; t <= y + r; ++t) {
-            for (int u = x - r; u <= x + r; ++u) {
-              if (u < 0 || t < 0 || u >= src.width() || t >= src.height()) continue;
-              v = mx ? std::max<int>(v, src(u, t)) : std::min<int>(v, src(u, t));
-            }
-          }
-          dst(x, y) = static_cast<std::uint8_t>(v);
-        }
-      }
-      return dst;
-    };
-    EXPECT_EQ(out, filter(filter(in, true), false));
+    EXPECT_EQ(out, naive_square_filter(naive_square_filter(in, r, true), r, false));
   }
   Gray8 hole(9, 9, 1);
   hole(4, 4) = 0;
   Gray8 out, scratch;
   close_mask(hole, 1, out, scratch);
   EXPECT_EQ(out(4, 4), 1);
+}
+
+TEST(Morphology, DilationIsTheMaximumOverInImagePixels) {
+  std::mt19937 rng(10);
+  // Up to the largest target_margin, on images narrower and wider than the square.
+  for (const int r : {0, 1, 3, 8, kMaxTargetMargin}) {
+    for (const int w : {5, 23, 40}) {
+      Gray8 in(w, 19);
+      for (auto& v : in.pixels()) v = rng() % 29 == 0;
+      Gray8 out, scratch;
+      dilate_mask(in, r, out, scratch);
+      EXPECT_EQ(out, naive_square_filter(in, r, true)) << "radius " << r << " width " << w;
+    }
+  }
 }
 
 TEST(BackgroundModel, WarmupThenStaticSceneIsBackground) {
@@ -458,6 +477,9 @@ TEST(BackgroundParamsCheck, BadValuesAreNamed) {
        "must not exceed shadow_max_ratio"},
       {[](BackgroundParams& p) { p.closing_radius = 5; }, "background.closing_radius = 5"},
       {[](BackgroundParams& p) { p.absorb_frames = -1; }, "background.absorb_frames = -1"},
+      {[](BackgroundParams& p) { p.target_margin = -1; }, "background.target_margin = -1"},
+      {[](BackgroundParams& p) { p.target_margin = kMaxTargetMargin + 1; },
+       "background.target_margin = 17"},
   };
   for (const auto& c : cases) {
     BackgroundParams p;
@@ -466,5 +488,55 @@ TEST(BackgroundParamsCheck, BadValuesAreNamed) {
     ASSERT_FALSE(e.empty()) << c.expect;
     EXPECT_NE(std::string(e.front().what()).find(c.expect), std::string::npos) << e.front().what();
     EXPECT_THROW(BackgroundModel m(p), ParameterError);
+  }
+}
+
+// Matching reads the right camera's mask widened by target_margin (its decision, not confidently
+// background), and only that: the left map equals the matcher's given those masks.
+TEST(BackgroundMatching, RightMaskIsWidenedByTheTargetMargin) {
+  SyntheticOptions so;
+  so.width = 160;
+  so.height = 120;
+  so.max_disparity = 32;
+  so.seed = 3;
+  so.frame_rate = 10;
+  const SyntheticScene scene(so);
+  StereoParams sp;
+  sp.max_disparity = 32;
+  for (const int margin : {0, 3}) {
+    BackgroundParams bp;
+    bp.warmup = 4;
+    bp.target_margin = margin;
+    CpuPairProcessor cpu(sp, bp, 1);
+    CpuStereoMatcher matcher(sp, 1);
+    SyntheticFrame f;
+    PairOutput out;
+    long long widened = 0;
+    for (int i = 0; i < 12; ++i) {
+      scene.render(i, f);
+      cpu.process({f.left_gray.view(), f.right_gray.view(), view_of(f.left), view_of(f.right)},
+                  out);
+      ASSERT_EQ(out.right_targets.size(), out.right_masks.size());
+      StereoInput in;
+      in.left = f.left_gray.view();
+      in.right = f.right_gray.view();
+      for (std::size_t s = 0; s < out.right_masks.size(); ++s) {
+        const Gray8 expect = naive_square_filter(out.right_masks[s], margin, true);
+        ASSERT_EQ(out.right_targets[s], expect) << "frame " << i << " level " << s;
+        for (std::size_t k = 0; k < expect.size(); ++k) {
+          widened += expect.data()[k] != out.right_masks[s].data()[k];
+        }
+        in.left_foreground.push_back(out.left_masks[s].view());
+        in.right_foreground.push_back(out.right_targets[s].view());
+      }
+      StereoOutput direct;
+      matcher.compute(in, direct);
+      ASSERT_EQ(direct.left, out.stereo.left) << "frame " << i;
+    }
+    if (margin == 0) {
+      EXPECT_EQ(widened, 0);
+    } else {
+      EXPECT_GT(widened, 0);  // the objects' surroundings after the warm-up
+    }
   }
 }

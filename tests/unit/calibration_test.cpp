@@ -109,6 +109,10 @@ TEST(Calibration, GivenRectificationShiftsAPatternByThePrincipalPointOffset) {
   EXPECT_DOUBLE_EQ(c.focal_px, 100);
   EXPECT_DOUBLE_EQ(c.baseline_m, 0.1);
   EXPECT_DOUBLE_EQ(c.doffs_px, 0);
+  // The rectified left camera's model, as frame headers carry it: P1's fy, cx and cy.
+  EXPECT_DOUBLE_EQ(c.fy_px, 100);
+  EXPECT_DOUBLE_EQ(c.cx, 41);
+  EXPECT_DOUBLE_EQ(c.cy, 28);
 }
 
 TEST(Calibration, GivenRotationTurnsAPatternAboutThePrincipalPoint) {

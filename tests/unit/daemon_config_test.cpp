@@ -2,6 +2,7 @@
 // place, and diff_configs says what a reload has to do.
 #include <gtest/gtest.h>
 
+#include "config_issues.hpp"
 #include "daemon_config.hpp"
 
 using namespace stereod;
@@ -16,20 +17,10 @@ const std::string kBase =
     "  - {name: p, left: a, right: b, stereo: {max_disparity: 16}}\n";
 
 std::vector<ConfigIssue> issues(const std::string& text) {
-  try {
-    parse_daemon_config(text, "t.yaml", STEREOD_CONFIG_DIR "/examples");
-  } catch (const ConfigError& e) {
-    return e.issues();
-  }
-  return {};
+  return test::config_issues(text, STEREOD_CONFIG_DIR "/examples");
 }
 
-bool mentions(const std::vector<ConfigIssue>& v, const std::string& key, const std::string& text) {
-  for (const auto& i : v) {
-    if (i.key == key && i.message.find(text) != std::string::npos) return true;
-  }
-  return false;
-}
+using test::mentions;
 
 }  // namespace
 

@@ -2,8 +2,13 @@
 // changes, errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include "engine.hpp"
 #include "stereo/matcher.hpp"
@@ -91,6 +96,40 @@ TEST(CpuEngine, BusyWhenEverySlotIsTakenAndFreeAgainWhenReleased) {
   EXPECT_FALSE(engine->poll(1ms));
 }
 
+TEST(CpuEngine, SaysWhenAResultIsReady) {
+  // on_result: one call per finished frame, each once that frame can be polled, so a consumer
+  // can sleep until then instead of polling on a timer.
+  const auto s = make_benchmark_pair(96, 64, 32);
+  EngineOptions o = small_options(3);
+  std::mutex mutex;
+  std::condition_variable cv;
+  int calls = 0;
+  o.on_result = [&] {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      ++calls;
+    }
+    cv.notify_all();
+  };
+  auto engine = make_engine("cpu", o);
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    ASSERT_EQ(engine->submit(frame_of(s, i)), SubmitStatus::kAccepted);
+  }
+  for (int done = 1; done <= 3; ++done) {
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      ASSERT_TRUE(cv.wait_for(lock, 30s, [&] { return calls >= done; }));
+    }
+    // Announced: there without waiting.
+    const auto r = engine->poll(0ns);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->sequence, static_cast<std::uint64_t>(done - 1));
+  }
+  std::this_thread::sleep_for(50ms);
+  std::lock_guard<std::mutex> lock(mutex);
+  EXPECT_EQ(calls, 3);
+}
+
 TEST(CpuEngine, ParameterChangesApplyToLaterFrames) {
   const auto s = make_benchmark_pair(96, 64, 32);
   auto engine = make_engine("cpu", small_options(2));
@@ -140,7 +179,12 @@ TEST(CpuEngine, RejectsWrongSizesAndBadOptions) {
   EXPECT_EQ(engine->in_flight(), 0);
   EngineOptions o = small_options();
   o.inflight = 0;
-  EXPECT_THROW(make_engine("cpu", o), ParameterError);
+  try {
+    make_engine("cpu", o);
+    ADD_FAILURE() << "inflight 0 was accepted";
+  } catch (const ParameterError& e) {
+    EXPECT_EQ(e.parameter(), "inflight");  // the engine's option, not a GPU key
+  }
   o = small_options();
   o.width = 20;  // max_disparity 32 does not fit
   EXPECT_THROW(make_engine("cpu", o), ParameterError);
@@ -157,19 +201,65 @@ TEST(CpuEngine, AutoFallsBackToTheCpuWhenThereIsNoGpu) {
 }
 
 TEST(CpuEngine, DestroyedWhileFramesAreInFlight) {
+  // A result the consumer still holds outlives its engine (its buffers stay valid and unchanged),
+  // and destroying an engine with frames in flight neither hangs nor crashes.
   const auto s = make_benchmark_pair(96, 64, 32);
-  std::shared_ptr<const void> survivor;
+  CpuStereoMatcher reference(small_options().stereo, 1);
+  StereoInput in;
+  in.left = s.left.view();
+  in.right = s.right.view();
+  StereoOutput expected;
+  reference.compute(in, expected);
+
+  std::optional<EngineResult> survivor;
   {
     auto engine = make_engine("cpu", small_options(3));
-    engine->submit(frame_of(s, 0));
-    engine->submit(frame_of(s, 1));
-    auto r = engine->poll(10s);
-    ASSERT_TRUE(r);
-    survivor = r->hold;
-    engine->submit(frame_of(s, 2));
+    ASSERT_EQ(engine->submit(frame_of(s, 0)), SubmitStatus::kAccepted);
+    ASSERT_EQ(engine->submit(frame_of(s, 1)), SubmitStatus::kAccepted);
+    survivor = engine->poll(10s);
+    ASSERT_TRUE(survivor);
+    ASSERT_TRUE(survivor->ok) << survivor->error;
+    ASSERT_EQ(survivor->sequence, 0u);
+    ASSERT_EQ(engine->submit(frame_of(s, 2)), SubmitStatus::kAccepted);
+    EXPECT_EQ(engine->in_flight(), 2);  // frames 1 and 2 are still in flight when it goes
   }
+  Disparity16 got(survivor->disparity.width, survivor->disparity.height);
+  copy_into(survivor->disparity, got);
+  EXPECT_EQ(got, expected.left);
   survivor.reset();  // releasing after the engine is gone is safe
-  SUCCEED();
+}
+
+TEST(CpuEngine, StridedInputEqualsContiguousInput) {
+  // Frames from GStreamer and from pinned buffers have row padding: the engine must honour the
+  // stride of each view, and may not read the padding.
+  const auto s = make_benchmark_pair(96, 64, 32);
+  const int stride = 96 + 37;
+  std::vector<std::uint8_t> left(static_cast<std::size_t>(stride) * 64, 0xAA);
+  std::vector<std::uint8_t> right(left.size(), 0x55);
+  for (int y = 0; y < 64; ++y) {
+    std::copy_n(s.left.row(y), 96, left.data() + y * stride);
+    std::copy_n(s.right.row(y), 96, right.data() + y * stride);
+  }
+  auto run = [&](ImageView<const std::uint8_t> l, ImageView<const std::uint8_t> r) {
+    auto engine = make_engine("cpu", small_options());
+    FrameInput f = frame_of(s, 0);
+    f.left = l;
+    f.right = r;
+    EXPECT_EQ(engine->submit(f), SubmitStatus::kAccepted);
+    auto result = engine->poll(10s);
+    EXPECT_TRUE(result && result->ok);
+    Disparity16 got(96, 64);
+    if (result && result->ok) copy_into(result->disparity, got);
+    return got;
+  };
+  const Disparity16 contiguous = run(s.left.view(), s.right.view());
+  const Disparity16 strided = run({left.data(), 96, 64, stride}, {right.data(), 96, 64, stride});
+  EXPECT_EQ(strided, contiguous);
+  int valid = 0;
+  for (int y = 0; y < 64; ++y) {
+    for (int x = 0; x < 96; ++x) valid += contiguous(x, y) != kInvalidDisparity;
+  }
+  EXPECT_GT(valid, 96 * 64 / 2);  // the comparison is between real disparity maps
 }
 
 // A map that shifts and rotates slightly: enough that rectified and raw images differ everywhere.

@@ -28,13 +28,42 @@ TEST(FramePool, ReusesReturnedFramesAndRefusesBeyondCapacity) {
   ASSERT_TRUE(a && b);
   EXPECT_NE(a, b);
   EXPECT_EQ(pool.acquire(), nullptr);  // both held: the caller drops its frame
-  a->gray.resize(8, 4);
-  const std::uint8_t* pixels = a->gray.data();
+  const std::uint8_t* pixels = a->reserve(32, {});
   CameraFrame* first = a.get();
   a.reset();  // back to the pool, buffers and all
   auto c = pool.acquire();
   EXPECT_EQ(c.get(), first);
-  EXPECT_EQ(c->gray.data(), pixels);
+  EXPECT_EQ(c->reserve(32, {}), pixels);  // the same memory, not allocated again
+  EXPECT_EQ(c->reserve(16, {}), pixels);
+}
+
+TEST(CameraFrame, StorageComesFromTheAllocatorAndGrowsOnlyWhenNeeded) {
+  int calls = 0;
+  const PixelAllocator counting = [&](std::size_t bytes) {
+    ++calls;
+    return allocate_pixels(bytes);
+  };
+  CameraFrame f;
+  std::uint8_t* p = f.reserve(100, counting);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(f.reserve(100, counting), p);
+  EXPECT_EQ(f.reserve(50, counting), p);
+  EXPECT_EQ(calls, 1);
+  f.reserve(200, counting);
+  EXPECT_EQ(calls, 2);
+  EXPECT_GE(f.storage_bytes, 200u);
+}
+
+TEST(CameraFrame, GrayOfAColorFrameIsItsLuma) {
+  const std::uint8_t rgb[] = {255, 0, 0, 0, 255, 0, 0, 0, 255, 10, 20, 30};
+  CameraFrame f;
+  f.color = {rgb, 2, 2, 6};
+  const Gray8 g = gray_of(f);
+  ASSERT_EQ(g.width(), 2);
+  EXPECT_EQ(g(0, 0), luma_bt601(255, 0, 0));
+  EXPECT_EQ(g(1, 0), luma_bt601(0, 255, 0));
+  EXPECT_EQ(g(0, 1), luma_bt601(0, 0, 255));
+  EXPECT_EQ(g(1, 1), luma_bt601(10, 20, 30));
 }
 
 TEST(RealtimeClock, OffsetTurnsMonotonicIntoRealtime) {

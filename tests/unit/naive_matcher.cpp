@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "stereo/adaptive_window.hpp"
+#include "stereo/confidence.hpp"
 #include "stereo/cost.hpp"
 #include "stereo/pixel_ops.hpp"
 
@@ -101,6 +102,7 @@ NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& r
   std::vector<Image<std::int16_t>> checked[2];
   for (auto& c : checked) c.resize(static_cast<std::size_t>(levels));
   Disparity16 q4[2];
+  out.confidence.resize(left.width(), left.height(), 0);
   for (int s = levels - 1; s >= 0; --s) {
     const int w = lv[s].gray[0].width(), h = lv[s].gray[0].height();
     const int disparities = level_disparities(p.max_disparity, s);
@@ -151,6 +153,17 @@ NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& r
             }
           }
           win(x, y) = static_cast<std::int16_t>(best_d);
+          if (s == 0 && v == 0 && best_d != kNoDisparity) {
+            bool has_second = false;
+            std::uint32_t second = 0;
+            for (int d = lo; d <= hi; ++d) {
+              if (std::abs(d - best_d) <= 1 || !candidate_allowed(side, x, y, d)) continue;
+              const std::uint32_t a = cost(d);
+              if (!has_second || a < second) second = a;
+              has_second = true;
+            }
+            out.confidence(x, y) = match_confidence(best, second, has_second);
+          }
           if (s == 0 && best_d != kNoDisparity) {
             // As both engines do today, the parabola is always fitted: StereoParams::subpixel is
             // not read by either (noted in issue 19's report).
@@ -199,6 +212,15 @@ NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& r
     if (p.median) {
       for (int y = 0; y < h; ++y) {
         for (int x = 0; x < w; ++x) m(x, y) = median3x3_at(d.data(), w, h, x, y);
+      }
+    }
+    if (v == 0) {  // confidence only where the matcher's own disparity survived the filters
+      for (int y = 0; y < h; ++y) {
+        for (int x = 0; x < w; ++x) {
+          if (d(x, y) == kInvalidDisparity || m(x, y) == kInvalidDisparity) {
+            out.confidence(x, y) = 0;
+          }
+        }
       }
     }
     if (p.fill) {

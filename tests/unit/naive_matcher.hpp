@@ -14,6 +14,9 @@ namespace stereod::testing {
 
 struct NaiveResult {
   Disparity16 left, right;
+  // The left view's confidence8 (docs/PROTOCOL.md): from the finest level's winner and the lowest
+  // cost at least 2 disparities from it; 0 where the checked or the final map has no disparity.
+  Gray8 confidence;
   // Per level (index 0 = finest) and view (0 = left reference): the winners before the
   // cross-check.
   std::vector<Image<std::int16_t>> winners[2];

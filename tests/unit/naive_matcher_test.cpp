@@ -10,6 +10,7 @@
 #include "cpu_cases.hpp"
 #include "cpu_features.hpp"
 #include "naive_matcher.hpp"
+#include "stereo/confidence.hpp"
 #include "stereo/matcher.hpp"
 
 using namespace stereod;
@@ -45,6 +46,7 @@ TEST_P(NaiveMatcher, RandomCasesBitExact) {
   const char* env = std::getenv("STEREOD_NAIVE_CASES");
   const int cases = env ? std::atoi(env) : 100;
   ASSERT_GT(cases, 0);
+  long long graded = 0;  // confidences strictly between "ambiguous" and "unrivalled"
   for (int i = 0; i < cases; ++i) {
     const std::uint64_t seed = 5000 + static_cast<std::uint64_t>(i);
     const MatcherCase c = random_matcher_case(seed, 72, 56);
@@ -52,7 +54,9 @@ TEST_P(NaiveMatcher, RandomCasesBitExact) {
         naive_match(c.params, c.left, c.right, c.left_foreground, c.right_foreground);
     CpuStereoMatcher m(c.params);
     StereoOutput got;
-    m.compute(stereo_input(c), got);
+    StereoInput in = stereo_input(c);
+    in.confidence = true;
+    m.compute(in, got);
     ASSERT_EQ(got.levels_used, static_cast<int>(want.winners[0].size())) << c.name;
     for (int s = got.levels_used - 1; s >= 0; --s) {
       for (int v = 0; v < 2; ++v) {
@@ -62,6 +66,40 @@ TEST_P(NaiveMatcher, RandomCasesBitExact) {
     }
     ASSERT_EQ(first_difference(want.left, got.left), "") << c.name << ": left output";
     ASSERT_EQ(first_difference(want.right, got.right), "") << c.name << ": right output";
+    ASSERT_EQ(first_difference(want.confidence, got.confidence), "") << c.name << ": confidence";
+    for (std::uint8_t v : got.confidence.pixels()) graded += v > 1 && v < 255;
+  }
+  EXPECT_GT(graded, 0);
+}
+
+// The formula of docs/PROTOCOL.md "confidence8", case by case.
+TEST(MatchConfidence, TheDocumentedCases) {
+  EXPECT_EQ(match_confidence(10, 0, false), 255);  // nothing else compared
+  EXPECT_EQ(match_confidence(0, 0, true), 1);      // two perfect matches
+  EXPECT_EQ(match_confidence(50, 50, true), 1);    // a tie far away: fully ambiguous
+  EXPECT_EQ(match_confidence(0, 7, true), 255);    // a perfect match, nothing else near
+  // (255 * (C2 - C1) + C2 / 2) / C2: 255 * 1 / 4 = 63.75 -> 64; 255 * 30 / 100 = 76.5 -> 77.
+  EXPECT_EQ(match_confidence(3, 4, true), 64);
+  EXPECT_EQ(match_confidence(70, 100, true), 77);
+  EXPECT_EQ(match_confidence(1000, 1001, true), 1);  // 0.25 rounds to 0, kept at 1
+}
+
+// The confidence map is there only when asked for, and asking changes no disparity.
+TEST_P(NaiveMatcher, ConfidenceOnlyWhenAskedAndWithoutEffectOnTheDisparities) {
+  for (int i = 0; i < 20; ++i) {
+    const MatcherCase c = random_matcher_case(7000 + static_cast<std::uint64_t>(i), 72, 56);
+    CpuStereoMatcher m(c.params);
+    StereoOutput plain, with;
+    m.compute(stereo_input(c), plain);
+    EXPECT_TRUE(plain.confidence.empty()) << c.name;
+    StereoInput in = stereo_input(c);
+    in.confidence = true;
+    m.compute(in, with);
+    ASSERT_EQ(with.confidence.width(), c.left.width()) << c.name;
+    ASSERT_EQ(first_difference(plain.left, with.left), "") << c.name;
+    ASSERT_EQ(first_difference(plain.right, with.right), "") << c.name;
+    m.compute(stereo_input(c), plain);  // and off again
+    EXPECT_TRUE(plain.confidence.empty()) << c.name;
   }
 }
 

@@ -9,6 +9,7 @@
 #include "engine.hpp"
 #include "stereo/pixel_ops.hpp"
 #include "synthetic/synthetic_scene.hpp"
+#include "synthetic_input.hpp"
 
 using namespace stereod;
 
@@ -31,13 +32,7 @@ TEST(SyntheticSequence, MaskAndDisparityEndToEnd) {
   SyntheticFrame f;
   for (int i = 0; i < 140; ++i) {
     scene.render(i, f);
-    FrameInput in;
-    in.sequence = static_cast<std::uint64_t>(i);
-    in.left = f.left_gray.view();
-    in.right = f.right_gray.view();
-    in.left_color = view_of(f.left);
-    in.right_color = view_of(f.right);
-    ASSERT_EQ(engine->submit(in), SubmitStatus::kAccepted);
+    ASSERT_EQ(engine->submit(test::synthetic_input(f, i)), SubmitStatus::kAccepted);
     auto r = engine->poll(std::chrono::seconds(60));
     ASSERT_TRUE(r && r->ok);
     ASSERT_EQ(r->background_active, i >= 60);  // the default warm-up

@@ -204,9 +204,12 @@ TEST(RigConfig, ChecksTheRigAsAWhole) {
   rig.cameras = {camera("a", "synthetic://"), camera("b", "test://")};
   EXPECT_TRUE(contains(to_string(validate_rig(rig)), "mixes synthetic://"));
 
-  rig.cameras = {camera("a", "file:///a.mkv"), camera("b", "images:///b_%d.png")};
+  rig.cameras = {camera("a", "images:///a_%d.png"), camera("b", "images:///b_%d.png")};
   rig.cameras[1].loop = false;
   EXPECT_TRUE(contains(to_string(validate_rig(rig)), "camera 'b': loop: differs"));
+  // Image sequences are read in lockstep: not with a video file in one rig.
+  rig.cameras = {camera("a", "file:///a.mkv"), camera("b", "images:///b_%d.png")};
+  EXPECT_TRUE(contains(to_string(validate_rig(rig)), "mixes images:// with file://"));
 
   rig.cameras = {camera("a", "test://"), camera("b", "test://")};
   EXPECT_TRUE(validate_rig(rig).empty());
@@ -214,6 +217,38 @@ TEST(RigConfig, ChecksTheRigAsAWhole) {
   EXPECT_EQ(rig.effective_sync_tolerance_ns(), 16666666 / 2);
   rig.sync_tolerance_ns = 0;
   EXPECT_EQ(rig.effective_sync_tolerance_ns(), 0);
+}
+
+TEST(RigConfig, ReplayIsCheckedForTheRig) {
+  EXPECT_TRUE(contains(error_of("synthetic://?replay=-1"), "out of range [0, 100000]"));
+  EXPECT_TRUE(contains(error_of("images:///a_%d.png?replay=x"), "expected an integer"));
+  EXPECT_TRUE(contains(error_of("test://?replay=3"), "unknown option \"replay\""));
+  RigConfig rig;
+  rig.name = "r";
+  rig.cameras = {camera("a", "synthetic://?replay=30"), camera("b", "synthetic://?replay=30")};
+  EXPECT_TRUE(validate_rig(rig).empty()) << to_string(validate_rig(rig));
+  EXPECT_EQ(replay_count(rig), 30);
+  // One scene renders both views: the count is one of its options, so it must agree.
+  rig.cameras[1].uri = "synthetic://?replay=31";
+  EXPECT_TRUE(contains(to_string(validate_rig(rig)), "synthetic options differ"));
+  // Image sequences of a rig replay together.
+  rig.cameras = {camera("a", "images:///a_%d.png?replay=8"), camera("b", "images:///b_%d.png")};
+  EXPECT_TRUE(contains(to_string(validate_rig(rig)),
+                       "camera 'b': uri: replay=0 differs from camera 'a' (replay=8)"))
+      << to_string(validate_rig(rig));
+  // What a rig may hold in memory: 100000 frames of two 1280x720 RGB cameras are 515 GiB.
+  rig.cameras = {camera("a", "synthetic://?replay=100000"),
+                 camera("b", "synthetic://?replay=100000")};
+  for (auto& c : rig.cameras) {
+    c.width = 1280;
+    c.height = 720;
+    c.color = true;
+  }
+  const std::string too_big = to_string(validate_rig(rig));
+  EXPECT_TRUE(contains(too_big, "camera 'a': uri: replay=100000 would hold 527343 MiB")) << too_big;
+  EXPECT_TRUE(contains(too_big, "a rig may hold 8192 MiB")) << too_big;
+  rig.cameras = {camera("a", "test://"), camera("b", "test://")};
+  EXPECT_EQ(replay_count(rig), 0);
 }
 
 TEST(RigConfig, PairsMustShareASize) {
@@ -245,8 +280,9 @@ TEST(PipelineDescription, EachSchemeBuildsItsSource) {
             "nvvidconv flip-method=0 ! video/x-raw,format=GRAY8");
   EXPECT_EQ(source_fragment(c, parse_source_uri("rtsp://cam/s#protocols=tcp")),
             "rtspsrc location=\"rtsp://cam/s\" latency=200 protocols=tcp ! decodebin");
+  // The rig's ImageFeeder reads the files (and knows the start number): an appsrc and a decoder.
   EXPECT_EQ(source_fragment(c, parse_source_uri("images:///d/x_%03d.png?start=2")),
-            "multifilesrc location=\"/d/x_%03d.png\" index=2 start-index=2 loop=true "
+            "appsrc name=stereod_src_image is-live=true format=time do-timestamp=false "
             "caps=\"image/png,framerate=(fraction)30/1\" ! pngdec");
   EXPECT_EQ(source_fragment(c, parse_source_uri("test://?pattern=ball")),
             "videotestsrc is-live=true pattern=ball");
@@ -261,13 +297,35 @@ TEST(PipelineDescription, ConversionEndsInNonBlockingAppsinks) {
             "videoconvert ! video/x-raw,format=GRAY8,width=640,height=480,framerate=30/1 ! "
             "appsink name=stereod_gray sync=false max-buffers=2 drop=true "
             "enable-last-sample=false qos=false");
-  // Recordings are paced to the clock; color goes through a tee to a second appsink.
+  // Recordings are paced to the clock; a color camera is converted once, to RGB only (the
+  // engines derive the gray): no tee, no second conversion, one appsink.
   c.color = true;
   const std::string color = camera_branch_description(c, parse_source_uri("file:///v.avi"));
-  EXPECT_TRUE(contains(color,
-                       "format=RGB,width=640,height=480,framerate=30/1 ! identity "
-                       "name=stereod_pace sync=true ! tee name=stereod_tee"))
-      << color;
-  EXPECT_TRUE(contains(color, "appsink name=stereod_rgb")) << color;
-  EXPECT_TRUE(contains(color, "stereod_tee. ! queue")) << color;
+  EXPECT_EQ(color,
+            "filesrc location=\"/v.avi\" ! decodebin ! videorate ! videoscale ! videoconvert ! "
+            "video/x-raw,format=RGB,width=640,height=480,framerate=30/1 ! identity "
+            "name=stereod_pace sync=true ! appsink name=stereod_rgb sync=false max-buffers=2 "
+            "drop=true enable-last-sample=false qos=false");
+  EXPECT_FALSE(contains(color, "GRAY8")) << color;
+}
+
+TEST(PipelineDescription, SyntheticAndReplayedCamerasAreOneRawAppsrc) {
+  CameraConfig c = camera("cam", "");
+  c.width = 320;
+  c.height = 240;
+  c.color = true;
+  const std::string raw =
+      "appsrc name=stereod_src_raw is-live=true format=time do-timestamp=false "
+      "caps=\"video/x-raw,format=RGB,width=320,height=240,framerate=30/1\" ! appsink "
+      "name=stereod_rgb sync=false max-buffers=2 drop=true enable-last-sample=false qos=false";
+  EXPECT_EQ(camera_branch_description(c, parse_source_uri("synthetic://left")), raw);
+  EXPECT_EQ(camera_branch_description(c, parse_source_uri("synthetic://left?replay=30")), raw);
+  // Replayed images were decoded at start-up: no decoder in the pipeline.
+  EXPECT_EQ(camera_branch_description(c, parse_source_uri("images:///d/l_%03d.png?replay=5")), raw);
+  EXPECT_TRUE(
+      contains(camera_branch_description(c, parse_source_uri("images:///d/l_%03d.png")), "pngdec"));
+  c.color = false;
+  EXPECT_TRUE(contains(camera_branch_description(c, parse_source_uri("synthetic://right")),
+                       "format=GRAY8,width=320,height=240,framerate=30/1\" ! appsink "
+                       "name=stereod_gray"));
 }

@@ -1,5 +1,5 @@
 // Each stage of the CPU reference against a naive implementation written from the definition in
-// DESIGN.md / docs/ALGORITHM.md, on random images: exact equality.
+// docs/ALGORITHM.md, on random images: exact equality.
 #include <gtest/gtest.h>
 
 #include <algorithm>

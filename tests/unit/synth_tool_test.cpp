@@ -12,6 +12,7 @@
 #include "disparity_io.hpp"
 #include "middlebury_background.hpp"
 #include "synthetic/synthetic_scene.hpp"
+#include "test_wrapper.hpp"
 
 using namespace stereod;
 namespace fs = std::filesystem;
@@ -20,7 +21,8 @@ namespace {
 
 // Runs stereod-synth with `args` (output discarded); returns its exit code.
 int run_synth(const std::string& args) {
-  const std::string command = std::string(STEREOD_SYNTH_EXE) + " " + args + " >/dev/null 2>&1";
+  const std::string command =
+      test::wrapped_command(std::string(STEREOD_SYNTH_EXE) + " " + args + " >/dev/null 2>&1");
   const int status = std::system(command.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

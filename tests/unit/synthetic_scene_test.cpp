@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -442,6 +443,9 @@ TEST(SyntheticOptions, EveryErrorNamesItsOptionAndValue) {
       {"synthetic.flicker = 0.5", [](SyntheticOptions& o) { o.flicker = 0.5; }},
       {"synthetic.flicker = -0.1", [](SyntheticOptions& o) { o.flicker = -0.1; }},
       {"synthetic.frame_rate = 0", [](SyntheticOptions& o) { o.frame_rate = 0; }},
+      {"synthetic.speed = 0", [](SyntheticOptions& o) { o.speed = 0; }},
+      {"synthetic.object_size = 4", [](SyntheticOptions& o) { o.object_size = 4; }},
+      {"synthetic.stop_frames = -1", [](SyntheticOptions& o) { o.stop_frames = -1; }},
   };
   for (const auto& c : cases) {
     SyntheticOptions o;
@@ -586,4 +590,58 @@ TEST(SyntheticScene, VerticalViewNeedsRoomForTheRange) {
   EXPECT_TRUE(parse_synthetic_vertical("above", v));
   EXPECT_EQ(v, SyntheticVertical::kAbove);
   EXPECT_FALSE(parse_synthetic_vertical("left", v));
+}
+
+// A photograph as the objects' texture: every object pixel shows one of its pixels (a photograph
+// of one colour per row, so the row it came from can be told), in both views alike.
+TEST(SyntheticScene, ObjectsShowTheGivenPhotograph) {
+  const SyntheticOptions o = clean(small_options());
+  RgbImage photo;
+  photo.resize(50, 40);
+  for (int y = 0; y < 40; ++y) {
+    for (int x = 0; x < 50; ++x) {
+      std::uint8_t* p = photo.row(y) + 3 * x;
+      p[0] = static_cast<std::uint8_t>(100 + y);
+      p[1] = 7;
+      p[2] = 200;
+    }
+  }
+  const SyntheticScene scene(o, std::nullopt, photo);
+  SyntheticFrame f;
+  long long seen = 0;
+  for (int i = 0; i < 60; i += 7) {
+    scene.render(i, f);
+    for (int y = 0; y < o.height; ++y) {
+      for (int x = 0; x < o.width; ++x) {
+        if (f.mask(x, y) != kMaskForeground) continue;
+        const std::uint8_t* p = f.left.row(y) + 3 * x;
+        ASSERT_GE(p[0], 100);
+        ASSERT_LT(p[0], 140);
+        ASSERT_EQ(p[1], 7);
+        ASSERT_EQ(p[2], 200);
+        ++seen;
+      }
+    }
+  }
+  EXPECT_GT(seen, 1000);
+}
+
+// stop_frames: an object's position repeats for that many frames at some point of its life (that
+// the defaults render as before the options existed is held by golden_outputs_test's hashes).
+TEST(SyntheticScene, StopFramesHoldObjectsStill) {
+  SyntheticOptions o = clean(small_options());
+  o.objects = 1;
+  o.stop_frames = 25;
+  const SyntheticScene scene(o);
+  SyntheticFrame a, b;
+  int longest = 0, run = 0;
+  scene.render(0, a);
+  for (int i = 1; i < 400; ++i) {
+    scene.render(i, b);
+    const bool any = std::count(b.mask.pixels().begin(), b.mask.pixels().end(), kMaskForeground);
+    run = any && b.mask == a.mask ? run + 1 : 0;
+    longest = std::max(longest, run);
+    std::swap(a, b);
+  }
+  EXPECT_GE(longest, 24);
 }

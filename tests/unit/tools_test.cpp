@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "disparity_io.hpp"
-#include "frame_pattern.hpp"
+#include "ingest/frame_pattern.hpp"
 #include "middlebury.hpp"
 #include "stereo/pixel_ops.hpp"
 

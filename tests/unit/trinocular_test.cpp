@@ -95,6 +95,31 @@ TEST(WinnerCostRatio, MatchesTheDefinitionOnRandomCases) {
   EXPECT_GT(with_neighbours, checked / 2);
 }
 
+// The confidence (issue 14) and the cost ratio come from one matching pass: asked for together,
+// each is what it is when asked for alone, and the disparities are those of neither.
+TEST(WinnerCostRatio, ComesWithTheConfidenceUnchanged) {
+  for (int i = 0; i < 12; ++i) {
+    const MatcherCase c = random_matcher_case(9300 + static_cast<std::uint64_t>(i), 64, 48);
+    CpuStereoMatcher m(c.params, 2);
+    StereoInput in = stereo_input(c);
+    StereoOutput plain, ratio_only, confidence_only, both;
+    m.compute(in, plain);
+    in.cost_ratio_output = true;
+    m.compute(in, ratio_only);
+    in.cost_ratio_output = false;
+    in.confidence = true;
+    m.compute(in, confidence_only);
+    in.cost_ratio_output = true;
+    m.compute(in, both);
+    ASSERT_FALSE(both.cost_ratio.empty()) << c.name;
+    ASSERT_FALSE(both.confidence.empty()) << c.name;
+    EXPECT_EQ(both.left, plain.left) << c.name;
+    EXPECT_EQ(both.right, plain.right) << c.name;
+    EXPECT_EQ(both.cost_ratio, ratio_only.cost_ratio) << c.name;
+    EXPECT_EQ(both.confidence, confidence_only.confidence) << c.name;
+  }
+}
+
 TEST(VerticalFrame, TransposesAndFlipsForAPartnerAbove) {
   Gray8 img(5, 3);
   for (int y = 0; y < 3; ++y) {

@@ -3,8 +3,9 @@
 // --out when given. Where ground truth lies beside the frames (stereod-synth's layout:
 // disparity_%06d.pfm and mask_%06d.png next to left_%06d.png) or is named with --truth-*, the run
 // is scored: mask IoU, precision and recall after warm-up, shadow pixels called foreground,
-// disparity bad 1.0 / 2.0 over true foreground, foreground left without disparity, and the share
-// of full-resolution pixels the hierarchy tested individually.
+// disparity bad 1.0 / 2.0 over true foreground, foreground left without disparity, the same over
+// the foreground the right view shows (foreground_score.hpp), and the share of full-resolution
+// pixels the hierarchy tested individually.
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -14,7 +15,8 @@
 
 #include "bench.hpp"
 #include "disparity_io.hpp"
-#include "frame_pattern.hpp"
+#include "foreground_score.hpp"
+#include "ingest/frame_pattern.hpp"
 #include "stereo/pixel_ops.hpp"
 
 namespace stereod::bench {
@@ -30,45 +32,10 @@ std::string sibling_pattern(const std::string& left_pattern, const std::string& 
 
 struct Totals {
   long long frames = 0, scored_frames = 0;
-  long long tp = 0, fp = 0, fn = 0;
-  long long shadow = 0, shadow_fg = 0;
-  long long fg = 0, bad1 = 0, bad2 = 0, no_disparity = 0;
-  long long pixels = 0;
+  ForegroundScore score;
   double tested = 0;
   double ms = 0;
-
-  double ratio(long long a, long long b) const { return b ? double(a) / double(b) : 0; }
 };
-
-void score_frame(const EngineResult& r, const Image<float>& gt, const Gray8& mask, Totals& t) {
-  for (int y = 0; y < mask.height(); ++y) {
-    for (int x = 0; x < mask.width(); ++x) {
-      const std::uint8_t m = mask(x, y);
-      const bool truth_fg = m == 255;
-      const bool said_fg = r.foreground(x, y) != 0;
-      t.tp += truth_fg && said_fg;
-      t.fp += !truth_fg && said_fg;
-      t.fn += truth_fg && !said_fg;
-      if (m == 64) {
-        ++t.shadow;
-        t.shadow_fg += said_fg;
-      }
-      if (!truth_fg || !std::isfinite(gt(x, y))) continue;
-      ++t.fg;
-      const std::uint16_t d = r.disparity(x, y);
-      if (d == kInvalidDisparity) {
-        ++t.no_disparity;
-        ++t.bad1;
-        ++t.bad2;
-        continue;
-      }
-      const double err = std::fabs(d / double(kSubpixelScale) - static_cast<double>(gt(x, y)));
-      t.bad1 += err > 1.0;
-      t.bad2 += err > 2.0;
-    }
-  }
-  t.pixels += static_cast<long long>(mask.size());
-}
 
 }  // namespace
 
@@ -116,8 +83,12 @@ int run_sequence(const CommonOptions& common, const SequenceOptions& o) {
 
     const std::string gd = format_frame_path(truth_disp, i), gm = format_frame_path(truth_mask, i);
     const bool have_truth = fs::exists(gd) && fs::exists(gm);
-    if (have_truth && r->background_active) {
-      score_frame(*r, read_pfm(gd), load_mask(gm), t);
+    // With modeling off, the same frames as with it on (those after the warm-up), so that the two
+    // runs compare: the matcher's completeness without any mask.
+    const bool scored =
+        r->background_active || (o.no_background && i >= o.start + params.background.warmup);
+    if (have_truth && scored) {
+      t.score.add(r->disparity, r->foreground, read_pfm(gd), load_mask(gm));
       ++t.scored_frames;
       t.tested += r->tested_fraction;
     }
@@ -139,28 +110,30 @@ int run_sequence(const CommonOptions& common, const SequenceOptions& o) {
   }
   if (t.frames == 0) throw std::runtime_error("no frames found for " + o.left_pattern);
 
-  const double iou = t.ratio(t.tp, t.tp + t.fp + t.fn);
-  const double precision = t.ratio(t.tp, t.tp + t.fp);
-  const double recall = t.ratio(t.tp, t.tp + t.fn);
-  const double shadow_bg = t.shadow ? 1.0 - t.ratio(t.shadow_fg, t.shadow) : 1.0;
-  const double coverage = t.ratio(t.tp + t.fn, t.pixels);
+  const ForegroundScore& sc = t.score;
+  const double shadow_bg = sc.shadow ? 1.0 - sc.shadow_called_foreground() : 1.0;
+  const double coverage = sc.ratio(sc.tp + sc.fn, sc.pixels);
   const double tested = t.scored_frames ? t.tested / t.scored_frames : 0;
   if (common.json) {
     nlohmann::json j = {{"frames", t.frames},
                         {"scored_frames", t.scored_frames},
                         {"ms_per_frame", t.ms / t.frames}};
     if (t.scored_frames) {
-      j["mask_iou"] = iou;
-      j["mask_precision"] = precision;
-      j["mask_recall"] = recall;
+      j["mask_iou"] = sc.iou();
+      j["mask_precision"] = sc.precision();
+      j["mask_recall"] = sc.recall();
       j["shadow_called_background"] = shadow_bg;
-      j["shadow_pixels"] = t.shadow;
+      j["shadow_pixels"] = sc.shadow;
       j["foreground_coverage"] = coverage;
-      j["bad1_foreground"] = t.ratio(t.bad1, t.fg);
-      j["bad2_foreground"] = t.ratio(t.bad2, t.fg);
-      j["foreground_without_disparity"] = t.ratio(t.no_disparity, t.fg);
-      j["bad1_foreground_estimated"] = t.ratio(t.bad1 - t.no_disparity, t.fg - t.no_disparity);
+      j["bad1_foreground"] = sc.ratio(sc.bad1, sc.fg);
+      j["bad2_foreground"] = sc.ratio(sc.bad2, sc.fg);
+      j["foreground_without_disparity"] = sc.ratio(sc.no_disparity, sc.fg);
+      j["bad1_foreground_estimated"] = sc.ratio(sc.bad1 - sc.no_disparity, sc.fg - sc.no_disparity);
       j["tested_fraction"] = tested;
+      j["right_visible_share"] = sc.ratio(sc.visible, sc.fg);
+      j["bad1_right_visible"] = sc.bad1_visible();
+      j["right_visible_without_disparity"] = sc.visible_without_disparity();
+      j["right_visible_outside_mask"] = sc.ratio(sc.visible_outside_mask, sc.visible);
     }
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -177,10 +150,16 @@ int run_sequence(const CommonOptions& common, const SequenceOptions& o) {
       "  shadow pixels called background: %.1f%% (of %lld)\n"
       "  disparity over true foreground: bad 1.0 %.2f%%  bad 2.0 %.2f%%  without disparity %.2f%%"
       "  (bad 1.0 where estimated %.2f%%)\n"
+      "  right-visible foreground (%.1f%% of it): bad 1.0 %.2f%%  without disparity %.2f%%"
+      "  (outside the mask %.2f%%)\n"
       "  full-resolution pixels tested individually: %.1f%%\n",
-      t.scored_frames, 100 * coverage, iou, precision, recall, 100 * shadow_bg, t.shadow,
-      100 * t.ratio(t.bad1, t.fg), 100 * t.ratio(t.bad2, t.fg), 100 * t.ratio(t.no_disparity, t.fg),
-      100 * t.ratio(t.bad1 - t.no_disparity, t.fg - t.no_disparity), 100 * tested);
+      t.scored_frames, 100 * coverage, sc.iou(), sc.precision(), sc.recall(), 100 * shadow_bg,
+      sc.shadow, 100 * sc.ratio(sc.bad1, sc.fg), 100 * sc.ratio(sc.bad2, sc.fg),
+      100 * sc.ratio(sc.no_disparity, sc.fg),
+      100 * sc.ratio(sc.bad1 - sc.no_disparity, sc.fg - sc.no_disparity),
+      100 * sc.ratio(sc.visible, sc.fg), 100 * sc.bad1_visible(),
+      100 * sc.visible_without_disparity(), 100 * sc.ratio(sc.visible_outside_mask, sc.visible),
+      100 * tested);
   return 0;
 }
 

@@ -1,6 +1,7 @@
 #include "stereod_client.hpp"
 
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 #include "publish/curve_keys.hpp"
@@ -51,6 +52,14 @@ std::string_view Frame::payload(std::string_view name) const {
   return {};
 }
 
+double Frame::depth_m(int x, int y) const {
+  const auto d = disparity();
+  if (x < 0 || y < 0 || x >= d.width || y >= d.height || d(x, y) == publish::kDisparityInvalid) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return header().info.calibration.depth_m(d(x, y) / 16.0);
+}
+
 Frame Frame::decode(std::vector<zmq::message_t> parts) {
   Frame f;
   f.storage_ = std::make_unique<Storage>();
@@ -60,7 +69,7 @@ Frame Frame::decode(std::vector<zmq::message_t> parts) {
   for (std::size_t i = 0; i < s.parts.size(); ++i) {
     std::string_view b = bytes_of(s.parts[i]);
     if (i >= 2 && publish::needs_realignment(b.data())) {
-      auto& copy = s.realigned.emplace_back((b.size() + 1) / 2);
+      auto& copy = s.realigned.emplace_back((b.size() + 3) / 4);
       std::memcpy(copy.data(), b.data(), b.size());
       b = std::string_view(reinterpret_cast<const char*>(copy.data()), b.size());
     }

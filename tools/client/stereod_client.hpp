@@ -51,6 +51,19 @@ class Frame {
   ImageView<const std::uint16_t> disparity() const { return storage_->decoded.disparity; }
   ImageView<const std::uint8_t> mask() const { return storage_->decoded.mask; }
   ImageView<const std::uint16_t> depth() const { return storage_->decoded.depth; }
+  // Since protocol 1.3, each empty unless the pair sends it (docs/PROTOCOL.md "Payload encodings").
+  ImageView<const std::uint8_t> confidence() const { return storage_->decoded.confidence; }
+  // The rectified left image; left_channels() 1 (gray8) or 3 (rgb8: the view's width is 3 x the
+  // image's), 0 when the frame has none.
+  ImageView<const std::uint8_t> left() const { return storage_->decoded.left; }
+  int left_channels() const { return storage_->decoded.left_channels; }
+  // The point cloud, one point per pixel; points_channels() 3 (xyz32f: X Y Z) or 4 (xyzrgb32f: X
+  // Y Z and the packed color, see point_color), 0 when the frame has none.
+  ImageView<const float> points() const { return storage_->decoded.points; }
+  int points_channels() const { return storage_->decoded.points_channels; }
+  // Depth in metres at pixel (x, y) from the disparity and the header's camera model; NaN where
+  // there is none (no disparity, no camera model, or x, y outside the image).
+  double depth_m(int x, int y) const;
   // The header as it arrived (JSON text).
   std::string_view header_json() const;
   // Raw bytes of any payload the header names (also ones this client has no view for); empty
@@ -63,7 +76,7 @@ class Frame {
  private:
   struct Storage {
     std::vector<zmq::message_t> parts;
-    std::vector<std::vector<std::uint16_t>> realigned;  // copies of parts at odd addresses
+    std::vector<std::vector<std::uint32_t>> realigned;  // copies of parts at odd addresses
     publish::DecodedFrame decoded;
   };
   std::unique_ptr<Storage> storage_;  // heap-held: views survive moves of the Frame

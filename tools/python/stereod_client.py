@@ -7,6 +7,7 @@
         if isinstance(msg, Frame) and msg.ok:
             d = msg.disparity                   # H x W uint16, 16*d, 0xFFFF = none (read-only)
             z = msg.depth_m()                   # float32 metres from the header's calibration
+            xyz = msg.xyz()                     # H x W x 3 float32 metres, left camera frame
 
 Every message is validated; a malformed one raises ProtocolError (a ValueError) saying what was
 wrong and where, and the next receive() reads the next message.
@@ -29,8 +30,21 @@ import zmq.auth
 PROTOCOL_MAJOR = 1
 FRAME_PREFIX = b"disparity."
 STATS_TOPIC = b"stats"
-# Known payload encodings: numpy dtype (little-endian) of one pixel.
-ENCODINGS = {"disp16q4": np.dtype("<u2"), "mask8": np.dtype("u1"), "depth16mm": np.dtype("<u2")}
+# Known payload encodings: numpy dtype (little-endian) of one sample, and samples per pixel.
+ENCODINGS = {
+    "disp16q4": (np.dtype("<u2"), 1),
+    "mask8": (np.dtype("u1"), 1),
+    "depth16mm": (np.dtype("<u2"), 1),
+    # since 1.3
+    "confidence8": (np.dtype("u1"), 1),
+    "gray8": (np.dtype("u1"), 1),
+    "rgb8": (np.dtype("u1"), 3),
+    "xyz32f": (np.dtype("<f4"), 3),
+    "xyzrgb32f": (np.dtype("<f4"), 4),  # X, Y, Z, and uint32 0x00RRGGBB in the fourth float
+    "direction8": (np.dtype("u1"), 1),  # trinocular pairs: 0 none, 1 horizontal, 2 vertical
+}
+# Encodings whose "no value" is fixed: a header must say so.
+FIXED_INVALID = {"disp16q4": 0xFFFF, "depth16mm": 0, "confidence8": 0}
 DISPARITY_INVALID = 0xFFFF
 DEPTH_INVALID = 0
 MAX_SIDE = 1 << 15
@@ -146,13 +160,13 @@ def _layout(entry, path, name, encoding):
     width = _int(entry, "width", path, 1, MAX_SIDE)
     height = _int(entry, "height", path, 1, MAX_SIDE)
     stride = _uint(entry, "stride", path)
-    dtype = ENCODINGS.get(encoding)
-    row = width * (dtype.itemsize if dtype is not None else 0)
+    dtype, channels = ENCODINGS.get(encoding, (None, 0))
+    row = width * channels * (dtype.itemsize if dtype is not None else 0)
     if stride < row or stride > MAX_STRIDE or stride == 0:
         raise ProtocolError("%s.stride: %d bytes does not fit a row of %d %s pixels"
                             % (path, stride, width, encoding))
     if dtype is not None and stride % dtype.itemsize:
-        raise ProtocolError("%s.stride: %d bytes is not a whole number of %d-byte pixels"
+        raise ProtocolError("%s.stride: %d bytes is not a whole number of %d-byte samples"
                             % (path, stride, dtype.itemsize))
     invalid = _int(entry, "invalid", path, 0, 0xFFFFFFFF) if "invalid" in entry else None
     return {"name": name, "encoding": encoding, "width": width, "height": height,
@@ -198,6 +212,14 @@ def decode_header(data):
     _number(h, "focal_px", p, minimum=0)
     _number(h, "baseline_m", p, minimum=0)
     _number(h, "doffs_px", p)
+    if _int(h["version"], "minor", "header.version", 0, 1 << 16) >= 3:
+        _number(h, "fy_px", p, minimum=0)
+        _number(h, "cx_px", p)
+        _number(h, "cy_px", p)
+    else:  # before 1.3: square pixels, the principal point at the image's centre
+        h["fy_px"] = h["focal_px"]
+        h["cx_px"] = (h["width"] - 1) / 2.0 if status == "ok" else 0.0
+        h["cy_px"] = (h["height"] - 1) / 2.0 if status == "ok" else 0.0
     lo = _int(h, "min_disparity", p, 0, 0xFFFE // 16)
     hi = _int(h, "max_disparity", p, 0, 0xFFFE // 16 + 1)
     if hi < lo:
@@ -219,8 +241,10 @@ def decode_header(data):
             raise ProtocolError('%s.name: "%s" appears twice in the frame' % (ep, name[:40]))
         names.add(name)
         layout = _layout(entry, ep, name, _str(entry, "encoding", ep, nonempty=True))
-        if layout["encoding"] == "depth16mm" and layout["invalid"] != DEPTH_INVALID:
-            raise ProtocolError("%s.invalid: depth16mm marks missing values with 0" % ep)
+        fixed = FIXED_INVALID.get(layout["encoding"])
+        if fixed is not None and layout["invalid"] != fixed:
+            raise ProtocolError("%s.invalid: %s marks missing values with %d"
+                                % (ep, layout["encoding"], fixed))
         layouts.append(layout)
     h["_layouts"] = layouts
     return h
@@ -244,6 +268,10 @@ class Frame:
         self.disparity = payloads.get("disparity")
         self.mask = payloads.get("mask")
         self.depth = payloads.get("depth")
+        # since 1.3, None unless the pair sends them
+        self.confidence = payloads.get("confidence")  # H x W uint8, 0 = none, 255 = most certain
+        self.left = payloads.get("left")              # H x W (gray8) or H x W x 3 (rgb8) uint8
+        self.points = payloads.get("points")          # H x W x 3 (xyz32f) or x 4 (xyzrgb32f)
 
     @property
     def pair(self):
@@ -275,6 +303,30 @@ class Frame:
         return z
 
 
+    def xyz(self):
+        """H x W x 3 float32: X, Y, Z in metres in the left camera's frame (X right, Y down, Z
+        forward), NaN where there is no depth; the points payload when the frame has one, else
+        computed from the disparity and the header's camera model."""
+        if self.points is not None:
+            return self.points[:, :, :3]
+        h = self.header
+        z = self.depth_m()
+        ys, xs = np.indices(z.shape, dtype=np.float32)
+        xyz = np.empty(z.shape + (3,), np.float32)
+        xyz[:, :, 0] = (xs - np.float32(h["cx_px"])) * z / np.float32(h["focal_px"] or np.nan)
+        xyz[:, :, 1] = (ys - np.float32(h["cy_px"])) * z / np.float32(h["fy_px"] or np.nan)
+        xyz[:, :, 2] = z
+        return xyz
+
+    def point_colors(self):
+        """H x W x 3 uint8 R, G, B of the xyzrgb32f points payload; None without one."""
+        if self.points is None or self.points.shape[2] != 4:
+            return None
+        packed = np.ascontiguousarray(self.points[:, :, 3]).view("<u4")
+        return np.stack([(packed >> 16) & 255, (packed >> 8) & 255, packed & 255],
+                        axis=2).astype(np.uint8)
+
+
 class Stats(dict):
     """A stats-topic snapshot (docs/PROTOCOL.md "Stats topic"), as its JSON object."""
 
@@ -303,13 +355,17 @@ def decode_frame(parts):
                                 % (3 + i, layout["name"], buf.nbytes, layout["height"],
                                    layout["stride"], size))
         raw[layout["name"]] = buf
-        dtype = ENCODINGS.get(layout["encoding"])
+        dtype, channels = ENCODINGS.get(layout["encoding"], (None, 0))
         if dtype is None:
             payloads[layout["name"]] = bytes(buf)
             continue
-        payloads[layout["name"]] = np.ndarray(
-            shape=(layout["height"], layout["width"]), dtype=dtype, buffer=buf,
-            strides=(layout["stride"], dtype.itemsize))
+        if channels == 1:
+            shape, strides = (layout["height"], layout["width"]), (layout["stride"], dtype.itemsize)
+        else:
+            shape = (layout["height"], layout["width"], channels)
+            strides = (layout["stride"], channels * dtype.itemsize, dtype.itemsize)
+        payloads[layout["name"]] = np.ndarray(shape=shape, dtype=dtype, buffer=buf,
+                                              strides=strides)
     return Frame(topic, header, payloads, raw)
 
 
@@ -470,7 +526,8 @@ def main(argv=None):
             continue
         if msg is None:
             if args.timeout and time.monotonic() - last_arrival > args.timeout:
-                print("nothing from %s for %g s" % (args.endpoint, args.timeout), file=sys.stderr)
+                print("nothing from %s for %g s (is the daemon publishing there? It logs "
+                      "\"publishing on ...\")" % (args.endpoint, args.timeout), file=sys.stderr)
                 return 1
             continue
         last_arrival = time.monotonic()

@@ -34,20 +34,28 @@ int main(int argc, char** argv) {
   double timeout_s = 0;
   std::string save;
   bool stats = false;
+  bool brief = false;
   app.add_option("--endpoint", options.endpoint, "Where the daemon publishes")
       ->capture_default_str();
   app.add_option("--pair", pairs, "Only pairs whose name starts with this (repeatable)");
   app.add_option("--count", count, "Stop after N frames (or N stats messages); 0 = never");
   app.add_option("--timeout", timeout_s,
                  "Give up (exit 1) when nothing arrives for this many seconds; 0 = wait forever");
-  app.add_option("--save", save, "Write each frame's PNGs and header into this folder");
+  app.add_option("--save", save,
+                 "Write each frame's pictures, point cloud and header into this folder (below)");
   app.add_flag("--stats", stats, "Print the stats topic instead of frames");
+  app.add_flag("--brief", brief,
+               "Per frame only the pair, sequence and latencies (no disparity summary: keeps up "
+               "with many pairs at full rate)");
   app.add_option("--server-key", options.server_key,
                  "CURVE: the server's certificate (its .key file)")
       ->check(CLI::ExistingFile);
   app.add_option("--client-key", options.client_key,
                  "CURVE: this client's secret certificate, when the server lists its clients")
       ->check(CLI::ExistingFile);
+  app.footer(std::string("\nThe default endpoint is the daemon's: ipc://$RUNTIME_DIRECTORY/"
+                         "stereod.sock, else $XDG_RUNTIME_DIR, else /tmp (now: ") +
+             publish::default_endpoint() + ").\n\n" + sub::kSavedFiles);
   CLI11_PARSE(app, argc, argv);
 
   if (stats) {
@@ -85,7 +93,7 @@ int main(int argc, char** argv) {
       if (!msg) {
         if (timeout_s > 0 && now - last_arrival > std::chrono::duration<double>(timeout_s)) {
           std::cerr << "stereod-sub: nothing from " << options.endpoint << " for " << timeout_s
-                    << " s\n";
+                    << " s (is the daemon publishing there? It logs \"publishing on ...\")\n";
           return 1;
         }
         continue;
@@ -105,7 +113,7 @@ int main(int argc, char** argv) {
       } else if (step.restart) {
         std::cout << info.pair << ": sequence restarted at #" << info.sequence << "\n";
       }
-      std::cout << sub::frame_line(frame, publish::realtime_ns()) << "\n" << std::flush;
+      std::cout << sub::frame_line(frame, publish::realtime_ns(), !brief) << "\n" << std::flush;
       if (!save.empty()) sub::save_frame(save, frame);
     }
   } catch (const std::exception& e) {

@@ -28,6 +28,11 @@ std::string with_flag_names(std::string message) {
       {"synthetic.noise_sigma", "--noise"},
       {"synthetic.flicker", "--flicker"},
       {"synthetic.frame_rate", "--frame-rate"},
+      {"synthetic.speed", "--speed"},
+      {"synthetic.object_size", "--object-size"},
+      {"synthetic.stop_frames", "--stop-frames"},
+      {"synthetic.focal_px", "--focal-px"},
+      {"synthetic.baseline_m", "--baseline-m"},
   };
   for (const auto& [name, flag] : kFlags) {
     for (auto at = message.find(name); at != std::string::npos; at = message.find(name, at)) {
@@ -77,6 +82,10 @@ int main(int argc, char** argv) {
   app.add_option("--frame-rate", o.frame_rate, "Frames per second (object speeds are per second)")
       ->capture_default_str();
   app.add_flag("--gray", gray, "Grey images (one-channel PNG)");
+  app.add_option("--focal-px", o.focal_px, "Focal length of the cameras, pixels (0: the width)")
+      ->capture_default_str();
+  app.add_option("--baseline-m", o.baseline_m, "Distance between the cameras, metres")
+      ->capture_default_str();
   app.add_option("--background", job.background,
                  "Middlebury scene folder as the background (cropped to --size, centred)")
       ->check(CLI::ExistingDirectory);
@@ -89,6 +98,29 @@ int main(int argc, char** argv) {
                  "A third view for an L-shaped rig: none, above or below the left camera (same "
                  "baseline as the right one), written as vertical_%06d.png")
       ->capture_default_str();
+  app.add_option("--object-texture", job.object_texture,
+                 "Middlebury scene folder whose left image the objects show")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--speed", o.speed, "Objects cross the frame this many times faster")
+      ->capture_default_str();
+  app.add_option("--object-size", o.object_size, "Scale of the objects' sizes")
+      ->capture_default_str();
+  app.add_option("--stop-frames", o.stop_frames,
+                 "Frames each object stands still halfway along its track")
+      ->capture_default_str();
+  std::string config, pair;
+  auto* config_opt = app.add_option(
+      "--config", config,
+      "A stereod configuration: render the scene of its synthetic pair, as the daemon does "
+      "(the scene options come from its cameras)");
+  app.add_option("--pair", pair, "With --config: the pair (default: the first)")->needs(config_opt);
+  for (const char* scene_flag :
+       {"--size", "--objects", "--min-disparity", "--max-disparity", "--seed", "--no-shadow",
+        "--noise", "--flicker", "--frame-rate", "--gray", "--background", "--focal-px",
+        "--baseline-m", "--object-texture", "--speed", "--object-size", "--stop-frames",
+        "--texture", "--vertical"}) {
+    config_opt->excludes(app.get_option(scene_flag));
+  }
 
   try {
     app.parse(argc, argv);
@@ -98,17 +130,24 @@ int main(int argc, char** argv) {
   }
   if (!parse_size(size, o.width, o.height))
     return fail("--size " + size + ": expected WxH, e.g. 640x480");
-  if (job.start > INT_MAX - job.frames) {
-    return fail("--start " + std::to_string(job.start) + ": the last frame index would exceed " +
-                std::to_string(INT_MAX));
-  }
+  o.seed = static_cast<std::uint32_t>(seed);
+  o.shadow = !no_shadow;
+  o.color = !gray;
   if (!parse_synthetic_texture(texture, o.texture))
     return fail("--texture " + texture + ": expected any, hstripes, vbars or mixed");
   if (!parse_synthetic_vertical(vertical, o.vertical))
     return fail("--vertical " + vertical + ": expected none, above or below");
-  o.seed = static_cast<std::uint32_t>(seed);
-  o.shadow = !no_shadow;
-  o.color = !gray;
+  if (!config.empty()) {
+    try {
+      o = synth_tool::options_from_config(config, pair);
+    } catch (const std::exception& e) {
+      return fail(e.what());
+    }
+  }
+  if (job.start > INT_MAX - job.frames) {
+    return fail("--start " + std::to_string(job.start) + ": the last frame index would exceed " +
+                std::to_string(INT_MAX));
+  }
 
   try {
     synth_tool::write_sequence(job);

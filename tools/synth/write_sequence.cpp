@@ -1,13 +1,15 @@
 #include <yaml-cpp/yaml.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 
 #include "disparity_io.hpp"
-#include "frame_pattern.hpp"
+#include "ingest/frame_pattern.hpp"
 #include "middlebury_background.hpp"
 #include "synth.hpp"
 
@@ -21,11 +23,13 @@ constexpr const char* kRight = "right_%06d.png";
 constexpr const char* kVertical = "vertical_%06d.png";
 constexpr const char* kDisparity = "disparity_%06d.pfm";
 constexpr const char* kMask = "mask_%06d.png";
+constexpr const char* kDepth = "depth_%06d.pfm";
 
 // What a reader of the folder needs to use it without this tool: sizes, range, files, options.
 void write_description(const Job& job) {
   const SyntheticOptions& o = job.options;
   YAML::Emitter y;
+  y.SetDoublePrecision(12);
   y << YAML::BeginMap;
   y << YAML::Key << "generator" << YAML::Value << "stereod-synth";
   y << YAML::Key << "width" << YAML::Value << o.width;
@@ -48,6 +52,22 @@ void write_description(const Job& job) {
   y << YAML::Key << "vertical" << YAML::Value << to_string(o.vertical);
   y << YAML::Key << "background" << YAML::Value
     << (job.background.empty() ? std::string("generated") : job.background);
+  y << YAML::Key << "object_texture" << YAML::Value
+    << (job.object_texture.empty() ? std::string("generated") : job.object_texture);
+  y << YAML::Key << "speed" << YAML::Value << o.speed;
+  y << YAML::Key << "object_size" << YAML::Value << o.object_size;
+  y << YAML::Key << "stop_frames" << YAML::Value << o.stop_frames;
+  y << YAML::EndMap;
+  // The cameras the scene is seen through: depth = fx * baseline / disparity.
+  const SyntheticCamera camera = synthetic_camera(o);
+  y << YAML::Key << "camera" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "fx" << YAML::Value << camera.fx;
+  y << YAML::Key << "fy" << YAML::Value << camera.fy;
+  y << YAML::Key << "cx" << YAML::Value << camera.cx;
+  y << YAML::Key << "cy" << YAML::Value << camera.cy;
+  y << YAML::Key << "baseline" << YAML::Value << camera.baseline_m;
+  y << YAML::Comment("metres");
+  y << YAML::Key << "doffs" << YAML::Value << 0;
   y << YAML::EndMap;
   y << YAML::Key << "files" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "left" << YAML::Value << kLeft;
@@ -62,6 +82,8 @@ void write_description(const Job& job) {
   y << YAML::Comment("left view, Middlebury 2014 PFM, +inf = unknown");
   y << YAML::Key << "mask" << YAML::Value << kMask;
   y << YAML::Comment("left view");
+  y << YAML::Key << "depth" << YAML::Value << kDepth;
+  y << YAML::Comment("left view, metres (camera above), PFM, +inf = unknown");
   y << YAML::EndMap;
   y << YAML::Key << "mask_values" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "background" << YAML::Value << static_cast<int>(kMaskBackground);
@@ -92,10 +114,20 @@ void write_sequence(const Job& job) {
       throw std::invalid_argument(std::string("--background: ") + e.what());
     }
   }
-  const SyntheticScene scene(job.options, std::move(background));
+  std::optional<RgbImage> object_texture;
+  if (!job.object_texture.empty()) {
+    try {
+      object_texture = load_middlebury_background(job.object_texture).left;
+    } catch (const std::runtime_error& e) {
+      throw std::invalid_argument(std::string("--object-texture: ") + e.what());
+    }
+  }
+  const SyntheticScene scene(job.options, std::move(background), std::move(object_texture));
   fs::create_directories(job.out);
   write_description(job);
 
+  const SyntheticCamera camera = synthetic_camera(job.options);
+  Image<float> depth;
   SyntheticFrame frame;
   double render_s = 0;
   long long foreground = 0, shadow = 0;
@@ -113,6 +145,13 @@ void write_sequence(const Job& job) {
       if (!frame.vertical_gray.empty()) write_png8(path(job, kVertical, i), frame.vertical_gray);
     }
     write_pfm(path(job, kDisparity, i), frame.disparity);
+    depth.resize(frame.disparity.width(), frame.disparity.height());
+    for (std::size_t k = 0; k < depth.size(); ++k) {
+      const float d = frame.disparity.pixels()[k];
+      depth.pixels()[k] = std::isfinite(d) && d > 0 ? static_cast<float>(camera.depth_m(d))
+                                                    : std::numeric_limits<float>::infinity();
+    }
+    write_pfm(path(job, kDepth, i), depth);
     write_png8(path(job, kMask, i), frame.mask);
     for (const std::uint8_t m : frame.mask.pixels()) {
       foreground += m == kMaskForeground;

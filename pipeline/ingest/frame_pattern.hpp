@@ -1,11 +1,18 @@
-#include "frame_pattern.hpp"
+// Numbered file names from a printf-style pattern with exactly one integer conversion
+// ("dir/left_%06d.png"), checked rather than handed to printf. Header-only: the images:// source
+// (ImageFeeder) and the tools (stereod-synth, stereod-bench sequence) share it without the tools
+// linking GStreamer.
+#pragma once
 
 #include <cctype>
 #include <stdexcept>
+#include <string>
 
 namespace stereod {
 
-std::string format_frame_path(const std::string& pattern, long long index) {
+// Throws std::invalid_argument when the pattern has no integer conversion, more than one, or any
+// other conversion.
+inline std::string format_frame_path(const std::string& pattern, long long index) {
   std::string out;
   int conversions = 0;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
