@@ -419,7 +419,7 @@ class Loader {
       if (!r_.expect_map(pn, path, false)) continue;
       r_.check_keys(pn, path,
                     {"name", "left", "right", "calibration", "stereo", "background", "outputs",
-                     "gpu_device"});
+                     "gpu_device", "trinocular"});
       PairConfig p;
       p.stereo = default_stereo_;
       p.background = default_background_;
@@ -430,8 +430,27 @@ class Loader {
           r_.add(pn["name"], path + ".name", why);
         }
       }
-      r_.read(pn, path, "left", p.left);
-      r_.read(pn, path, "right", p.right);
+      // A trinocular pair names its cameras under trinocular: (reference, horizontal, vertical).
+      const bool tri = pn["trinocular"].IsDefined();
+      const YAML::Node cams = tri ? pn["trinocular"] : pn;
+      const std::string cams_path = tri ? path + ".trinocular" : path;
+      const char* left_key = tri ? "reference" : "left";
+      const char* right_key = tri ? "horizontal" : "right";
+      if (tri) {
+        for (const char* key : {"left", "right", "calibration"}) {
+          if (pn[key].IsDefined()) {
+            r_.add(pn[key], path + "." + key,
+                   std::string("not with trinocular: a trinocular pair names its cameras under "
+                               "trinocular (reference, horizontal, vertical) and takes rectified "
+                               "images") +
+                       (std::string(key) == "calibration" ? " (calibration: none)" : ""));
+          }
+        }
+        p.trinocular = read_trinocular(cams, cams_path, p);
+      } else {
+        r_.read(pn, path, "left", p.left);
+        r_.read(pn, path, "right", p.right);
+      }
       if (pn["gpu_device"].IsDefined()) {
         const std::size_t issues_before = r_.issues().size();
         r_.read(pn, path, "gpu_device", p.gpu_device, 0, kMaxDevice);
@@ -452,16 +471,24 @@ class Loader {
       const std::size_t before = r_.issues().size();
       read_stereo_params(r_, pn["stereo"], path + ".stereo", p.stereo);
       read_background_params(r_, pn["background"], path + ".background", p.background);
-      read_calibration(pn["calibration"], path + ".calibration", p.calibration);
+      if (!tri) read_calibration(pn["calibration"], path + ".calibration", p.calibration);
       const bool params_ok = r_.issues().size() == before;
-      const CameraConfig* left = camera_for(c, pn, path, "left", p.left);
-      const CameraConfig* right = camera_for(c, pn, path, "right", p.right);
+      if (tri && !p.trinocular) {
+        c.pairs.push_back(p);
+        continue;  // its section is not a map: already reported
+      }
+      const CameraConfig* left = camera_for(c, cams, cams_path, left_key, p.left);
+      const CameraConfig* right = camera_for(c, cams, cams_path, right_key, p.right);
+      const CameraConfig* vertical =
+          tri ? camera_for(c, cams, cams_path, "vertical", p.trinocular->vertical) : nullptr;
       if (left && right) {
+        const std::string right_path = cams_path + "." + right_key;
         if (p.left == p.right)
-          r_.add(pn["right"], path + ".right", "left and right are the same camera");
+          r_.add(cams[right_key], right_path,
+                 std::string(left_key) + " and " + right_key + " are the same camera");
         const std::string rig_left = rig_of(c, p.left), rig_right = rig_of(c, p.right);
         if (rig_left != rig_right) {
-          r_.add(pn["right"], path + ".right",
+          r_.add(cams[right_key], right_path,
                  "camera '" + p.right + "' is in rig '" + rig_right + "', camera '" + p.left +
                      "' in rig '" + rig_left + "': a pair's cameras must share a rig (one clock)");
         }
@@ -473,21 +500,126 @@ class Loader {
         }
         const std::string sizes = check_pair_sizes(*left, *right);
         if (!sizes.empty()) r_.add(pn, path, sizes);
-        if (params_ok && sizes.empty()) {
+        bool vertical_ok = true;
+        if (vertical) vertical_ok = check_vertical(cams, cams_path, c, p, *left, *vertical);
+        if (params_ok && sizes.empty() && vertical_ok) {
           try {
             validate_for_images(p.stereo, left->width, left->height, right->width, right->height);
+            if (vertical) {
+              // The vertical pair runs transposed, with its range scaled (trinocular/fusion.hpp).
+              StereoParams vp = p.stereo;
+              vp.max_disparity =
+                  vertical_max_disparity(p.stereo.max_disparity, p.trinocular->model.scale());
+              try {
+                validate_for_images(vp, left->height, left->width, left->height, left->width);
+              } catch (const ParameterError& e) {
+                throw ParameterError(e.parameter(),
+                                     std::string(e.what()) + " (the vertical pair, with camera '" +
+                                         p.trinocular->vertical + "', matches " +
+                                         std::to_string(left->height) + "x" +
+                                         std::to_string(left->width) + " transposed images over " +
+                                         std::to_string(vp.max_disparity) + " disparities)");
+              }
+            }
           } catch (const ParameterError& e) {
             const std::string key = e.parameter();
             r_.add(node_at(pn, key), path + "." + key,
                    e.reason() + " (camera '" + p.left + "' is " + std::to_string(left->width) +
                        "x" + std::to_string(left->height) + ")");
           }
-          check_calibration(pn["calibration"], path + ".calibration", p, left->width, left->height);
+          if (!tri) {
+            check_calibration(pn["calibration"], path + ".calibration", p, left->width,
+                              left->height);
+          }
         }
       }
       c.pairs.push_back(p);
       pair_nodes_.push_back({pn, path});
     }
+  }
+
+  // trinocular: {reference, horizontal, vertical, vertical_position, horizontal_model,
+  // vertical_model, cost_ratio}; the reference and horizontal partner go to p.left and p.right.
+  std::optional<TrinocularConfig> read_trinocular(const YAML::Node& n, const std::string& path,
+                                                  PairConfig& p) {
+    if (!r_.expect_map(n, path, false)) return std::nullopt;
+    r_.check_keys(n, path,
+                  {"reference", "horizontal", "vertical", "vertical_position", "horizontal_model",
+                   "vertical_model", "cost_ratio"});
+    TrinocularConfig t;
+    r_.read(n, path, "reference", p.left);
+    r_.read(n, path, "horizontal", p.right);
+    r_.read(n, path, "vertical", t.vertical);
+    if (!n["vertical_position"].IsDefined()) {
+      r_.add(n, path + ".vertical_position",
+             "missing: where the vertical camera is, above or below the reference");
+    }
+    r_.read_choice(n, path, "vertical_position", t.model.position,
+                   {{"above", VerticalPosition::kAbove}, {"below", VerticalPosition::kBelow}});
+    r_.read(n, path, "cost_ratio", t.cost_ratio, 0.01, 100.0);
+    const bool h = n["horizontal_model"].IsDefined(), v = n["vertical_model"].IsDefined();
+    if (h != v) {
+      r_.add(n[h ? "horizontal_model" : "vertical_model"],
+             path + (h ? ".horizontal_model" : ".vertical_model"),
+             std::string("the ") + (h ? "vertical_model" : "horizontal_model") +
+                 " is needed too: the two pairs' disparity scales come from both");
+    }
+    if (h && v) {
+      read_model(n["horizontal_model"], path + ".horizontal_model", t.model.horizontal_focal_px,
+                 t.model.horizontal_baseline_m);
+      read_model(n["vertical_model"], path + ".vertical_model", t.model.vertical_focal_px,
+                 t.model.vertical_baseline_m);
+    }
+    return t;
+  }
+
+  // {focal_px, baseline_m}: a rectified camera pair's model.
+  void read_model(const YAML::Node& n, const std::string& path, double& focal, double& baseline) {
+    if (!r_.expect_map(n, path, false)) return;
+    r_.check_keys(n, path, {"focal_px", "baseline_m"});
+    for (const char* key : {"focal_px", "baseline_m"}) {
+      if (!n[key].IsDefined()) r_.add(n, path + "." + key, "missing");
+    }
+    r_.read(n, path, "focal_px", focal, 1e-6, 1e7);
+    r_.read(n, path, "baseline_m", baseline, 1e-6, 1e4);
+  }
+
+  // The vertical camera: not the reference or the horizontal partner, on the reference's rig, of
+  // its size. False when it does not fit.
+  bool check_vertical(const YAML::Node& cams, const std::string& cams_path, const DaemonConfig& c,
+                      const PairConfig& p, const CameraConfig& reference,
+                      const CameraConfig& vertical) {
+    const YAML::Node at = cams["vertical"];
+    const std::string path = cams_path + ".vertical";
+    const std::size_t before = r_.issues().size();
+    if (vertical.name == p.left || vertical.name == p.right) {
+      r_.add(at, path,
+             "camera '" + vertical.name + "' is already the " +
+                 (vertical.name == p.left ? "reference" : "horizontal partner"));
+    }
+    const std::string rig_ref = rig_of(c, p.left), rig_vertical = rig_of(c, vertical.name);
+    if (rig_ref != rig_vertical) {
+      r_.add(at, path,
+             "camera '" + vertical.name + "' is in rig '" + rig_vertical + "', camera '" + p.left +
+                 "' in rig '" + rig_ref + "': a pair's cameras must share a rig (one clock)");
+    }
+    const std::string sizes = check_pair_sizes(reference, vertical);
+    if (!sizes.empty()) r_.add(at, path, sizes);
+    // A synthetic third view says where it is: the pair must say the same.
+    try {
+      const SourceUri uri = parse_source_uri(vertical.uri);
+      const bool above = p.trinocular->model.position == VerticalPosition::kAbove;
+      if (uri.scheme == SourceScheme::kSynthetic &&
+          (uri.location == "above" || uri.location == "below") &&
+          (uri.location == "above") != above) {
+        r_.add(cams["vertical_position"], cams_path + ".vertical_position",
+               "camera '" + vertical.name + "' is synthetic://" + uri.location +
+                   ", the pair says " + (above ? "above" : "below"));
+      }
+    } catch (const std::exception&) {
+      // A bad URI is reported with its camera.
+    }
+    return r_.issues().size() == before;
   }
 
   const CameraConfig* camera_for(const DaemonConfig& c, const YAML::Node& pn,
@@ -622,10 +754,11 @@ class Loader {
   // override the defaults it starts from).
   void read_outputs(const YAML::Node& n, const std::string& path, publish::PublisherOutputs& out) {
     if (!r_.expect_map(n, path)) return;
-    r_.check_keys(n, path, {"mask", "depth", "confidence", "points", "left"});
+    r_.check_keys(n, path, {"mask", "depth", "confidence", "points", "left", "direction"});
     r_.read(n, path, "mask", out.mask);
     r_.read(n, path, "depth", out.depth);
     r_.read(n, path, "confidence", out.confidence);
+    r_.read(n, path, "direction", out.direction);
     using publish::LeftOutput;
     using publish::PointsOutput;
     r_.read_choice(n, path, "points", out.points,
@@ -901,7 +1034,8 @@ ConfigDiff diff_configs(const DaemonConfig& from, const DaemonConfig& to) {
     }
     if (old && old->gpu_device != p.gpu_device) d.gpu_placement = true;
     if (!old || old->rig != p.rig || old->left != p.left || old->right != p.right ||
-        !(old->calibration == p.calibration) || rebuilt_rig(p.rig)) {
+        !(old->calibration == p.calibration) || old->trinocular != p.trinocular ||
+        rebuilt_rig(p.rig)) {
       d.pairs_rebuilt.push_back(p.name);
     } else {
       if (old->stereo != p.stereo || old->background != p.background) {

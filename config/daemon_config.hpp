@@ -15,6 +15,7 @@
 #include "publish/publisher_options.hpp"
 #include "rectify/calibration.hpp"
 #include "stereo/params.hpp"
+#include "trinocular/fusion.hpp"
 #include "yaml_reader.hpp"
 
 namespace stereod {
@@ -53,12 +54,30 @@ struct CalibrationConfig {
   }
 };
 
+// An L-shaped trinocular pair (docs/CONFIG.md "trinocular"): PairConfig::left is its reference
+// camera, PairConfig::right the horizontal partner, `vertical` the partner above or below.
+struct TrinocularConfig {
+  std::string vertical;
+  TrinocularModel model;  // position, focal lengths and baselines (scale 1 when not given)
+  double cost_ratio = 1.0;
+
+  bool operator==(const TrinocularConfig& o) const {
+    return vertical == o.vertical && model.position == o.model.position &&
+           model.horizontal_focal_px == o.model.horizontal_focal_px &&
+           model.horizontal_baseline_m == o.model.horizontal_baseline_m &&
+           model.vertical_focal_px == o.model.vertical_focal_px &&
+           model.vertical_baseline_m == o.model.vertical_baseline_m && cost_ratio == o.cost_ratio;
+  }
+  bool operator!=(const TrinocularConfig& o) const { return !(*this == o); }
+};
+
 struct PairConfig {
   std::string name;
-  std::string rig;   // the rig both cameras belong to
-  std::string left;  // camera names
+  std::string rig;   // the rig the cameras belong to
+  std::string left;  // camera names (a trinocular pair: reference and horizontal partner)
   std::string right;
   CalibrationConfig calibration;
+  std::optional<TrinocularConfig> trinocular;
   StereoParams stereo;
   BackgroundParams background;
   // The optional payloads of this pair's frames: publish.outputs, overridden key by key by the

@@ -36,8 +36,8 @@ std::size_t align_up(std::size_t n) {
 struct SlotLayout {
   std::size_t px = 0;
   std::size_t gray[2] = {0, 0}, rgb[2] = {0, 0}, in_bytes = 0;
-  std::size_t disp0 = 0, fg = 0, tested = 0, disp1 = 0, confidence = 0, out_bytes = 0;
-  explicit SlotLayout(std::size_t pixels) : px(pixels) {
+  std::size_t disp0 = 0, fg = 0, tested = 0, disp1 = 0, confidence = 0, ratio = 0, out_bytes = 0;
+  SlotLayout(std::size_t pixels, bool with_ratio) : px(pixels) {
     std::size_t o = 0;
     for (int i = 0; i < 2; ++i) {
       gray[i] = o;
@@ -54,7 +54,9 @@ struct SlotLayout {
     tested = align_up(fg + px);
     disp1 = align_up(tested + sizeof(unsigned long long) * 2 * kMaxLevels);
     confidence = align_up(disp1 + 2 * px);
-    out_bytes = align_up(confidence + px);
+    // The winners' cost ratios (EngineOptions::cost_ratio_output) only where asked for.
+    ratio = align_up(confidence + px);
+    out_bytes = with_ratio ? align_up(ratio + 4 * px) : ratio;
   }
 };
 
@@ -87,7 +89,7 @@ struct PairSlot {
 
 struct PairState {
   explicit PairState(const EngineOptions& o)
-      : options(o), layout(static_cast<std::size_t>(o.width) * o.height) {}
+      : options(o), layout(static_cast<std::size_t>(o.width) * o.height, o.cost_ratio_output) {}
 
   // Pinned host and device memory of every slot (after the device state, which fails faster
   // when the size is impossible).
@@ -119,6 +121,9 @@ struct PairState {
     io.disparity[1] = reinterpret_cast<std::uint16_t*>(out + layout.disp1);
     io.foreground = out + layout.fg;
     io.tested = reinterpret_cast<unsigned long long*>(out + layout.tested);
+    if (options.cost_ratio_output) {
+      io.cost_ratio = reinterpret_cast<std::uint32_t*>(out + layout.ratio);
+    }
     io.confidence = out + layout.confidence;
     return io;
   }
@@ -244,6 +249,7 @@ class Group {
       layout.derive_gray = derive;
       layout.color_input = derive || (bg.enabled && bg.color && has_color);
       layout.right_output = pair->options.right_output;
+      layout.cost_ratio_output = pair->options.cost_ratio_output;
       layout.confidence = f.confidence;
       const PairLayout& now = pair->device->layout();
       if (!pair->configured || pair->applied_generation != pair->generation ||
@@ -478,7 +484,10 @@ class Group {
       STEREOD_CUDA(cudaSetDevice(device_));
       const cudaStream_t st = b.stream->get();
       STEREOD_CUDA(cudaEventRecord(b.started->get(), st));
-      for (auto& m : b.members) upload(*m.first, *m.second, st);
+      for (auto& m : b.members) {
+        upload(*m.first, *m.second, st);
+        clear_cost_ratios(*m.first, *m.second, st);
+      }
       STEREOD_CUDA(cudaMemcpyAsync(b.device_record.get(), rec, sizeof(BatchRecord),
                                    cudaMemcpyHostToDevice, st));
       STEREOD_CUDA(cudaEventRecord(b.uploaded->get(), st));
@@ -504,6 +513,14 @@ class Group {
       b.members.clear();
       b.busy = false;
     }
+  }
+
+  // The cost-ratio plane starts as kNoCost (all ones) everywhere: the matching kernels write the
+  // pixels they match, tiles without foreground keep it.
+  void clear_cost_ratios(const PairState& p, PairSlot& s, cudaStream_t st) {
+    if (!s.layout.cost_ratio_output) return;
+    std::uint8_t* out = p.options.zero_copy ? s.out.device() : s.dev_out.get();
+    STEREOD_CUDA(cudaMemsetAsync(out + p.layout.ratio, 0xFF, 4 * p.layout.px, st));
   }
 
   void upload(const PairState& p, PairSlot& s, cudaStream_t st) {
@@ -542,6 +559,10 @@ class Group {
     STEREOD_CUDA(cudaMemcpyAsync(s.out.get(), s.dev_out.get(), end, cudaMemcpyDeviceToHost, st));
     if (s.layout.right_output) {
       STEREOD_CUDA(cudaMemcpyAsync(s.out.get() + l.disp1, s.dev_out.get() + l.disp1, 2 * l.px,
+                                   cudaMemcpyDeviceToHost, st));
+    }
+    if (s.layout.cost_ratio_output) {
+      STEREOD_CUDA(cudaMemcpyAsync(s.out.get() + l.ratio, s.dev_out.get() + l.ratio, 4 * l.px,
                                    cudaMemcpyDeviceToHost, st));
     }
     if (s.layout.confidence) {
@@ -661,6 +682,8 @@ class Group {
       r.disparity = {reinterpret_cast<const std::uint16_t*>(out + l.disp0), w, h, w};
       if (s.layout.right_output)
         r.right_disparity = {reinterpret_cast<const std::uint16_t*>(out + l.disp1), w, h, w};
+      if (s.layout.cost_ratio_output)
+        r.cost_ratio = {reinterpret_cast<const std::uint32_t*>(out + l.ratio), w, h, w};
       r.foreground = s.modeling
                          ? ImageView<const std::uint8_t>{out + l.fg, w, h, w}
                          : ImageView<const std::uint8_t>{pair->all_foreground.data(), w, h, w};
@@ -738,6 +761,7 @@ std::vector<std::pair<std::string, double>> Group::profile(const std::shared_ptr
   StageEvents marks;
   marks.mark("start", st);
   upload(*pair, *slot, st);
+  clear_cost_ratios(*pair, *slot, st);
   STEREOD_CUDA(
       cudaMemcpyAsync(b.device_record.get(), rec, sizeof(BatchRecord), cudaMemcpyHostToDevice, st));
   marks.mark("upload", st);
@@ -789,6 +813,7 @@ class CudaEngine final : public Engine {
     // Configured for gray frames now (so errors surface here); a frame in color reconfigures.
     PairLayout layout;
     layout.right_output = o.right_output;
+    layout.cost_ratio_output = o.cost_ratio_output;
     pair_->device->configure(o.stereo, o.background, layout);
     pair_->allocate_slots(o.inflight);
     for (auto& s : pair_->slots) pair_->device->set_slot_io(s->index, pair_->io_of(*s));

@@ -181,6 +181,7 @@ MemberArgs DevicePipeline::make_args(int slot) const {
   a.out_disp[0] = io.disparity[0];
   a.out_disp[1] = layout_.right_output ? io.disparity[1] : nullptr;
   a.out_fg = background_.enabled ? io.foreground : nullptr;
+  a.out_cost_ratio = layout_.cost_ratio_output ? io.cost_ratio : nullptr;
   a.out_confidence = layout_.confidence ? io.confidence : nullptr;
   a.tested = io.tested;
   for (int s = 0; s < levels_; ++s) {
@@ -254,6 +255,7 @@ BatchShape DevicePipeline::shape(int count) const {
   s.speckles = stereo_.speckle_size > 0;
   s.fill = stereo_.fill;
   s.right_output = layout_.right_output;
+  s.cost_ratio = layout_.cost_ratio_output;
   s.confidence = layout_.confidence;
   s.max_segments = segments_of(stereo_.max_disparity, segment_.empty() ? kSegment : segment_[0]);
   return s;
@@ -263,8 +265,9 @@ std::string DevicePipeline::batch_key() const {
   const BatchShape s = shape(1);
   std::string key =
       std::to_string(width_) + "x" + std::to_string(height_) + "/L" + std::to_string(levels_) + "/";
-  for (bool b : {s.rectify, s.derive_gray, s.color, s.modeling, s.census, s.mean_removal,
-                 s.window_path, s.best4, s.speckles, s.fill, s.right_output, s.confidence}) {
+  for (bool b :
+       {s.rectify, s.derive_gray, s.color, s.modeling, s.census, s.mean_removal, s.window_path,
+        s.best4, s.speckles, s.fill, s.right_output, s.confidence, s.cost_ratio}) {
     key += b ? '1' : '0';
   }
   return key;

@@ -27,15 +27,17 @@ struct SlotIo {
   std::uint16_t* disparity[2] = {nullptr, nullptr};  // right: null unless asked for
   std::uint8_t* foreground = nullptr;                // null: modeling off
   unsigned long long* tested = nullptr;
-  std::uint8_t* confidence = nullptr;  // the left view's confidence8 (filled when asked for)
+  std::uint32_t* cost_ratio = nullptr;  // the left view's winners' cost ratios (null: not asked)
+  std::uint8_t* confidence = nullptr;   // the left view's confidence8 (filled when asked for)
 };
 
 // How a pair's frames arrive and what it returns (beyond the parameters).
 struct PairLayout {
-  bool color_input = false;   // frames carry color (kept for the background model)
-  bool derive_gray = false;   // frames carry color only: gray is its luma
-  bool right_output = false;  // return the right view's map too
-  bool confidence = false;    // return the left view's matching confidence too
+  bool color_input = false;        // frames carry color (kept for the background model)
+  bool derive_gray = false;        // frames carry color only: gray is its luma
+  bool right_output = false;       // return the right view's map too
+  bool confidence = false;         // return the left view's matching confidence too
+  bool cost_ratio_output = false;  // return the left view's winners' cost ratios too
 };
 
 // Marks the end of each stage with an event (profiling only; never inside a captured graph).

@@ -11,6 +11,7 @@
 #include "logging.hpp"
 #include "publish/engine_frame.hpp"
 #include "publish/heap.hpp"
+#include "trinocular/trinocular_engine.hpp"
 
 namespace stereod::daemon {
 namespace {
@@ -175,6 +176,7 @@ std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const Rig
   p->config = pc;
   p->left_index = index_of(rig, pc.left);
   p->right_index = index_of(rig, pc.right);
+  if (pc.trinocular) p->vertical_index = index_of(rig, pc.trinocular->vertical);
   const CameraConfig& cam = rig.cameras[static_cast<std::size_t>(p->left_index)];
   const auto gpu = gpus.find(pc.name);
   p->gpu_device = gpu != gpus.end() ? gpu->second : config.gpu.devices.front();
@@ -212,7 +214,16 @@ std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const Rig
       if (engine_name_.empty()) spdlog::warn("no usable GPU ({}): using the CPU engine", why);
     }
   }
-  p->engine = make_engine(kind, eo);
+  if (pc.trinocular) {
+    // Reference and horizontal partner as the pair's left and right, the vertical partner
+    // transposed beside them (trinocular/trinocular_engine.hpp).
+    TrinocularOptions t;
+    t.model = pc.trinocular->model;
+    t.cost_ratio = pc.trinocular->cost_ratio;
+    p->engine = make_trinocular_engine(kind, eo, t);
+  } else {
+    p->engine = make_engine(kind, eo);
+  }
   if (engine_name_ != p->engine->name()) {
     engine_name_ = std::string(p->engine->name());
     spdlog::info("pair '{}': {} engine, {}x{}, {} disparities", pc.name, engine_name_, cam.width,
@@ -221,8 +232,11 @@ std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const Rig
   // Submitted and not yet collected: at most the engine's slots, and the set being submitted.
   p->pending.reserve(static_cast<std::size_t>(config.gpu.inflight) + 2);
   const CameraConfig& right = rig.cameras[static_cast<std::size_t>(p->right_index)];
-  if (cam.color != right.color) {
-    p->luma_pool = std::make_unique<FramePool>(config.gpu.inflight + 2);
+  const CameraConfig* vertical =
+      p->vertical_index >= 0 ? &rig.cameras[static_cast<std::size_t>(p->vertical_index)] : nullptr;
+  if (cam.color != right.color || (vertical && vertical->color != cam.color)) {
+    // A trinocular pair may convert two of its three frames of a set.
+    p->luma_pool = std::make_unique<FramePool>((vertical ? 2 : 1) * (config.gpu.inflight + 2));
     p->allocate = uses_cuda(config) ? PixelAllocator(allocate_pinned) : PixelAllocator();
   }
   p->generations.emplace_back(0, generation);
@@ -294,14 +308,23 @@ void Daemon::on_frame_set(Rig& rig, FrameSet&& set) {
     if (!left || !right || left->status != FrameStatus::kOk || right->status != FrameStatus::kOk) {
       continue;
     }
-    const bool color = !left->color.empty() && !right->color.empty();
-    if (!color && (!left->color.empty() || !right->color.empty())) {
-      // A color camera with a gray one: both are matched gray, the color one's luma.
-      std::shared_ptr<const CameraFrame>& c = left->color.empty() ? right : left;
+    std::shared_ptr<const CameraFrame> vertical;
+    if (p.vertical_index >= 0) {
+      vertical = set.frames[static_cast<std::size_t>(p.vertical_index)];
+      if (!vertical || vertical->status != FrameStatus::kOk) continue;
+    }
+    const bool color =
+        !left->color.empty() && !right->color.empty() && (!vertical || !vertical->color.empty());
+    // A color camera with a gray one: all are matched gray, a color one's luma.
+    bool converted = true;
+    for (std::shared_ptr<const CameraFrame>* cp : {&left, &right, &vertical}) {
+      std::shared_ptr<const CameraFrame>& c = *cp;
+      if (color || !c || c->color.empty()) continue;
       std::shared_ptr<CameraFrame> luma = p.luma_pool ? p.luma_pool->acquire() : nullptr;
       if (!luma) {  // every buffer is in flight: the engine is behind
         record_busy(p, set.sequence);
-        continue;
+        converted = false;
+        break;
       }
       try {
         const int w = c->color.width, h = c->color.height;
@@ -315,7 +338,8 @@ void Daemon::on_frame_set(Rig& rig, FrameSet&& set) {
         luma->color = {};
       } catch (const std::exception& e) {  // no memory for it
         stats_->record_error(p.config.name, e.what());
-        continue;
+        converted = false;
+        break;
       }
       luma->camera = c->camera;
       luma->capture_time_ns = c->capture_time_ns;
@@ -323,15 +347,18 @@ void Daemon::on_frame_set(Rig& rig, FrameSet&& set) {
       luma->source_index = c->source_index;
       c = std::move(luma);
     }
+    if (!converted) continue;
     FrameInput in;
     in.sequence = set.sequence;
     in.capture_time_ns = left->capture_time_ns;
     if (color) {  // the engine matches their luma (gray_from_color)
       in.left_color = left->color;
       in.right_color = right->color;
+      if (vertical) in.vertical_color = vertical->color;
     } else {
       in.left = left->gray;
       in.right = right->gray;
+      if (vertical) in.vertical = vertical->gray;
     }
     // Held in `pending` until the result is collected, so unchanged until then.
     in.pinned = rig.pinned && !p.luma_pool;
@@ -344,6 +371,7 @@ void Daemon::on_frame_set(Rig& rig, FrameSet&& set) {
       pending.submitted_ns = now_ns();
       pending.left = left;
       pending.right = right;
+      pending.vertical = vertical;
       in.confidence = pending.confidence = p.config.outputs.confidence;
     }
     SubmitStatus s;
@@ -400,9 +428,11 @@ bool Daemon::collect(Pair& p) {
         const PendingFrame& f = p.pending.front();
         info.cameras = {{f.left->camera, f.left->capture_time_ns},
                         {f.right->camera, f.right->capture_time_ns}};
+        if (f.vertical) info.cameras.push_back({f.vertical->camera, f.vertical->capture_time_ns});
         info.complete_ns = f.complete_ns;
         info.source_index = f.left->source_index;
-        const std::int64_t earliest = std::min(f.left->capture_time_ns, f.right->capture_time_ns);
+        std::int64_t earliest = std::min(f.left->capture_time_ns, f.right->capture_time_ns);
+        if (f.vertical) earliest = std::min(earliest, f.vertical->capture_time_ns);
         if (f.complete_ns > 0 && earliest > 0) {
           info.latency.push_back({"sync", static_cast<double>(f.complete_ns - earliest) / 1e6});
         }

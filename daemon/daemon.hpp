@@ -92,7 +92,8 @@ class Daemon {
     // Both cameras' frames: the engine reads them in place (pinned), and the left one also feeds
     // the left image and colored points payloads.
     std::shared_ptr<const CameraFrame> left, right;
-    bool confidence = false;  // the engine was asked for the confidence map
+    std::shared_ptr<const CameraFrame> vertical;  // a trinocular pair's third camera, else null
+    bool confidence = false;                      // the engine was asked for the confidence map
   };
   // Submitted frames in order, in a ring sized once (no allocation per frame).
   class PendingRing {
@@ -124,6 +125,7 @@ class Daemon {
     publish::DepthCalibration depth;                   // the camera model in the headers
     std::shared_ptr<const RectificationMap> left_map;  // null: the cameras are rectified
     int left_index = 0, right_index = 0;  // the cameras' places in the rig's frame sets
+    int vertical_index = -1;              // a trinocular pair's vertical camera, else -1
     std::mutex mutex;                     // pending, generations, config.outputs
     bool warned_confidence = false;       // main loop only
     PendingRing pending;                  // submitted, not yet published

@@ -148,6 +148,7 @@ class CpuEngine final : public Engine {
     if (s.ok) {
       r.disparity = s.out.stereo.left.view();
       if (options_.right_output) r.right_disparity = s.out.stereo.right.view();
+      if (options_.cost_ratio_output) r.cost_ratio = s.out.stereo.cost_ratio.view();
       r.foreground = s.out.foreground.view();
       if (s.confidence) r.confidence = s.out.stereo.confidence.view();
       r.background_active = s.out.background_active;
@@ -216,6 +217,7 @@ class CpuEngine final : public Engine {
       in.left = s.left.view();
       in.right = s.right.view();
       in.right_output = options_.right_output;
+      in.cost_ratio_output = options_.cost_ratio_output;
       in.confidence = s.confidence;
       if (s.has_color) {
         in.left_color = view_of(s.left_color);

@@ -69,6 +69,7 @@ void CpuPairProcessor::process(const PairFrame& raw, PairOutput& out) {
   in.left = f.left;
   in.right = f.right;
   in.right_output = f.right_output;
+  in.cost_ratio_output = f.cost_ratio_output;
   in.confidence = f.confidence;
   const bool modeling = left_model_.params().enabled;
   const auto t0 = std::chrono::steady_clock::now();

@@ -18,7 +18,8 @@ struct PairFrame {
   ImageView<const std::uint8_t> left, right;  // gray
   RgbView left_color, right_color;            // optional
   bool right_output = true;                   // post-process the right view's map too
-  bool confidence = false;                    // the left view's matching confidence too
+  bool cost_ratio_output = false;  // the winners' cost ratios too (StereoOutput::cost_ratio)
+  bool confidence = false;         // the left view's matching confidence too
 };
 
 struct PairOutput {

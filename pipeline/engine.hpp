@@ -49,6 +49,9 @@ struct EngineOptions {
   // Post-process and return the right view's map as well (result.right_disparity). Off, the right
   // view is matched only as far as the left-right check needs it.
   bool right_output = false;
+  // Return the finest level's winners' cost ratios per left pixel too (result.cost_ratio): what
+  // the trinocular fusion compares. Off, nothing is computed or copied for it.
+  bool cost_ratio_output = false;
   std::shared_ptr<EngineGroup> group;  // null: this engine runs on its own
   // Called on an engine thread each time a frame's result becomes ready to poll, so that a
   // consumer can wait for results instead of polling on a timer. It must return at once (set a
@@ -67,6 +70,10 @@ struct FrameInput {
   // caller had converted it.
   RgbView left_color;
   RgbView right_color;
+  // Trinocular engines only (trinocular/trinocular_engine.hpp): the vertical partner's frame, of
+  // the reference's size; left is the reference, right the horizontal partner.
+  ImageView<const std::uint8_t> vertical;
+  RgbView vertical_color;
   // The views point into page-locked memory (e.g. from allocate_pinned) that stays unchanged until
   // this frame's result has been polled: the CUDA engine uploads straight from it instead of
   // copying it into its own slot first. Ignored by the CPU engine.
@@ -100,6 +107,16 @@ struct EngineResult {
   std::string error;  // why the frame failed when !ok (e.g. a parameter the frame cannot meet)
   ImageView<const std::uint16_t> disparity;        // left reference, 16*d, kInvalidDisparity
   ImageView<const std::uint16_t> right_disparity;  // right reference
+  // With EngineOptions::cost_ratio_output: winner_cost_ratio (stereo/pixel_ops.hpp) of the left
+  // view's finest-level integer winner, before the cross-check and post-processing (kNoCost where
+  // that level chose nothing).
+  ImageView<const std::uint32_t> cost_ratio;
+  // Trinocular engines only: `disparity` is the fused map; which pair gave each pixel its value
+  // (kFusedNone, kFusedHorizontal, kFusedVertical), and the two pairs' own maps on the
+  // reference's grid in the horizontal pair's scale.
+  ImageView<const std::uint8_t> direction;
+  ImageView<const std::uint16_t> horizontal_disparity;
+  ImageView<const std::uint16_t> vertical_disparity;
   // Left camera's foreground mask at full resolution (255 = foreground, 0 = background); every
   // pixel is foreground while the model warms up or when background modeling is off.
   ImageView<const std::uint8_t> foreground;

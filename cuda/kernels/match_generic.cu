@@ -108,8 +108,11 @@ __device__ __forceinline__ void top4_insert(std::uint32_t (&v)[4], int (&d)[4], 
   }
 }
 
-// At least one block per SM is all the bound asks: with the confidence's four lowest costs the
-// kernel needs 96 registers, and without the second argument ptxas capped sm_87 at 80 and spilled.
+// kRatio: also write the cost ratios (compiled apart, so that pairs without them run the code they
+// ran before). At least one block per SM is all the bound asks: with the confidence's four lowest
+// costs the kernel needs 96 registers, and without the second argument ptxas capped sm_87 at 80
+// and spilled.
+template <bool kRatio>
 __global__ void __launch_bounds__(kBlockW* kBlockH, 1)
     match_generic_kernel(const BatchRecord* __restrict__ batch, int level) {
   __shared__ std::uint32_t pc[kGenTileH][kGenTileW];  // pixel costs of the tile and its halo
@@ -260,12 +263,19 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 1)
   }
   if (v.out_q4) {
     std::uint16_t q = kInvalidDisparity;
+    const bool neighbours = best_d >= 1 && best_d + 1 < nd && cm != kNone && cp != kNone;
     if (best_d != kNoDisparity) {
       const int d = best_d;
       q = subpixel_disparity(
           d, nd, best, [&](int dd) { return dd < d ? cm : cp; }, kNone);
     }
     v.out_q4[i] = q;
+    // Read late from the batch record (a kernel parameter): nothing of it stays live in the loop.
+    std::uint32_t* out_ratio =
+        kRatio && view == 0 ? batch->member[blockIdx.z >> 1]->out_cost_ratio : nullptr;
+    if (out_ratio) {
+      out_ratio[i] = best_d == kNoDisparity ? kNoCost : winner_cost_ratio(cm, best, cp, neighbours);
+    }
   }
 }
 
@@ -273,9 +283,13 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 1)
 
 void launch_match_generic(const BatchShape& shape, const BatchRecord* batch, int level,
                           cudaStream_t stream) {
-  match_generic_kernel<<<member_grid(shape.level_width[level], shape.level_height[level],
-                                     2 * shape.count),
-                         dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
+  const dim3 grid =
+      member_grid(shape.level_width[level], shape.level_height[level], 2 * shape.count);
+  if (shape.cost_ratio && level == 0) {
+    match_generic_kernel<true><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
+  } else {
+    match_generic_kernel<false><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
+  }
   STEREOD_CUDA_LAUNCHED("match_generic_kernel");
 }
 

@@ -356,6 +356,7 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
 
   std::int16_t* out_disp = lv.disp[view];
   std::uint16_t* out_q4 = finest ? a.q4[view] : nullptr;
+  std::uint32_t* out_ratio = finest && view == 0 ? a.out_cost_ratio : nullptr;
   if (sm.segments == 1) {
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
@@ -366,12 +367,16 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
       out_disp[i] = static_cast<std::int16_t>(p.best_d);
       if (out_q4) {
         std::uint16_t q = kInvalidDisparity;
+        std::uint32_t ratio = kNoCost;
         if (p.best_d != kNoDisparity) {
           const int d = p.best_d;
+          const bool neighbours = d >= 1 && d + 1 < nd && p.cm != kNone && p.cp != kNone;
+          ratio = winner_cost_ratio(p.cm, p.best, p.cp, neighbours);
           q = subpixel_disparity(
               d, nd, p.best, [&](int dd) { return dd < d ? p.cm : p.cp; }, kNone);
         }
         out_q4[i] = q;
+        if (out_ratio) out_ratio[i] = ratio;
       }
     }
     return;
@@ -408,15 +413,19 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
     out_disp[i] = static_cast<std::int16_t>(d);
     if (!out_q4) continue;
     std::uint16_t q = kInvalidDisparity;
+    std::uint32_t ratio = kNoCost;
     if (d != kNoDisparity) {
       const int winner_seg = (d - sm.tile_lo) / sm.segment;
       const std::uint32_t both =
           __ldcg(&lv.cmcp[view][static_cast<std::size_t>(winner_seg) * plane + i]);
       const std::uint32_t cm = both >> 16, cp = both & 0xFFFFu;
+      const bool neighbours = d >= 1 && d + 1 < nd && cm != kNone16 && cp != kNone16;
+      ratio = winner_cost_ratio(cm, key >> 16, cp, neighbours);
       q = subpixel_disparity(
           d, nd, key >> 16, [&](int dd) { return dd < d ? cm : cp; }, kNone16);
     }
     out_q4[i] = q;
+    if (out_ratio) out_ratio[i] = ratio;
   }
 }
 

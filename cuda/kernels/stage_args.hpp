@@ -95,7 +95,11 @@ struct MemberArgs {
   std::uint16_t* out_disp[2] = {nullptr, nullptr};  // right: null unless asked for
   std::uint8_t* out_fg = nullptr;                   // left mask 0/255 (null: modeling off)
   std::uint8_t* out_confidence = nullptr;           // left confidence8 (null: not asked for)
-  unsigned long long* tested = nullptr;             // [camera * levels + level]
+  // The left view's finest-level winners' cost ratios (winner_cost_ratio), kNoCost where none
+  // (null unless asked for: EngineOptions::cost_ratio_output). Set to kNoCost before the frame
+  // (the engine clears it), then written by the matching kernels where they match.
+  std::uint32_t* out_cost_ratio = nullptr;
+  unsigned long long* tested = nullptr;  // [camera * levels + level]
 };
 
 struct BatchRecord {

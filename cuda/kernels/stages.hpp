@@ -29,6 +29,7 @@ struct BatchShape {
   bool speckles = true;
   bool fill = false;
   bool right_output = false;  // post-process and return the right view's map too
+  bool cost_ratio = false;    // return the left view's winners' cost ratios (trinocular pairs)
   bool confidence = false;    // the left view's matching confidence (match_generic.cu)
   int max_segments = 1;       // segments of the finest level's widest range
 

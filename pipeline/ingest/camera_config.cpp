@@ -20,14 +20,23 @@ constexpr int kMaxSide = 16384;
 constexpr double kMaxRate = 1000.0;
 
 std::string synthetic_view(const SourceUri& uri, std::size_t index) {
-  return synthetic_right_view(uri, index) ? "right" : "left";
+  switch (synthetic_view_of(uri, index)) {
+    case SyntheticViewKind::kRight:
+      return "right";
+    case SyntheticViewKind::kVertical:
+      return "vertical (above or below)";
+    case SyntheticViewKind::kLeft:
+      break;
+  }
+  return "left";
 }
 
 void check_synthetic_rig(const RigConfig& rig, const std::vector<SourceUri>& uris,
                          std::vector<IngestIssue>& issues) {
-  if (rig.cameras.size() > 2) {
+  if (rig.cameras.size() > 3) {
     issues.push_back({rig.name, "cameras",
-                      "a synthetic rig has one or two cameras (the scene's left and right views)"});
+                      "a synthetic rig has one to three cameras (the scene's left and right "
+                      "views, and a third above or below the left one)"});
     return;
   }
   // What the scene itself refuses (e.g. max_disparity not below half the width), checked here so
@@ -42,7 +51,7 @@ void check_synthetic_rig(const RigConfig& rig, const std::vector<SourceUri>& uri
     const auto& cam = rig.cameras[i];
     if (!views.insert(synthetic_view(uris[i], i)).second) {
       issues.push_back({cam.name, "uri",
-                        "both synthetic cameras of rig '" + rig.name + "' show the " +
+                        "two synthetic cameras of rig '" + rig.name + "' show the " +
                             synthetic_view(uris[i], i) + " view"});
     }
     if (i == 0) continue;

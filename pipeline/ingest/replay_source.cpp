@@ -64,11 +64,11 @@ std::shared_ptr<ReplayFrames> render_synthetic(const RigConfig& rig, int count,
   const std::shared_ptr<SyntheticScene> scene = make_synthetic_scene(rig);
   auto out = std::make_shared<ReplayFrames>();
   std::vector<GstVideoInfo> infos;
-  std::vector<bool> right;
+  std::vector<SyntheticViewKind> view;
   for (std::size_t i = 0; i < rig.cameras.size(); ++i) {
     out->cameras.push_back(empty_camera(rig.cameras[i]));
     infos.push_back(video_info(rig.cameras[i]));
-    right.push_back(synthetic_right_view(parse_source_uri(rig.cameras[i].uri), i));
+    view.push_back(synthetic_view_of(parse_source_uri(rig.cameras[i].uri), i));
   }
   SyntheticFrame frame;
   for (int k = 0; k < count; ++k) {
@@ -77,10 +77,12 @@ std::shared_ptr<ReplayFrames> render_synthetic(const RigConfig& rig, int count,
     for (std::size_t i = 0; i < rig.cameras.size(); ++i) {
       auto& cam = out->cameras[i];
       if (cam.channels == 3) {
-        const RgbImage& rgb = right[i] ? frame.right : frame.left;
+        const RgbImage* rgbs[3] = {&frame.left, &frame.right, &frame.vertical};
+        const RgbImage& rgb = *rgbs[static_cast<int>(view[i])];
         cam.frames.push_back(to_layout(infos[i], rgb.pixels.data(), 3u * rgb.width));
       } else {
-        const Gray8& gray = right[i] ? frame.right_gray : frame.left_gray;
+        const Gray8* grays[3] = {&frame.left_gray, &frame.right_gray, &frame.vertical_gray};
+        const Gray8& gray = *grays[static_cast<int>(view[i])];
         cam.frames.push_back(
             to_layout(infos[i], gray.data(), static_cast<std::size_t>(gray.width())));
       }
@@ -204,7 +206,8 @@ std::string replay_key(const RigConfig& rig) {
     key += std::string(scheme_name(uri.scheme)) + "|" + uri.location + "|";
     for (const auto& [k, v] : uri.options) key += k + "=" + v + "&";
     if (uri.scheme == SourceScheme::kSynthetic) {
-      key += synthetic_right_view(uri, i) ? "|right" : "|left";
+      static const char* const kViews[3] = {"|left", "|right", "|vertical"};
+      key += kViews[static_cast<int>(synthetic_view_of(uri, i))];
       key += "|" + std::to_string(static_cast<int>(std::lround(cam.fps.hz())));
     }
     key += "|" + std::to_string(cam.width) + "x" + std::to_string(cam.height) +

@@ -352,7 +352,7 @@ RigSource::Outcome RigSource::run_pipeline(Backoff& backoff, Fault& fault) {
       held.emplace_back(gst_bin_get_by_name(GST_BIN(bins[i]), kRawSrcName));
       o.src = held.back().get();
       o.rgb = config_.cameras[i].color;
-      o.right = synthetic_right_view(parse_source_uri(config_.cameras[i].uri), i);
+      o.view = static_cast<int>(synthetic_view_of(parse_source_uri(config_.cameras[i].uri), i));
       outputs.push_back(o);
     }
     try {

@@ -60,6 +60,7 @@ const std::vector<OptionSpec>& options_of(SourceScheme scheme) {
       {"flicker", OptionType::kDouble, 0, 0.5, nullptr},
       {"shadow", OptionType::kBool, 0, 0, nullptr},
       {"color", OptionType::kBool, 0, 0, nullptr},
+      {"texture", OptionType::kChoice, 0, 0, "any,hstripes,vbars,mixed"},
       {"focal_px", OptionType::kDouble, 0, 1e6, nullptr},
       {"baseline_m", OptionType::kDouble, 0, 1000, nullptr},
       {"replay", OptionType::kInt, 0, kMaxReplay, nullptr},
@@ -301,9 +302,12 @@ void check_location(SourceUri& s) {
       }
       return;
     case SourceScheme::kSynthetic:
-      if (!s.location.empty() && s.location != "left" && s.location != "right") {
-        fail(uri, "expected synthetic://left, synthetic://right or synthetic:// (got \"" +
-                      s.location + "\")");
+      if (!s.location.empty() && s.location != "left" && s.location != "right" &&
+          s.location != "above" && s.location != "below") {
+        fail(uri,
+             "expected synthetic://left, synthetic://right, synthetic://above, "
+             "synthetic://below or synthetic:// (got \"" +
+                 s.location + "\")");
       }
       return;
     case SourceScheme::kGst:

@@ -47,7 +47,7 @@ void SyntheticFeeder::start(GstElement* pipeline, std::vector<Output> outputs) {
     Sink s;
     s.src = GST_ELEMENT(gst_object_ref(o.src));
     s.rgb = o.rgb;
-    s.right = o.right;
+    s.view = o.view;
     try {
       s.pool = make_pool(o.src, s.info);
     } catch (...) {
@@ -116,11 +116,11 @@ bool SyntheticFeeder::push(const Sink& sink, const SyntheticFrame& frame, GstClo
   const int w = frame.left_gray.width(), h = frame.left_gray.height();
   for (int y = 0; y < h; ++y) {
     if (sink.rgb) {
-      const RgbImage& rgb = sink.right ? frame.right : frame.left;
-      std::memcpy(dst + y * stride, rgb.row(y), 3u * static_cast<unsigned>(w));
+      const RgbImage* rgb[3] = {&frame.left, &frame.right, &frame.vertical};
+      std::memcpy(dst + y * stride, rgb[sink.view]->row(y), 3u * static_cast<unsigned>(w));
     } else {
-      const Gray8& gray = sink.right ? frame.right_gray : frame.left_gray;
-      std::memcpy(dst + y * stride, gray.row(y), static_cast<unsigned>(w));
+      const Gray8* gray[3] = {&frame.left_gray, &frame.right_gray, &frame.vertical_gray};
+      std::memcpy(dst + y * stride, gray[sink.view]->row(y), static_cast<unsigned>(w));
     }
   }
   gst_video_frame_unmap(&video);

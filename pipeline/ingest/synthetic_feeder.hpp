@@ -32,7 +32,7 @@ class SyntheticFeeder : private PacedFeeder {
   struct Output {
     GstElement* src = nullptr;  // the camera's appsrc (owned by the pipeline)
     bool rgb = false;           // RGB (a color camera) or GRAY8
-    bool right = false;         // which view
+    int view = 0;               // which view: 0 left, 1 right, 2 vertical
   };
 
   SyntheticFeeder(std::shared_ptr<const SyntheticScene> scene, FrameRate fps);
@@ -52,7 +52,7 @@ class SyntheticFeeder : private PacedFeeder {
     GstBufferPool* pool = nullptr;
     GstVideoInfo info;  // of the appsrc's caps: the buffers' layout
     bool rgb = false;
-    bool right = false;
+    int view = 0;
   };
   void feed(const Schedule& schedule) override;
   bool push(const Sink& sink, const SyntheticFrame& frame, GstClockTime pts, int index);

@@ -16,12 +16,15 @@
 namespace stereod {
 
 // Which view of the scene camera `index` of a synthetic rig shows: the URI's location says so
-// (synthetic://left, synthetic://right), or, when it is empty, the camera's place in the rig
-// (the first is left, the second right).
-bool synthetic_right_view(const SourceUri& uri, std::size_t index);
+// (synthetic://left, synthetic://right, and for an L-shaped rig's third camera synthetic://above
+// or synthetic://below), or, when it is empty, the camera's place in the rig (the first is left,
+// the second right).
+enum class SyntheticViewKind { kLeft, kRight, kVertical };
+SyntheticViewKind synthetic_view_of(const SourceUri& uri, std::size_t index);
 
 // The scene a synthetic camera asks for: size from the camera, frame_rate its rate rounded to a
-// whole number (the scene moves objects in pixels per second), everything else from the URI.
+// whole number (the scene moves objects in pixels per second), everything else from the URI (the
+// third view, SyntheticOptions::vertical, comes from the rig: make_synthetic_scene).
 SyntheticOptions synthetic_options(const CameraConfig& camera, const SourceUri& uri);
 
 // The scene of a synthetic rig (validate_rig has made sure its cameras agree and the scene takes

@@ -42,6 +42,10 @@ PublishedFrame frame_from_result(const EngineResult& r, FrameInfo info, bool cou
       f.mask = r.foreground;
       f.mask_keep_alive = r.hold;
     }
+    if (!r.direction.empty()) {
+      f.direction = r.direction;
+      f.direction_keep_alive = r.hold;
+    }
     if (!r.confidence.empty()) {
       f.confidence = r.confidence;
       f.confidence_keep_alive = r.hold;

@@ -184,7 +184,8 @@ Json protocol_version_json() {
 
 std::size_t encoding_pixel_bytes(std::string_view encoding) {
   if (encoding == kDisparityEncoding || encoding == kDepthEncoding) return 2;
-  if (encoding == kMaskEncoding || encoding == kConfidenceEncoding || encoding == kGrayEncoding) {
+  if (encoding == kMaskEncoding || encoding == kConfidenceEncoding || encoding == kGrayEncoding ||
+      encoding == kDirectionEncoding) {
     return 1;
   }
   if (encoding == kRgbEncoding) return 3;

@@ -23,7 +23,8 @@ namespace stereod::publish {
 // fields, new payloads, new stages); a client accepts any minor and ignores what it does not know.
 constexpr int kProtocolMajor = 1;
 // 1.1 added source_index, 1.2 the "wait" latency stage, 1.3 the principal point and fy, the
-// confidence, left image and point cloud payloads, and foreground_without_disparity.
+// confidence, left image, point cloud and (trinocular pairs) direction payloads, and
+// foreground_without_disparity.
 constexpr int kProtocolMinor = 3;
 
 constexpr std::string_view kFrameTopicPrefix = "disparity.";
@@ -40,6 +41,9 @@ constexpr std::string_view kRgbEncoding = "rgb8";                // 3 x uint8: R
 constexpr std::string_view kPointsEncoding = "xyz32f";           // 3 x float32 metres, NaN = none
 // 3 x float32 metres, then the color as uint32 0x00RRGGBB (PCL's packed "rgb").
 constexpr std::string_view kColorPointsEncoding = "xyzrgb32f";
+// uint8, which pair of a trinocular rig gave the pixel its disparity: 0 none, 1 the horizontal
+// pair, 2 the vertical pair.
+constexpr std::string_view kDirectionEncoding = "direction8";
 constexpr std::uint32_t kDisparityInvalid = 0xFFFF;
 constexpr std::uint32_t kDepthInvalid = 0;
 constexpr std::uint32_t kConfidenceInvalid = 0;
@@ -50,6 +54,7 @@ constexpr std::string_view kDepthPayload = "depth";
 constexpr std::string_view kConfidencePayload = "confidence";  // since 1.3
 constexpr std::string_view kLeftPayload = "left";              // since 1.3
 constexpr std::string_view kPointsPayload = "points";          // since 1.3
+constexpr std::string_view kDirectionPayload = "direction";    // since 1.3 (trinocular pairs)
 
 // Bytes per pixel of an encoding this version knows; 0 for one it does not.
 std::size_t encoding_pixel_bytes(std::string_view encoding);

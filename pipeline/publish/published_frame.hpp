@@ -44,6 +44,9 @@ struct PublishedFrame {
   ImageView<const std::uint8_t> left_gray;
   ImageView<const std::uint8_t> left_color;
   std::shared_ptr<const void> left_keep_alive;  // keeps both
+  // Trinocular pairs: which pair won each pixel (kDirectionEncoding); empty for other pairs.
+  ImageView<const std::uint8_t> direction;
+  std::shared_ptr<const void> direction_keep_alive;
 };
 
 }  // namespace stereod::publish

@@ -51,6 +51,7 @@ void check_extras(const Name& frame, const PublishedFrame& f) {
   check(": confidence", f.confidence, 1);
   check(": left image (gray)", f.left_gray, 1);
   check(": left image (color)", f.left_color, 3);
+  check(": direction", f.direction, 1);
 }
 
 // A packed copy of `v` that owns its pixels: `v` and `keep_alive` then point at the copy.
@@ -205,6 +206,10 @@ bool Publisher::publish(PublishedFrame frame) {
     if (!frame.mask.empty() && !frame.mask_keep_alive) {
       take_copy(frame.mask, frame.mask_keep_alive);
       item.mask_copied = true;
+    }
+    if (!frame.direction.empty() && !frame.direction_keep_alive) {
+      take_copy(frame.direction, frame.direction_keep_alive);
+      item.direction_copied = true;
     }
     if (!frame.confidence.empty() && !frame.confidence_keep_alive) {
       take_copy(frame.confidence, frame.confidence_keep_alive);
@@ -389,6 +394,7 @@ void Publisher::send_frame(Queued& item) {
   // is the publisher's own.
   frame.disparity_keep_alive.reset();
   frame.mask_keep_alive.reset();
+  frame.direction_keep_alive.reset();
   frame.confidence_keep_alive.reset();
   frame.left_keep_alive.reset();
 
@@ -454,6 +460,11 @@ void Publisher::add_v13_payloads(Queued& item, const PublisherOutputs& outputs, 
     p.width = w;
     h.payloads.push_back(p);
     parts.push_back(payload_message(view, points, true, false));
+  }
+  if (outputs.direction && !frame.direction.empty()) {
+    h.payloads.push_back(packed_layout(kDirectionPayload, kDirectionEncoding, frame.direction));
+    parts.push_back(payload_message(frame.direction, frame.direction_keep_alive,
+                                    item.direction_copied, item.direction_copied));
   }
 }
 

@@ -88,6 +88,7 @@ class Publisher {
     bool mask_copied = false;
     bool confidence_copied = false;
     bool left_copied = false;
+    bool direction_copied = false;
   };
 
   void configure_socket(const PublisherOptions& options);

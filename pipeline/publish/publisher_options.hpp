@@ -1,7 +1,7 @@
 // The publisher's configuration (the `publish:` section; docs/PROTOCOL.md "Endpoints" and
 // "CURVE"). Keys named in errors are the configuration's: publish.endpoint, publish.bind_all,
 // publish.hwm, publish.queue, publish.stats_interval_ms,
-// publish.outputs.{mask,depth,confidence,points,left},
+// publish.outputs.{mask,depth,confidence,points,left,direction},
 // publish.curve.{server_key,clients}.
 #pragma once
 
@@ -23,10 +23,11 @@ struct PublisherOutputs {
   bool confidence = false;  // send the engine's matching confidence when it computes one
   PointsOutput points = PointsOutput::kNone;  // the point cloud (calibrated pairs)
   LeftOutput left = LeftOutput::kNone;        // the rectified left image
+  bool direction = false;                     // trinocular pairs: send which pair won each pixel
 
   bool operator==(const PublisherOutputs& o) const {
     return mask == o.mask && depth == o.depth && confidence == o.confidence && points == o.points &&
-           left == o.left;
+           left == o.left && direction == o.direction;
   }
   bool operator!=(const PublisherOutputs& o) const { return !(*this == o); }
   // The left image is needed: for its own payload, or for the colors of the points.

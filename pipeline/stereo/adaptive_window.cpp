@@ -173,15 +173,17 @@ class RowMatcher {
     if (part.lanes32.aggregated.size() < band_lanes) part.lanes32.aggregated.resize(band_lanes);
   }
 
-  // Row y's winners into disparity, and (each optional) q4 and confidence.
+  // Row y's winners into disparity, and (each optional) q4, confidence and cost ratio (the last
+  // only with q4).
   template <typename T, bool kBest4>
   long long match_row(const SubwindowSums& sums, int y, std::int16_t* disparity, std::uint16_t* q4,
-                      std::uint8_t* confidence);
+                      std::uint8_t* confidence, std::uint32_t* cost_ratio);
 
  private:
   template <typename T, bool kBest4>
   long long match_chunk(const SubwindowSums& sums, int y, int k, const DisparityBand& band,
-                        std::int16_t* disparity, std::uint16_t* q4, std::uint8_t* confidence);
+                        std::int16_t* disparity, std::uint16_t* q4, std::uint8_t* confidence,
+                        std::uint32_t* cost_ratio);
 
   const MatchSide& side_;
   const SearchRanges& ranges_;
@@ -195,7 +197,8 @@ class RowMatcher {
 
 template <typename T, bool kBest4>
 long long RowMatcher::match_row(const SubwindowSums& sums, int y, std::int16_t* disparity,
-                                std::uint16_t* q4, std::uint8_t* confidence) {
+                                std::uint16_t* q4, std::uint8_t* confidence,
+                                std::uint32_t* cost_ratio) {
   const int w = plan_.width();
   T* allowed = part_.lanes<T>().allowed.data() + margin_;
   const std::uint8_t* fg = side_.tgt_foreground.empty() ? nullptr : side_.tgt_foreground.row(y);
@@ -207,10 +210,11 @@ long long RowMatcher::match_row(const SubwindowSums& sums, int y, std::int16_t* 
       const int x0 = k * kWindowLanes, x1 = std::min(w, x0 + kWindowLanes);
       std::fill(disparity + x0, disparity + x1, kNoDisparity);
       if (q4) std::fill(q4 + x0, q4 + x1, kInvalidDisparity);
+      if (cost_ratio) std::fill(cost_ratio + x0, cost_ratio + x1, kNoCost);
       if (confidence) std::fill(confidence + x0, confidence + x1, std::uint8_t{0});
       continue;
     }
-    evaluated += match_chunk<T, kBest4>(sums, y, k, band, disparity, q4, confidence);
+    evaluated += match_chunk<T, kBest4>(sums, y, k, band, disparity, q4, confidence, cost_ratio);
   }
   return evaluated;
 }
@@ -218,7 +222,8 @@ long long RowMatcher::match_row(const SubwindowSums& sums, int y, std::int16_t* 
 template <typename T, bool kBest4>
 long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
                                   const DisparityBand& band, std::int16_t* disparity,
-                                  std::uint16_t* q4, std::uint8_t* confidence) {
+                                  std::uint16_t* q4, std::uint8_t* confidence,
+                                  std::uint32_t* cost_ratio) {
   constexpr int kLanes = kWindowLanes;
   constexpr T kNone = std::numeric_limits<T>::max();  // larger than any A
   const int x0 = k * kLanes;
@@ -269,11 +274,18 @@ long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
     if (!q4) continue;
     if (d == kNoDisparity) {
       q4[x0 + i] = kInvalidDisparity;
+      if (cost_ratio) cost_ratio[x0 + i] = kNoCost;
       continue;
     }
     // A(d - 1) and A(d + 1) are in the band (it is widened by 1 at this level); kNone there means
     // that candidate is not allowed. The rule itself is the CUDA engine's (pixel_ops.hpp).
     q4[x0 + i] = subpixel_disparity(d, o_.disparities, best[i], cost_at, kNone);
+    if (cost_ratio) {
+      const bool neighbours =
+          d >= 1 && d + 1 < o_.disparities && cost_at(d - 1) != kNone && cost_at(d + 1) != kNone;
+      cost_ratio[x0 + i] = winner_cost_ratio(neighbours ? cost_at(d - 1) : 0, best[i],
+                                             neighbours ? cost_at(d + 1) : 0, neighbours);
+    }
   }
   return evaluated;
 }
@@ -354,6 +366,7 @@ void AdaptiveWindowMatcher::match(const ViewMatch (&views)[2], const CostTables&
     for (int v = v0; v < v1; ++v) {
       views[v].disparity->ensure_size(w, h);
       if (views[v].q4) views[v].q4->ensure_size(w, h);
+      if (views[v].cost_ratio) views[v].cost_ratio->ensure_size(w, h);
       if (views[v].confidence) views[v].confidence->ensure_size(w, h);
       plans_[v].build(*views[v].ranges, o);
     }
@@ -398,13 +411,17 @@ void AdaptiveWindowMatcher::match(const ViewMatch (&views)[2], const CostTables&
         for (int v = 0; v < 2; ++v) {
           std::int16_t* d_row = views[v].disparity->row(y);
           std::uint16_t* q4_row = views[v].q4 ? views[v].q4->row(y) : nullptr;
+          std::uint32_t* cost_row = views[v].cost_ratio ? views[v].cost_ratio->row(y) : nullptr;
           std::uint8_t* c_row = views[v].confidence ? views[v].confidence->row(y) : nullptr;
           if (narrow && o.best_k == 4) {
-            local += rows[v].match_row<std::uint16_t, true>(part.sums[v], y, d_row, q4_row, c_row);
+            local += rows[v].match_row<std::uint16_t, true>(part.sums[v], y, d_row, q4_row, c_row,
+                                                            cost_row);
           } else if (narrow) {
-            local += rows[v].match_row<std::uint16_t, false>(part.sums[v], y, d_row, q4_row, c_row);
+            local += rows[v].match_row<std::uint16_t, false>(part.sums[v], y, d_row, q4_row, c_row,
+                                                             cost_row);
           } else {
-            local += rows[v].match_row<std::uint32_t, false>(part.sums[v], y, d_row, q4_row, c_row);
+            local += rows[v].match_row<std::uint32_t, false>(part.sums[v], y, d_row, q4_row, c_row,
+                                                             cost_row);
           }
         }
       }

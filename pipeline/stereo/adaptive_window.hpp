@@ -37,6 +37,10 @@ struct ViewMatch {
   const SearchRanges* ranges = nullptr;
   Image<std::int16_t>* disparity = nullptr;  // integer winner or kNoDisparity
   Image<std::uint16_t>* q4 = nullptr;  // with options.subpixel: 16*d + offset, or kInvalidDisparity
+  // Optional, with options.subpixel (the finest level): the winner's cost ratio
+  // (winner_cost_ratio in pixel_ops.hpp), kNoCost where there is no winner. Only computed where
+  // asked for (the trinocular fusion).
+  Image<std::uint32_t>* cost_ratio = nullptr;
   // Optional: each winner's confidence (confidence.hpp, from A of the winner and the lowest A of
   // the candidates at least 2 away from it), 0 where there is no winner.
   Image<std::uint8_t>* confidence = nullptr;

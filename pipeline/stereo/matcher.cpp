@@ -158,6 +158,7 @@ void CpuStereoMatcher::match_level(const StereoInput& in, int s, StereoOutput& o
     views[v].disparity = &lv.disp[v];
     views[v].q4 = s == 0 ? &q4_[v] : nullptr;
   }
+  views[0].cost_ratio = s == 0 && in.cost_ratio_output ? &out.cost_ratio : nullptr;
   if (s == 0 && in.confidence) views[0].confidence = &out.confidence;
   matcher_.match(views, costs_, opt, pool);
   out.candidates[s] = matcher_.candidates_evaluated();
@@ -208,6 +209,7 @@ void CpuStereoMatcher::compute(const StereoInput& in, StereoOutput& out) {
   build_pyramid(in, levels);
   clock.lap("pyramid, census, mean removal");
   out.levels_used = levels;
+  if (!in.cost_ratio_output) out.cost_ratio.resize(0, 0);
   out.candidates.assign(static_cast<std::size_t>(levels), 0);
   static const char* const kLevelNames[] = {"level 0 (finest): ranges, match, cross-check",
                                             "level 1",

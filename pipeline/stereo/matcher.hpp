@@ -27,6 +27,9 @@ struct StereoInput {
   std::vector<ImageView<const std::uint8_t>> right_foreground;
   // Post-process the right view's map too (StereoOutput::right); off, it stays empty.
   bool right_output = true;
+  // Also return the left view's winners' cost ratios at the finest level (StereoOutput::
+  // cost_ratio); off, it stays empty and costs nothing.
+  bool cost_ratio_output = false;
   // Also compute the left view's matching confidence (StereoOutput::confidence).
   bool confidence = false;
 };
@@ -40,6 +43,12 @@ struct StageTime {
 struct StereoOutput {
   Disparity16 left;   // left reference: 16*d, kInvalidDisparity where there is none
   Disparity16 right;  // right reference, same encoding (empty unless asked for)
+  // With StereoInput::cost_ratio_output: per full-resolution left pixel, how sharply the finest
+  // level's integer winner d stands out of its neighbours' aggregated costs,
+  // winner_cost_ratio(A(d - 1), A(d), A(d + 1)) (pixel_ops.hpp; A as docs/ALGORITHM.md
+  // "Adaptive window" defines it), before the cross-check and post-processing; kNoCost where the
+  // finest level chose nothing. Empty otherwise.
+  Image<std::uint32_t> cost_ratio;
   // With StereoInput::confidence, each left pixel's confidence8 (stereo/confidence.hpp) from the
   // finest level's matching; 0 where the cross-check, the speckle filter or the median left the
   // pixel no disparity (so also where hole filling then gave it one). Empty otherwise.

@@ -25,6 +25,8 @@ constexpr int kSubpixelBits = 4;
 constexpr int kSubpixelScale = 1 << kSubpixelBits;
 // Integer disparity maps between levels use this for "none".
 constexpr std::int16_t kNoDisparity = -1;
+// The optional cost-ratio output (trinocular fusion) where a pixel has no winner.
+constexpr std::uint32_t kNoCost = 0xFFFFFFFFu;
 
 STEREOD_HD int clamp_int(int v, int lo, int hi) {
   return v < lo ? lo : (v > hi ? hi : v);
@@ -236,6 +238,19 @@ STEREOD_HD int subpixel_offset(std::uint32_t cm, std::uint32_t c, std::uint32_t 
   long long q = (2 * (num < 0 ? -num : num) + den) / (2 * den);
   if (num < 0) q = -q;
   return q > 8 ? 8 : (q < -8 ? -8 : static_cast<int>(q));
+}
+
+// How sharply the winner d stands out of its neighbours' costs (the trinocular fusion's "cost
+// ratio"): 2^12 * (2 c + 1) / (cm + cp + 1), c = A(d), cm = A(d - 1), cp = A(d + 1), rounded
+// down; small for a distinct minimum, about 2^12 for a flat cost curve (a direction that cannot
+// see the texture); 2^12 when a neighbour is missing (`neighbours` false). 32-bit arithmetic:
+// A < 2^18 (at most 9 sub-windows of 81 pixel costs of at most 255: the matcher refuses larger
+// pixel costs), so (2 c + 1) << 12 < 2^31.
+constexpr std::uint32_t kCostRatioOne = 1u << 12;
+STEREOD_HD std::uint32_t winner_cost_ratio(std::uint32_t cm, std::uint32_t c, std::uint32_t cp,
+                                           bool neighbours) {
+  if (!neighbours) return kCostRatioOne;
+  return ((2u * c + 1u) << 12) / (cm + cp + 1u);
 }
 
 // The published 16 * d of an integer winner d whose aggregated cost is `best` (ALGORITHM.md step

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -43,30 +44,102 @@ void warp_row(const float* left, int left_width, float* right, int* source, int 
   }
 }
 
-// right_shift from right_disparity: where the disparity is unknown (occluded in the left view, or
-// no ground truth) the surface is taken to be the farther of the two nearest known neighbours.
-void fill_right_shift(StaticBackground& bg, int fallback) {
-  const int w = bg.right_disparity.width(), h = bg.right_disparity.height();
-  bg.right_shift.resize(w, h);
+// A shift map from a partner view's disparity (rows along the baseline): where the disparity is
+// unknown (occluded in the left view, or no ground truth) the surface is taken to be the farther
+// of the two nearest known neighbours.
+void fill_shift(const Image<float>& disparity, Image<std::int16_t>& shift_map, int& shift_min,
+                int& shift_max, int fallback) {
+  const int w = disparity.width(), h = disparity.height();
+  shift_map.resize(w, h);
   std::vector<int> before(static_cast<std::size_t>(w));
-  bg.shift_min = std::numeric_limits<int>::max();
-  bg.shift_max = std::numeric_limits<int>::min();
+  shift_min = std::numeric_limits<int>::max();
+  shift_max = std::numeric_limits<int>::min();
   for (int y = 0; y < h; ++y) {
-    const float* d = bg.right_disparity.row(y);
+    const float* d = disparity.row(y);
     int last = -1;
     for (int x = 0; x < w; ++x) {
       if (known(d[x])) last = static_cast<int>(std::floor(d[x] + 0.5f));
       before[x] = last;
     }
     int next = -1;
-    std::int16_t* s = bg.right_shift.row(y);
+    std::int16_t* s = shift_map.row(y);
     for (int x = w - 1; x >= 0; --x) {
       if (known(d[x])) next = static_cast<int>(std::floor(d[x] + 0.5f));
       int v = before[x] >= 0 && next >= 0 ? std::min(before[x], next) : std::max(before[x], next);
       if (v < 0) v = fallback;
       s[x] = static_cast<std::int16_t>(v);
-      bg.shift_min = std::min(bg.shift_min, v);
-      bg.shift_max = std::max(bg.shift_max, v);
+      shift_min = std::min(shift_min, v);
+      shift_max = std::max(shift_max, v);
+    }
+  }
+}
+
+void fill_right_shift(StaticBackground& bg, int fallback) {
+  fill_shift(bg.right_disparity, bg.right_shift, bg.shift_min, bg.shift_max, fallback);
+}
+
+// What a left-view canvas shows at (x, y), which may lie outside the frame: its disparity (+inf:
+// unknown) and colour.
+using CanvasSample = std::function<void(int x, int y, float& d, Rgb& c)>;
+
+// One line of a partner view along its baseline: the canvas line (`canvas` samples, the first
+// one at the partner's position 0) forward-warped onto `n` partner pixels. Where nothing lands
+// the pixel shows the surface its neighbour shows (its ground truth stays unknown).
+void warp_line(const std::vector<float>& disp, const std::vector<Rgb>& color, int canvas, int n,
+               float* out_disparity, std::vector<int>& source, Rgb* out_color) {
+  warp_row(disp.data(), canvas, out_disparity, source.data(), n);
+  int last = -1;
+  for (int x = 0; x < n && last < 0; ++x) last = source[x];
+  for (int x = 0; x < n; ++x) {
+    if (source[x] >= 0) last = source[x];
+    out_color[x] = color[static_cast<std::size_t>(last >= 0 ? last : x)];
+  }
+}
+
+// The right view: each row of the canvas, `extra` pixels wider than the frame on the right.
+void render_right(const SyntheticOptions& o, int extra, const CanvasSample& sample,
+                  StaticBackground& bg) {
+  const int w = o.width, h = o.height, canvas = w + extra + 1;
+  bg.right.resize(w, h);
+  bg.right_disparity.resize(w, h);
+  std::vector<float> disp(static_cast<std::size_t>(canvas));
+  std::vector<Rgb> color(static_cast<std::size_t>(canvas)), line(static_cast<std::size_t>(w));
+  std::vector<int> source(static_cast<std::size_t>(w));
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < canvas; ++x) sample(x, y, disp[x], color[x]);
+    warp_line(disp, color, canvas, w, bg.right_disparity.row(y), source, line.data());
+    std::uint8_t* right = bg.right.row(y);
+    for (int x = 0; x < w; ++x) std::copy(line[x].begin(), line[x].end(), right + 3 * x);
+  }
+}
+
+// The vertical view, as the right view of the transposed canvas: line x is the left view's
+// column x, read downwards for a camera below (which sees y at y - d) and upwards for one above.
+void render_vertical(const SyntheticOptions& o, int extra, const CanvasSample& sample,
+                     StaticBackground& bg) {
+  const int w = o.width, h = o.height, canvas = h + extra + 1;
+  const bool above = o.vertical == SyntheticVertical::kAbove;
+  auto y_of = [&](int u) { return above ? h - 1 - u : u; };
+  Image<float> transposed(h, w);  // the vertical view's disparity, line x = column x
+  bg.vertical.resize(w, h);
+  std::vector<float> disp(static_cast<std::size_t>(canvas));
+  std::vector<Rgb> color(static_cast<std::size_t>(canvas)), line(static_cast<std::size_t>(h));
+  std::vector<int> source(static_cast<std::size_t>(h));
+  for (int x = 0; x < w; ++x) {
+    for (int u = 0; u < canvas; ++u) sample(x, y_of(u), disp[u], color[u]);
+    warp_line(disp, color, canvas, h, transposed.row(x), source, line.data());
+    for (int u = 0; u < h; ++u) {
+      std::copy(line[u].begin(), line[u].end(), bg.vertical.row(y_of(u)) + 3 * x);
+    }
+  }
+  Image<std::int16_t> shift;
+  fill_shift(transposed, shift, bg.vertical_shift_min, bg.vertical_shift_max, 0);
+  bg.vertical_shift.resize(w, h);
+  bg.vertical_disparity.resize(w, h);
+  for (int x = 0; x < w; ++x) {
+    for (int u = 0; u < h; ++u) {
+      bg.vertical_shift(x, y_of(u)) = shift(u, x);
+      bg.vertical_disparity(x, y_of(u)) = transposed(u, x);
     }
   }
 }
@@ -101,7 +174,8 @@ StaticBackground generate_background(const SyntheticOptions& o) {
   const Palette wall_palette = random_palette(rng, o.color);
   const Palette floor_palette = random_palette(rng, o.color);
 
-  // The right view sees left-view columns up to w - 1 + hi: render that much of the left canvas.
+  // The right view sees left-view columns up to w - 1 + hi: the wall's slope spans that much of
+  // the left canvas.
   const int canvas = w + hi + 1;
   auto wall_disparity = [&](int x) {
     return wall_left + static_cast<int>(scale_round(wall_right - wall_left, x, canvas - 1));
@@ -110,38 +184,37 @@ StaticBackground generate_background(const SyntheticOptions& o) {
     return floor_top + static_cast<int>(scale_round(hi - floor_top, y - horizon, h - 1 - horizon));
   };
 
+  // Mixed: stripes on the wall, bars on the floor.
+  const bool mixed = o.texture == SyntheticTexture::kMixed;
+  const SyntheticTexture wall_texture = mixed ? SyntheticTexture::kHorizontalStripes : o.texture;
+  const SyntheticTexture floor_texture = mixed ? SyntheticTexture::kVerticalBars : o.texture;
+  const CanvasSample sample = [&](int x, int y, float& d, Rgb& c) {
+    const int dw = wall_disparity(x);
+    // Beyond the bottom edge (which only a camera below sees) the floor stops at `hi`.
+    const int df = std::min(hi, floor_disparity(y));
+    const bool floor = y >= horizon && df >= dw;
+    d = static_cast<float>(floor ? df : dw);
+    c = floor
+            ? floor_palette.rgb[oriented_texel(floor_texture, floor_seed, Pattern::kChecker, x, y)]
+            : wall_palette.rgb[oriented_texel(wall_texture, wall_seed, wall_pattern, x, y)];
+  };
+
   StaticBackground bg;
   bg.left.resize(w, h);
-  bg.right.resize(w, h);
   bg.left_disparity.resize(w, h);
-  bg.right_disparity.resize(w, h);
-  std::vector<float> disp(static_cast<std::size_t>(canvas));
-  std::vector<Rgb> color(static_cast<std::size_t>(canvas));
-  std::vector<int> source(static_cast<std::size_t>(w));
   for (int y = 0; y < h; ++y) {
-    for (int x = 0; x < canvas; ++x) {
-      const int dw = wall_disparity(x);
-      const bool floor = y >= horizon && floor_disparity(y) >= dw;
-      disp[x] = static_cast<float>(floor ? floor_disparity(y) : dw);
-      color[x] = floor ? floor_palette.rgb[texel(floor_seed, Pattern::kChecker, x, y)]
-                       : wall_palette.rgb[texel(wall_seed, wall_pattern, x, y)];
-    }
     std::uint8_t* left = bg.left.row(y);
     for (int x = 0; x < w; ++x) {
-      std::copy(color[x].begin(), color[x].end(), left + 3 * x);
-      bg.left_disparity(x, y) = disp[x];
-    }
-    warp_row(disp.data(), canvas, bg.right_disparity.row(y), source.data(), w);
-    // Where the wall's disparity drops by one a right pixel receives nothing: it shows the same
-    // surface as its neighbour (its ground truth stays unknown).
-    int last = -1;
-    for (int x = 0; x < w && last < 0; ++x) last = source[x];
-    std::uint8_t* right = bg.right.row(y);
-    for (int x = 0; x < w; ++x) {
-      if (source[x] >= 0) last = source[x];
-      std::copy(color[last].begin(), color[last].end(), right + 3 * x);
+      float d = 0;
+      Rgb c{};
+      sample(x, y, d, c);
+      std::copy(c.begin(), c.end(), left + 3 * x);
+      bg.left_disparity(x, y) = d;
     }
   }
+  // The partner views see left-view points up to `hi` beyond the frame.
+  render_right(o, hi, sample, bg);
+  if (o.vertical != SyntheticVertical::kNone) render_vertical(o, hi, sample, bg);
   bg.nearest = hi;
   fill_right_shift(bg, lo);
   return bg;
@@ -200,6 +273,24 @@ StaticBackground crop_background(const SyntheticOptions& o, const SyntheticBackg
         "synthetic.max_disparity = " + std::to_string(o.max_disparity) +
         ": objects must be in front of the background, whose largest disparity is " +
         std::to_string(bg.nearest) + ", so it must be at least " + std::to_string(bg.nearest + 2));
+  }
+  if (o.vertical != SyntheticVertical::kNone) {
+    // Both partners rendered from the left photo on its true geometry (synthetic_scene.hpp).
+    const CanvasSample sample = [&](int x, int y, float& d, Rgb& c) {
+      const int rx = x + ox, ry = y + oy;
+      if (rx < 0 || rx >= bw || ry < 0 || ry >= bh) {
+        d = kUnknown;
+        c = Rgb{};
+        return;
+      }
+      const float t = real.left_disparity(rx, ry);
+      d = known(t) ? t : kUnknown;
+      const std::uint8_t* p = real.left.row(ry) + 3 * rx;
+      c = {p[0], p[1], p[2]};
+      if (!o.color) c.fill(luma(p[0], p[1], p[2]));
+    };
+    render_right(o, bg.nearest + 1, sample, bg);
+    render_vertical(o, bg.nearest + 1, sample, bg);
   }
   fill_right_shift(bg, 0);
   return bg;

@@ -17,6 +17,13 @@ struct StaticBackground {
   // lies on the surface, so the right view finds it through this.
   Image<std::int16_t> right_shift;
   int shift_min = 0, shift_max = 0;
+  // The third view (options.vertical), empty without it: its colours, and where the surface seen
+  // by its pixel (x, y) lies in the left view, (x, y + vertical_shift) for a camera below and
+  // (x, y - vertical_shift) above.
+  RgbImage vertical;
+  Image<float> vertical_disparity;  // the third view's own ground truth, +inf where unknown
+  Image<std::int16_t> vertical_shift;
+  int vertical_shift_min = 0, vertical_shift_max = 0;
   int nearest = 0;  // the largest background disparity, rounded up: objects are in front of it
 };
 

@@ -8,6 +8,7 @@ namespace {
 constexpr std::uint64_t kTagSlot = 0x51;
 constexpr std::uint64_t kTagObject = 0x0B;
 constexpr std::uint64_t kTagAtlas = 0xA7;
+constexpr std::uint64_t kTagMixed = 0x3D;
 
 }  // namespace
 
@@ -29,9 +30,15 @@ ObjectScript::ObjectScript(const SyntheticOptions& o, int nearest_background, co
   const int largest_bound = max_radius_ * 3 / 2 + 1;
   int size = 16;
   while (size < 2 * largest_bound + 1 && size < 512) size *= 2;
+  const bool mixed = o.texture == SyntheticTexture::kMixed;
   for (int p = 0; p < kPatternCount; ++p) {
-    atlases_[p] = make_atlas(hash_key(kTagAtlas, o.seed, static_cast<std::uint64_t>(p)),
-                             static_cast<Pattern>(p), size);
+    const std::uint64_t seed = hash_key(kTagAtlas, o.seed, static_cast<std::uint64_t>(p));
+    atlases_[p] = make_atlas(seed, static_cast<Pattern>(p), size,
+                             mixed ? SyntheticTexture::kHorizontalStripes : o.texture);
+    if (mixed) {
+      atlases_[p + kPatternCount] =
+          make_atlas(seed, static_cast<Pattern>(p), size, SyntheticTexture::kVerticalBars);
+    }
   }
 }
 
@@ -45,7 +52,14 @@ void ObjectScript::make_object(int slot, const Life& life, ObjectView& o) const 
       std::max(rng.range(min_radius_, max_radius_), rng.range(min_radius_, max_radius_));
   o.shape = random_shape(rng, radius);
   o.disparity = rng.range(min_disparity_, max_disparity_);
-  o.atlas = &atlases_[rng.range(0, kPatternCount - 1)];
+  // Mixed: stripes or bars, from a hash of its own so the other draws stay as they are.
+  const int set =
+      options_.texture == SyntheticTexture::kMixed
+          ? static_cast<int>(hash_key(kTagMixed, options_.seed, static_cast<std::uint64_t>(slot),
+                                      static_cast<std::uint64_t>(life.number)) &
+                             1u)
+          : 0;
+  o.atlas = &atlases_[rng.range(0, kPatternCount - 1) + set * kPatternCount];
   const int bound = o.shape.bound;
   o.u0 = rng.range(0, o.atlas->size - 1);
   o.v0 = rng.range(0, o.atlas->size - 1);
@@ -77,7 +91,10 @@ void ObjectScript::at(std::int64_t index, std::vector<ObjectView>& out) const {
     make_object(slot, life, o);
     // Seen in the left view at x, in the right view at x - disparity.
     const int r = o.shape.bound;
-    const bool rows = o.centre.y + r >= 0 && o.centre.y - r < options_.height;
+    // A third view above (below) the left one sees it up to a disparity lower (higher).
+    const int up = options_.vertical == SyntheticVertical::kBelow ? o.disparity : 0;
+    const int down = options_.vertical == SyntheticVertical::kAbove ? o.disparity : 0;
+    const bool rows = o.centre.y + r + down >= 0 && o.centre.y - up - r < options_.height;
     const bool cols = o.centre.x + r >= 0 && o.centre.x - o.disparity - r < options_.width;
     if (rows && cols) out.push_back(o);
   }

@@ -67,7 +67,9 @@ class ObjectScript {
   int min_radius_ = 0, max_radius_ = 0;
   int min_life_ = 0, max_life_ = 0;  // frames, standing still included
   const RgbImage* photo_ = nullptr;
-  std::array<TextureAtlas, kPatternCount> atlases_;
+  // One per pattern; with the mixed texture the first kPatternCount have horizontal stripes and
+  // the next kPatternCount vertical bars.
+  std::array<TextureAtlas, 2 * kPatternCount> atlases_;
 };
 
 }  // namespace stereod::synth

@@ -48,6 +48,11 @@ void check_options(const SyntheticOptions& o) {
   if (!(o.flicker >= 0 && o.flicker < 0.5)) {
     reject("flicker", o.flicker, "must be at least 0 and less than 0.5");
   }
+  if (o.vertical != SyntheticVertical::kNone && o.max_disparity >= o.height / 2) {
+    reject("max_disparity", o.max_disparity,
+           "must be less than half the height (" + std::to_string(o.height / 2) +
+               ") with a vertical view");
+  }
   if (o.frame_rate <= 0 || o.frame_rate > 1000) {
     reject("frame_rate", o.frame_rate, "must be between 1 and 1000");
   }
@@ -65,6 +70,8 @@ void check_options(const SyntheticOptions& o) {
     reject("baseline_m", o.baseline_m, "must be more than 0 and at most 1000 metres");
   }
 }
+
+constexpr int kLeft = 0, kRight = 1, kVertical = 2;
 
 // One view's outputs.
 struct ViewTarget {
@@ -112,14 +119,41 @@ struct SyntheticScene::Impl {
     }
   }
 
-  // An object in one view: the right view sees left-view point x at x - disparity.
-  void paint(const ObjectView& o, bool right, ViewTarget& out) const {
+  // The shadow in the vertical view: its pixel (x, y) shows the surface point (x, y + dir * shift)
+  // of the left view, dir = +1 for a camera below, -1 above.
+  void cast_vertical_shadow(const ShadowView& s, ViewTarget& out) const {
     const int w = options.width, h = options.height;
-    const int cx = o.centre.x - (right ? o.disparity : 0);
+    const int dir = options.vertical == SyntheticVertical::kBelow ? 1 : -1;
+    const int lo = background.vertical_shift_min, hi = background.vertical_shift_max;
+    const int x0 = std::max(0, s.centre.x - s.rx), x1 = std::min(w - 1, s.centre.x + s.rx);
+    const int y0 = std::max(0, dir > 0 ? s.centre.y - s.ry - hi : s.centre.y - s.ry + lo);
+    const int y1 = std::min(h - 1, dir > 0 ? s.centre.y + s.ry - lo : s.centre.y + s.ry + hi);
+    for (int y = y0; y <= y1; ++y) {
+      const std::int16_t* shift = background.vertical_shift.row(y);
+      std::uint8_t* rgb = out.color.row(y);
+      std::uint8_t* mask = out.mask.row(y);
+      for (int x = x0; x <= x1; ++x) {
+        const int f = s.factor(x, y + dir * shift[x]);
+        if (f >= 256) continue;
+        darken(rgb + 3 * x, f);
+        if (f <= synth::kShadowMaskFactor) mask[x] = kMaskShadow;
+      }
+    }
+  }
+
+  // An object in one view: the right view sees left-view point (x, y) at (x - disparity, y), a
+  // vertical view below at (x, y - disparity), above at (x, y + disparity).
+  void paint(const ObjectView& o, int view, ViewTarget& out) const {
+    const int w = options.width, h = options.height;
+    const int cx = o.centre.x - (view == kRight ? o.disparity : 0);
+    const int dy = view != kVertical                               ? 0
+                   : options.vertical == SyntheticVertical::kBelow ? -o.disparity
+                                                                   : o.disparity;
+    const int cy = o.centre.y + dy;
     const int r = o.shape.bound;
     const auto d = static_cast<float>(o.disparity);
-    for (int y = std::max(0, o.centre.y - r); y <= std::min(h - 1, o.centre.y + r); ++y) {
-      const int v = y - o.centre.y;
+    for (int y = std::max(0, cy - r); y <= std::min(h - 1, cy + r); ++y) {
+      const int v = y - cy;
       int first = 0, last = 0;
       if (!o.shape.span(v, first, last)) continue;
       std::uint8_t* rgb = out.color.row(y);
@@ -134,15 +168,18 @@ struct SyntheticScene::Impl {
     }
   }
 
-  void render_view(int index, bool right, const std::vector<ObjectView>& objs, const ShadowView* s,
+  void render_view(int index, int view, const std::vector<ObjectView>& objs, const ShadowView* s,
                    int gain, ViewTarget out) const {
-    out.color.pixels = (right ? background.right : background.left).pixels;
-    out.disparity.pixels() =
-        (right ? background.right_disparity : background.left_disparity).pixels();
+    const RgbImage* colors[3] = {&background.left, &background.right, &background.vertical};
+    const Image<float>* truth[3] = {&background.left_disparity, &background.right_disparity,
+                                    &background.vertical_disparity};
+    out.color.pixels = colors[view]->pixels;
+    out.disparity.pixels() = truth[view]->pixels();
     out.mask.fill(kMaskBackground);
-    if (s) cast_shadow(*s, right, out);
-    for (const auto& o : objs) paint(o, right, out);
-    sensor.expose(out.color, gain, index, right ? 1 : 0);
+    if (s && view == kVertical) cast_vertical_shadow(*s, out);
+    if (s && view != kVertical) cast_shadow(*s, view == kRight, out);
+    for (const auto& o : objs) paint(o, view, out);
+    sensor.expose(out.color, gain, index, view);
     rgb_to_gray(out.color, out.gray);
   }
 
@@ -175,6 +212,53 @@ SyntheticScene::~SyntheticScene() = default;
 SyntheticScene::SyntheticScene(SyntheticScene&&) noexcept = default;
 SyntheticScene& SyntheticScene::operator=(SyntheticScene&&) noexcept = default;
 
+bool parse_synthetic_texture(const std::string& name, SyntheticTexture& out) {
+  for (auto t : {SyntheticTexture::kAny, SyntheticTexture::kHorizontalStripes,
+                 SyntheticTexture::kVerticalBars, SyntheticTexture::kMixed}) {
+    if (name == to_string(t)) {
+      out = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool parse_synthetic_vertical(const std::string& name, SyntheticVertical& out) {
+  for (auto v : {SyntheticVertical::kNone, SyntheticVertical::kAbove, SyntheticVertical::kBelow}) {
+    if (name == to_string(v)) {
+      out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* to_string(SyntheticTexture t) {
+  switch (t) {
+    case SyntheticTexture::kHorizontalStripes:
+      return "hstripes";
+    case SyntheticTexture::kVerticalBars:
+      return "vbars";
+    case SyntheticTexture::kMixed:
+      return "mixed";
+    case SyntheticTexture::kAny:
+      break;
+  }
+  return "any";
+}
+
+const char* to_string(SyntheticVertical v) {
+  switch (v) {
+    case SyntheticVertical::kAbove:
+      return "above";
+    case SyntheticVertical::kBelow:
+      return "below";
+    case SyntheticVertical::kNone:
+      break;
+  }
+  return "none";
+}
+
 const SyntheticOptions& SyntheticScene::options() const {
   return impl_->options;
 }
@@ -201,9 +285,21 @@ void SyntheticScene::render(int index, SyntheticFrame& out) const {
   const ShadowView shadow = s.shadow.at(index);
   const ShadowView* cast = s.options.shadow ? &shadow : nullptr;
   const int gain = s.sensor.gain(index);
-  s.render_view(index, false, objs, cast, gain, {out.left, out.disparity, out.mask, out.left_gray});
-  s.render_view(index, true, objs, cast, gain,
+  s.render_view(index, kLeft, objs, cast, gain, {out.left, out.disparity, out.mask, out.left_gray});
+  s.render_view(index, kRight, objs, cast, gain,
                 {out.right, out.right_disparity, out.right_mask, out.right_gray});
+  if (s.options.vertical != SyntheticVertical::kNone) {
+    if (out.vertical.width != w || out.vertical.height != h) out.vertical.resize(w, h);
+    out.vertical_mask.ensure_size(w, h);
+    out.vertical_disparity.ensure_size(w, h);
+    s.render_view(index, kVertical, objs, cast, gain,
+                  {out.vertical, out.vertical_disparity, out.vertical_mask, out.vertical_gray});
+  } else {
+    out.vertical = RgbImage{};
+    out.vertical_gray = Gray8{};
+    out.vertical_disparity = Image<float>{};
+    out.vertical_mask = Gray8{};
+  }
 }
 
 SyntheticCamera synthetic_camera(const SyntheticOptions& o) {

@@ -16,6 +16,18 @@
 
 namespace stereod {
 
+// Which way every surface's texture varies (issue 17: scenes that defeat one direction of a
+// trinocular rig). Horizontal stripes are constant along rows, so a horizontal pair cannot match
+// them; vertical bars are constant along columns and defeat a vertical pair. Mixed: the wall has
+// stripes, the floor bars, and each object one or the other at random, so each direction is
+// defeated on part of the frame.
+enum class SyntheticTexture { kAny, kHorizontalStripes, kVerticalBars, kMixed };
+
+// A third camera for an L-shaped rig: none, or one above or below the left camera, at the same
+// baseline as the right one (so its disparities equal the left view's: the ground truth is the
+// same map).
+enum class SyntheticVertical { kNone, kAbove, kBelow };
+
 struct SyntheticOptions {
   int width = 640;
   int height = 480;
@@ -28,6 +40,8 @@ struct SyntheticOptions {
   double flicker = 0.02;     // global brightness gain varies within 1 +- flicker
   bool color = true;         // color textures (false: gray, R = G = B)
   int frame_rate = 30;       // object speeds are in pixels per second
+  SyntheticTexture texture = SyntheticTexture::kAny;
+  SyntheticVertical vertical = SyntheticVertical::kNone;
   double speed = 1.0;        // objects cross the frame this many times faster (3-10 s at 1)
   double object_size = 1.0;  // object radii scale (4-30 % of the height at 1)
   int stop_frames = 0;       // each object stands still this many frames halfway along its track
@@ -37,6 +51,14 @@ struct SyntheticOptions {
   double focal_px = 0;
   double baseline_m = 0.1;
 };
+
+// Names as options and files write them ("any", "hstripes", "vbars", "mixed"; "none", "above",
+// "below");
+// false for an unknown name.
+bool parse_synthetic_texture(const std::string& name, SyntheticTexture& out);
+bool parse_synthetic_vertical(const std::string& name, SyntheticVertical& out);
+const char* to_string(SyntheticTexture t);
+const char* to_string(SyntheticVertical v);
 
 // The scene's rectified camera pair: square pixels of focal length fx = fy, the principal point
 // at the image centre, the right camera baseline_m to the right of the left one, parallel optical
@@ -52,7 +74,11 @@ struct SyntheticCamera {
 SyntheticCamera synthetic_camera(const SyntheticOptions& options);
 
 // A real background instead of the generated planes: a rectified color pair with the left
-// view's disparity (+inf or NaN where unknown). Cropped (centred) to the options' size.
+// view's disparity (+inf or NaN where unknown). Cropped (centred) to the options' size. With a
+// third view (options.vertical) both partner views are rendered from the left image and its
+// disparity instead (a real photo's texture on its true geometry), so that neither direction
+// is given the real right camera's photometric differences; pixels without ground truth take
+// the farther neighbour's colour.
 struct SyntheticBackground {
   RgbImage left, right;
   Image<float> left_disparity;
@@ -68,6 +94,12 @@ struct SyntheticFrame {
   // kMaskForeground.
   Gray8 mask;
   Gray8 right_mask;
+  // The third view (options.vertical): a camera above or below the left one, which sees the left
+  // view's point (x, y) at (x, y + d) (above) or (x, y - d) (below). Empty without it.
+  RgbImage vertical;
+  Gray8 vertical_gray;
+  Image<float> vertical_disparity;  // the third view's own ground truth; +inf where unknown
+  Gray8 vertical_mask;
   std::int64_t time_ns = 0;  // index / frame_rate, from 0
 };
 

@@ -63,6 +63,20 @@ std::uint8_t texel(std::uint64_t seed, Pattern pattern, int u, int v, int period
   return static_cast<std::uint8_t>(std::clamp(t, 0, 255));
 }
 
+std::uint8_t oriented_texel(SyntheticTexture texture, std::uint64_t seed, Pattern pattern, int u,
+                            int v, int period) {
+  switch (texture) {
+    case SyntheticTexture::kHorizontalStripes:
+      return texel(seed, pattern, 0, v, period);
+    case SyntheticTexture::kVerticalBars:
+      return texel(seed, pattern, u, 0, period);
+    case SyntheticTexture::kAny:
+    case SyntheticTexture::kMixed:  // the caller picks one orientation per surface
+      break;
+  }
+  return texel(seed, pattern, u, v, period);
+}
+
 Palette random_palette(Rng& rng, bool color) {
   Rgb dark{}, bright{};
   for (int c = 0; c < 3; ++c) {
@@ -83,13 +97,14 @@ Palette random_palette(Rng& rng, bool color) {
   return p;
 }
 
-TextureAtlas make_atlas(std::uint64_t seed, Pattern pattern, int size) {
+TextureAtlas make_atlas(std::uint64_t seed, Pattern pattern, int size, SyntheticTexture texture) {
   TextureAtlas a;
   a.size = size;
   a.texels.resize(static_cast<std::size_t>(size) * static_cast<std::size_t>(size));
   for (int v = 0; v < size; ++v) {
     for (int u = 0; u < size; ++u) {
-      a.texels[static_cast<std::size_t>(v) * size + u] = texel(seed, pattern, u, v, size);
+      a.texels[static_cast<std::size_t>(v) * size + u] =
+          oriented_texel(texture, seed, pattern, u, v, size);
     }
   }
   return a;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "synthetic/hash.hpp"
+#include "synthetic/synthetic_scene.hpp"
 
 namespace stereod::synth {
 
@@ -16,6 +17,11 @@ constexpr int kPatternCount = 4;
 // Texture value 0..255 at integer surface coordinates (any sign). With a period (a power of two,
 // at least 16) the texture repeats seamlessly every `period` pixels in u and v.
 std::uint8_t texel(std::uint64_t seed, Pattern pattern, int u, int v, int period = 0);
+// The same, varying along one axis only when `texture` says so: horizontal stripes read the
+// texture's column 0 (constant along rows), vertical bars its row 0 (kMixed: as kAny; callers
+// pick stripes or bars per surface).
+std::uint8_t oriented_texel(SyntheticTexture texture, std::uint64_t seed, Pattern pattern, int u,
+                            int v, int period = 0);
 
 using Rgb = std::array<std::uint8_t, 3>;
 
@@ -38,6 +44,7 @@ struct TextureAtlas {
                   (static_cast<unsigned>(u) & wrap)];
   }
 };
-TextureAtlas make_atlas(std::uint64_t seed, Pattern pattern, int size);
+TextureAtlas make_atlas(std::uint64_t seed, Pattern pattern, int size,
+                        SyntheticTexture texture = SyntheticTexture::kAny);
 
 }  // namespace stereod::synth

@@ -26,6 +26,7 @@
 #include "middlebury.hpp"
 #include "synthetic/synthetic_scene.hpp"
 #include "synthetic_scene.hpp"
+#include "trinocular/trinocular_engine.hpp"
 
 using namespace stereod;
 using namespace std::chrono_literals;
@@ -951,6 +952,142 @@ TEST(Gpu, PipelinedBackgroundFramesEqualCpu) {
     EXPECT_EQ(first_difference(ref.foreground.data(), got.foreground.data(), 640, 480), "")
         << "frame " << i << " (mask)";
     if (HasFailure()) return;
+  }
+}
+
+// The winners' cost ratios (EngineOptions::cost_ratio_output, what the trinocular fusion
+// compares) equal the CPU's, pixel for pixel, on both matching kernels (the window path for the
+// defaults, the generic one for uniqueness and other k), with background modeling (tiles without
+// foreground) and without; asking for them leaves the disparities unchanged.
+TEST(Gpu, WinnerCostRatiosEqualCpu) {
+  REQUIRE_GPU();
+  struct Case {
+    int w, h, d, best_k, uniqueness;
+    bool modeling;
+  };
+  const Case cases[] = {{333, 257, 64, 4, 0, false},
+                        {640, 480, 128, 4, 0, true},
+                        {320, 240, 64, 3, 0, false},
+                        {320, 240, 48, 4, 10, false}};
+  for (const Case& c : cases) {
+    StereoParams sp;
+    sp.max_disparity = c.d;
+    sp.best_k = c.best_k;
+    sp.uniqueness = c.uniqueness;
+    BackgroundParams bp = background_off();
+    if (c.modeling) {
+      bp = BackgroundParams{};
+      bp.warmup = 3;
+    }
+    EngineOptions o = options_for(c.w, c.h, sp, bp);
+    o.cost_ratio_output = true;
+    auto gpu = make_engine("cuda", o);
+    CpuPairProcessor cpu(sp, bp);
+    SyntheticScene scene(scene_options(c.w, c.h, c.d, 7));
+    SyntheticFrame f;
+    for (int i = 0; i < (c.modeling ? 6 : 1); ++i) {
+      scene.render(i, f);
+      const FrameInput in = color_frame(f, i);
+      PairOutput ref;
+      PairFrame pf{in.left, in.right, in.left_color, in.right_color};
+      pf.cost_ratio_output = true;
+      cpu.process(pf, ref);
+      ASSERT_EQ(gpu->submit(in), SubmitStatus::kAccepted);
+      auto r = gpu->poll(60s);
+      ASSERT_TRUE(r && r->ok);
+      ASSERT_EQ(r->cost_ratio.width, c.w);
+      ASSERT_EQ(r->cost_ratio.height, c.h);
+      const std::string what = std::to_string(c.w) + "x" + std::to_string(c.h) + " k " +
+                               std::to_string(c.best_k) + " uniqueness " +
+                               std::to_string(c.uniqueness) + " frame " + std::to_string(i);
+      EXPECT_EQ(first_difference(ref.stereo.cost_ratio.data(), r->cost_ratio.data, c.w, c.h), "")
+          << what << " (cost ratio)";
+      EXPECT_EQ(first_difference(ref.stereo.left.data(), r->disparity.data, c.w, c.h), "")
+          << what << " (left)";
+      if (HasFailure()) return;
+    }
+  }
+}
+
+// A trinocular rig on the CUDA engine equals the same rig on the CPU engine: fused map, direction
+// and both pairs' maps, frame by frame, cameras below and above, background modeling on.
+TEST(Gpu, TrinocularRigEqualsCpu) {
+  REQUIRE_GPU();
+  for (auto position : {SyntheticVertical::kBelow, SyntheticVertical::kAbove}) {
+    SyntheticOptions so = scene_options(320, 240, 48, 11);
+    so.vertical = position;
+    SyntheticScene scene(so);
+    StereoParams sp;
+    sp.max_disparity = 48;
+    BackgroundParams bp;
+    bp.warmup = 3;
+    EngineOptions o = options_for(320, 240, sp, bp);
+    o.right_output = false;
+    TrinocularOptions t;
+    t.model.position =
+        position == SyntheticVertical::kAbove ? VerticalPosition::kAbove : VerticalPosition::kBelow;
+    auto gpu = make_trinocular_engine("cuda", o, t);
+    o.cpu_threads = 2;
+    auto cpu = make_trinocular_engine("cpu", o, t);
+    SyntheticFrame f;
+    for (int i = 0; i < 6; ++i) {
+      scene.render(i, f);
+      FrameInput in = color_frame(f, i);
+      in.vertical = f.vertical_gray.view();
+      in.vertical_color = view_of(f.vertical);
+      ASSERT_EQ(cpu->submit(in), SubmitStatus::kAccepted);
+      ASSERT_EQ(gpu->submit(in), SubmitStatus::kAccepted);
+      auto a = cpu->poll(60s);
+      auto b = gpu->poll(60s);
+      ASSERT_TRUE(a && a->ok && b && b->ok);
+      const std::string what = std::string(to_string(position)) + " frame " + std::to_string(i);
+      EXPECT_EQ(first_difference(a->disparity.data, b->disparity.data, 320, 240), "") << what;
+      EXPECT_EQ(first_difference(a->direction.data, b->direction.data, 320, 240), "") << what;
+      EXPECT_EQ(first_difference(a->vertical_disparity.data, b->vertical_disparity.data, 320, 240),
+                "")
+          << what;
+      if (HasFailure()) return;
+    }
+  }
+}
+
+// The confidence and the winners' cost ratios asked for together from one engine: both equal the
+// CPU's, on the generic kernel that the confidence selects.
+TEST(Gpu, ConfidenceWithCostRatiosEqualsCpu) {
+  REQUIRE_GPU();
+  std::vector<StereoParams> variants(2);
+  variants[1].uniqueness = 15;
+  int index = 0;
+  for (StereoParams sp : variants) {
+    sp.max_disparity = 64;
+    const auto p = random_pair(333, 257, 64, 950 + index, false);
+    CpuPairProcessor cpu(sp, background_off());
+    EngineOptions o = options_for(333, 257, sp, background_off());
+    o.cost_ratio_output = true;
+    auto gpu = make_engine("cuda", o);
+    FrameInput in = frame_of(p.left, p.right);
+    in.confidence = true;
+    ASSERT_EQ(gpu->submit(in), SubmitStatus::kAccepted);
+    auto r = gpu->poll(60s);
+    ASSERT_TRUE(r && r->ok) << "variant " << index;
+    PairOutput ref;
+    PairFrame pf;
+    pf.left = p.left.view();
+    pf.right = p.right.view();
+    pf.confidence = true;
+    pf.cost_ratio_output = true;
+    cpu.process(pf, ref);
+    ASSERT_EQ(r->confidence.width, 333) << "variant " << index;
+    ASSERT_EQ(r->cost_ratio.width, 333) << "variant " << index;
+    Gray8 got(333, 257);
+    copy_into(r->confidence, got);
+    EXPECT_EQ(first_difference(ref.stereo.confidence.data(), got.data(), 333, 257), "")
+        << "variant " << index << " (confidence)";
+    EXPECT_EQ(first_difference(ref.stereo.cost_ratio.data(), r->cost_ratio.data, 333, 257), "")
+        << "variant " << index << " (cost ratio)";
+    EXPECT_EQ(first_difference(ref.stereo.left.data(), r->disparity.data, 333, 257), "")
+        << "variant " << index << " (disparity)";
+    ++index;
   }
 }
 

@@ -557,3 +557,44 @@ TEST(Publisher, RemovesItsIpcSocketFileButNotANewerOne) {
   Publisher again(o);
   EXPECT_TRUE(std::filesystem::exists(path));
 }
+
+// A trinocular pair's direction payload: sent (copied when it has no keep-alive) when
+// outputs.direction is on, listed in the header as "direction" / "direction8"; not sent when off.
+TEST(Publisher, DirectionPayloadFollowsItsOption) {
+  for (bool on : {true, false}) {
+    PublisherOptions o = local_options(on ? "direction-on" : "direction-off");
+    o.outputs.direction = on;
+    Publisher pub(o);
+    client::Subscriber sub(subscriber_for(pub));
+    std::optional<client::Frame> got;
+    std::uint64_t seq = 0;
+    ASSERT_TRUE(eventually([&] {
+      PublishedFrame f = test::pattern_frame("front", seq, 16, 8);
+      f.mask = {};
+      std::vector<std::uint8_t> direction(16 * 8);
+      for (std::size_t i = 0; i < direction.size(); ++i) {
+        direction[i] = static_cast<std::uint8_t>((i + seq) % 3);
+      }
+      f.direction = ImageView<const std::uint8_t>(direction.data(), 16, 8);
+      pub.publish(std::move(f));  // copied: `direction` is gone after this scope
+      ++seq;
+      got = test::next_frame(sub, 20ms);
+      return got.has_value();
+    }));
+    const auto& payloads = got->header().payloads;
+    const std::string_view bytes = got->payload("direction");
+    if (!on) {
+      EXPECT_TRUE(bytes.empty());
+      EXPECT_EQ(payloads.size(), 1u);  // the disparity alone
+      continue;
+    }
+    ASSERT_EQ(payloads.size(), 2u);
+    EXPECT_EQ(payloads[1].name, "direction");
+    EXPECT_EQ(payloads[1].encoding, "direction8");
+    ASSERT_EQ(bytes.size(), 16u * 8u);
+    const std::uint64_t s = got->header().info.sequence;
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      ASSERT_EQ(static_cast<std::uint8_t>(bytes[i]), (i + s) % 3) << i;
+    }
+  }
+}

@@ -31,6 +31,7 @@ TEST(DaemonConfig, ShippedFilesLoad) {
   EXPECT_EQ(d.rigs[0].cameras.size(), 2u);
   EXPECT_NO_THROW(load_daemon_config(STEREOD_CONFIG_DIR "/examples/usb-pair.yaml"));
   EXPECT_NO_THROW(load_daemon_config(STEREOD_CONFIG_DIR "/examples/replay-images.yaml"));
+  EXPECT_NO_THROW(load_daemon_config(STEREOD_CONFIG_DIR "/examples/trinocular-synthetic.yaml"));
   // The Jetson example's calibration loads; its CURVE key is made on the board, so here its
   // absence is the only issue.
   try {
@@ -153,4 +154,128 @@ TEST(DaemonConfig, DiffSaysWhatAReloadMustDo) {
   EXPECT_EQ(d.rigs_rebuilt, std::vector<std::string>{"main"});
   EXPECT_EQ(d.pairs_rebuilt, std::vector<std::string>{"p"});
   EXPECT_NE(d.summary().find("rigs rebuilt: main"), std::string::npos);
+}
+
+namespace {
+
+// Three cameras: a, b beside it, c below it; d on another rig; e of another size.
+const std::string kTrinocularCameras =
+    "cameras:\n"
+    "  - {name: a, source: 'test://', width: 64, height: 48}\n"
+    "  - {name: b, source: 'test://', width: 64, height: 48}\n"
+    "  - {name: c, source: 'test://', width: 64, height: 48}\n"
+    "  - {name: d, source: 'test://', width: 64, height: 48}\n"
+    "  - {name: e, source: 'test://', width: 80, height: 48}\n"
+    "rigs:\n"
+    "  - {name: main, cameras: [a, b, c, e]}\n"
+    "  - {name: other, cameras: [d]}\n";
+
+std::string trinocular_pair(const std::string& keys) {
+  return kTrinocularCameras +
+         "pairs:\n"
+         "  - name: t\n"
+         "    stereo: {max_disparity: 16}\n"
+         "    trinocular: {" +
+         keys + "}\n";
+}
+
+const ConfigIssue* issue_at(const std::vector<ConfigIssue>& v, const std::string& key) {
+  for (const auto& i : v) {
+    if (i.key == key) return &i;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(DaemonConfig, TrinocularPairLoads) {
+  const DaemonConfig d = parse_daemon_config(
+      trinocular_pair("reference: a, horizontal: b, vertical: c, vertical_position: above, "
+                      "horizontal_model: {focal_px: 500, baseline_m: 0.1}, "
+                      "vertical_model: {focal_px: 500, baseline_m: 0.05}, cost_ratio: 0.8"),
+      "t.yaml");
+  ASSERT_EQ(d.pairs.size(), 1u);
+  const PairConfig& p = d.pairs[0];
+  EXPECT_EQ(p.left, "a");
+  EXPECT_EQ(p.right, "b");
+  EXPECT_EQ(p.rig, "main");
+  ASSERT_TRUE(p.trinocular);
+  EXPECT_EQ(p.trinocular->vertical, "c");
+  EXPECT_EQ(p.trinocular->model.position, VerticalPosition::kAbove);
+  EXPECT_DOUBLE_EQ(p.trinocular->model.scale(), 2.0);
+  EXPECT_DOUBLE_EQ(p.trinocular->cost_ratio, 0.8);
+  // Without models both pairs have one scale.
+  const DaemonConfig plain = parse_daemon_config(
+      trinocular_pair("reference: a, horizontal: b, vertical: c, vertical_position: below"),
+      "t.yaml");
+  EXPECT_DOUBLE_EQ(plain.pairs[0].trinocular->model.scale(), 1.0);
+  // A change of the trinocular section rebuilds the pair.
+  const ConfigDiff diff = diff_configs(plain, d);
+  ASSERT_EQ(diff.pairs_rebuilt.size(), 1u);
+}
+
+TEST(DaemonConfig, TrinocularMistakesNameTheKeyAndTheCamera) {
+  auto v =
+      issues(trinocular_pair("reference: a, horizontal: b, vertical: z, vertical_position: below"));
+  const ConfigIssue* i = issue_at(v, "pairs[0].trinocular.vertical");
+  ASSERT_TRUE(i) << (v.empty() ? "no issue" : v[0].to_string());
+  EXPECT_NE(i->message.find("no camera named 'z'"), std::string::npos) << i->message;
+  EXPECT_EQ(i->file, "t.yaml");
+  EXPECT_GT(i->line, 0);
+  EXPECT_GT(i->column, 0);
+
+  v = issues(trinocular_pair("reference: a, horizontal: b, vertical: e, vertical_position: below"));
+  i = issue_at(v, "pairs[0].trinocular.vertical");
+  ASSERT_TRUE(i);
+  EXPECT_NE(i->message.find("'e' (80x48)"), std::string::npos) << i->message;
+
+  v = issues(trinocular_pair("reference: a, horizontal: b, vertical: d, vertical_position: below"));
+  i = issue_at(v, "pairs[0].trinocular.vertical");
+  ASSERT_TRUE(i);
+  EXPECT_NE(i->message.find("camera 'd' is in rig 'other'"), std::string::npos) << i->message;
+
+  v = issues(trinocular_pair("reference: a, horizontal: b, vertical: b, vertical_position: below"));
+  i = issue_at(v, "pairs[0].trinocular.vertical");
+  ASSERT_TRUE(i);
+  EXPECT_NE(i->message.find("already the horizontal partner"), std::string::npos) << i->message;
+
+  v = issues(trinocular_pair("reference: a, horizontal: b, vertical: c"));
+  EXPECT_TRUE(mentions(v, "pairs[0].trinocular.vertical_position", "above or below"));
+  v = issues(trinocular_pair(
+      "reference: a, horizontal: b, vertical: c, vertical_position: sideways, cost_ratio: 0"));
+  EXPECT_TRUE(mentions(v, "pairs[0].trinocular.vertical_position", "unknown value"));
+  EXPECT_TRUE(mentions(v, "pairs[0].trinocular.cost_ratio", "out of range"));
+  v =
+      issues(trinocular_pair("reference: a, horizontal: b, vertical: c, vertical_position: below, "
+                             "horizontal_model: {focal_px: 500, baseline_m: 0.1}"));
+  EXPECT_TRUE(mentions(v, "pairs[0].trinocular.horizontal_model", "vertical_model"));
+  v =
+      issues(trinocular_pair("reference: a, horizontal: b, vertical: c, vertical_position: below, "
+                             "verticle: c"));
+  EXPECT_TRUE(mentions(v, "pairs[0].trinocular.verticle", "unknown key"));
+
+  // Cameras are named under trinocular only; calibration files are not taken.
+  v = issues(kTrinocularCameras +
+             "pairs:\n  - {name: t, left: a, calibration: cal.yaml, trinocular: {reference: a, "
+             "horizontal: b, vertical: c, vertical_position: below}}\n");
+  EXPECT_TRUE(mentions(v, "pairs[0].left", "not with trinocular"));
+  EXPECT_TRUE(mentions(v, "pairs[0].calibration", "not with trinocular"));
+
+  // The vertical pair matches transposed images: 48 wide here, too narrow for 60 disparities.
+  v = issues(
+      kTrinocularCameras +
+      "pairs:\n  - {name: t, stereo: {max_disparity: 60, levels: 1}, trinocular: {reference: a, "
+      "horizontal: b, vertical: c, vertical_position: below}}\n");
+  i = issue_at(v, "pairs[0].stereo.max_disparity");
+  ASSERT_TRUE(i) << (v.empty() ? "no issue" : v[0].to_string());
+  EXPECT_NE(i->message.find("vertical pair"), std::string::npos) << i->message;
+  EXPECT_NE(i->message.find("'c'"), std::string::npos) << i->message;
+}
+
+TEST(DaemonConfig, DirectionOutputIsAPublishKey) {
+  const DaemonConfig d =
+      parse_daemon_config(kBase + "publish: {outputs: {direction: true}}\n", "t.yaml");
+  EXPECT_TRUE(d.publish.outputs.direction);
+  const DaemonConfig e = parse_daemon_config(kBase, "t.yaml");
+  EXPECT_TRUE(diff_configs(e, d).publisher_outputs);
 }

@@ -186,7 +186,20 @@ TEST(RigConfig, ChecksTheRigAsAWhole) {
   rig.cameras = {camera("a", "synthetic://right"), camera("b", "synthetic://")};
   issues = validate_rig(rig);
   ASSERT_EQ(issues.size(), 1u) << to_string(issues);
-  EXPECT_TRUE(contains(issues[0].message, "both synthetic cameras"));
+  EXPECT_TRUE(contains(issues[0].message, "two synthetic cameras"));
+
+  // An L-shaped rig: a third camera above or below the left one, only one of them.
+  rig.cameras = {camera("a", "synthetic://left"), camera("b", "synthetic://right"),
+                 camera("c", "synthetic://below")};
+  EXPECT_TRUE(validate_rig(rig).empty()) << to_string(validate_rig(rig));
+  rig.cameras = {camera("a", "synthetic://above"), camera("b", "synthetic://right"),
+                 camera("c", "synthetic://below")};
+  EXPECT_TRUE(contains(to_string(validate_rig(rig)), "show the vertical"));
+  rig.cameras.push_back(camera("d", "synthetic://left"));
+  EXPECT_TRUE(contains(to_string(validate_rig(rig)), "one to three cameras"));
+  EXPECT_THROW(parse_source_uri("synthetic://beside"), SourceUriError);
+  EXPECT_THROW(parse_source_uri("synthetic://left?texture=plaid"), SourceUriError);
+  EXPECT_NO_THROW(parse_source_uri("synthetic://above?texture=hstripes"));
 
   rig.cameras = {camera("a", "synthetic://"), camera("b", "test://")};
   EXPECT_TRUE(contains(to_string(validate_rig(rig)), "mixes synthetic://"));

@@ -138,3 +138,26 @@ TEST(StereodSynth, BadOptionsExitWithTwo) {
   EXPECT_EQ(run_synth("--frames 3"), 2);  // no --out
   EXPECT_EQ(run_synth("--help"), 0);
 }
+
+// --vertical writes the third view, the same pixels the scene renders; --texture and --vertical
+// refuse names they do not know.
+TEST(SynthTool, WritesTheThirdView) {
+  const fs::path dir = scratch("vertical");
+  ASSERT_EQ(run_synth("--out " + dir.string() + kTinyArgs +
+                      " --frames 2 --vertical above --texture vbars"),
+            0);
+  EXPECT_TRUE(fs::exists(dir / "vertical_000001.png"));
+  const std::string yaml = read_text(dir / "sequence.yaml");
+  EXPECT_NE(yaml.find("vertical: vertical_%06d.png"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("texture: vbars"), std::string::npos) << yaml;
+  SyntheticOptions o = tiny_options();
+  o.vertical = SyntheticVertical::kAbove;
+  o.texture = SyntheticTexture::kVerticalBars;
+  SyntheticFrame f;
+  SyntheticScene(o).render(1, f);
+  const RgbImage written = load_rgb((dir / "vertical_000001.png").string());
+  EXPECT_EQ(written.pixels, f.vertical.pixels);
+  EXPECT_NE(run_synth("--out " + dir.string() + kTinyArgs + " --vertical sideways"), 0);
+  EXPECT_NE(run_synth("--out " + dir.string() + kTinyArgs + " --texture plaid"), 0);
+  fs::remove_all(dir);
+}

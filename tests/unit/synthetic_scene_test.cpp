@@ -468,6 +468,130 @@ TEST(SyntheticOptions, EveryErrorNamesItsOptionAndValue) {
   EXPECT_NO_THROW(SyntheticScene{edge});
 }
 
+namespace {
+
+// Share of the partner's pixels with ground truth d, whose surface point the left view shows at
+// (x - dx * d, y - dy * d) with the same ground truth, that have the colour the left view has
+// there: 1 for a right partner view in a clean scene (corresponding pixels are identical).
+double corresponding_share(const RgbImage& left, const Image<float>& left_truth,
+                           const RgbImage& partner, const Image<float>& partner_truth, int dx,
+                           int dy) {
+  long long same = 0, total = 0;
+  for (int py = 0; py < partner.height; ++py) {
+    for (int px = 0; px < partner.width; ++px) {
+      const float d = partner_truth(px, py);
+      if (!std::isfinite(d)) continue;
+      const int r = static_cast<int>(std::floor(d + 0.5f));
+      const int x = px - dx * r, y = py - dy * r;
+      if (x < 0 || x >= left.width || y < 0 || y >= left.height || left_truth(x, y) != d) continue;
+      ++total;
+      same += std::equal(left.row(y) + 3 * x, left.row(y) + 3 * x + 3, partner.row(py) + 3 * px);
+    }
+  }
+  return total ? double(same) / double(total) : 0;
+}
+
+}  // namespace
+
+// The third view of an L-shaped rig sees the left view's point (x, y) at (x, y - d) from below
+// and at (x, y + d) from above; the right view is unchanged by it.
+TEST(SyntheticScene, VerticalViewSeesTheLeftViewShifted) {
+  for (int objects : {0, 3}) {
+    SyntheticOptions o = clean(small_options());
+    o.objects = objects;
+    SyntheticFrame plain;
+    SyntheticScene(o).render(40, plain);
+    EXPECT_TRUE(plain.vertical.empty());
+    for (auto position : {SyntheticVertical::kBelow, SyntheticVertical::kAbove}) {
+      o.vertical = position;
+      SyntheticFrame f;
+      SyntheticScene(o).render(40, f);
+      ASSERT_EQ(f.vertical.width, o.width);
+      ASSERT_EQ(f.vertical_gray.height(), o.height);
+      EXPECT_EQ(f.left.pixels, plain.left.pixels);
+      EXPECT_EQ(f.right.pixels, plain.right.pixels);
+      const int dy = position == SyntheticVertical::kBelow ? -1 : 1;
+      ASSERT_EQ(f.vertical_disparity.width(), o.width);
+      const double share =
+          corresponding_share(f.left, f.disparity, f.vertical, f.vertical_disparity, 0, dy);
+      EXPECT_EQ(share, 1.0) << to_string(position) << ", " << objects;
+      // The other direction is wrong nearly everywhere.
+      EXPECT_LT(corresponding_share(f.left, f.disparity, f.vertical, f.vertical_disparity, 0, -dy),
+                0.5);
+      // And the right view is what it was.
+      EXPECT_EQ(corresponding_share(f.left, f.disparity, f.right, f.right_disparity, -1, 0), 1.0);
+    }
+  }
+}
+
+// Horizontal stripes are constant along rows, vertical bars along columns (away from the edges
+// between surfaces).
+TEST(SyntheticScene, StripesAndBarsVaryAlongOneAxisOnly) {
+  SyntheticOptions o = clean(small_options());
+  o.objects = 2;
+  for (auto texture : {SyntheticTexture::kHorizontalStripes, SyntheticTexture::kVerticalBars}) {
+    o.texture = texture;
+    SyntheticFrame f;
+    SyntheticScene(o).render(10, f);
+    long long along = 0, across = 0, pairs = 0;
+    for (int y = 0; y + 1 < o.height; ++y) {
+      for (int x = 0; x + 1 < o.width; ++x) {
+        const bool row_same = f.left_gray(x, y) == f.left_gray(x + 1, y);
+        const bool col_same = f.left_gray(x, y) == f.left_gray(x, y + 1);
+        ++pairs;
+        along += texture == SyntheticTexture::kHorizontalStripes ? row_same : col_same;
+        across += texture == SyntheticTexture::kHorizontalStripes ? col_same : row_same;
+      }
+    }
+    EXPECT_GT(double(along) / double(pairs), 0.9) << to_string(texture);
+    EXPECT_LT(double(across) / double(pairs), 0.6) << to_string(texture);
+  }
+}
+
+// With a real background and a third view, both partners are rendered from the left photo on
+// its geometry.
+TEST(SyntheticScene, RealBackgroundWithAVerticalViewRendersBothPartners) {
+  SyntheticBackground real;
+  real.left.resize(200, 160);
+  real.right.resize(200, 160);
+  real.left_disparity.resize(200, 160, 6.0f);
+  for (int y = 50; y < 110; ++y) {
+    for (int x = 80; x < 140; ++x) real.left_disparity(x, y) = 11.0f;
+  }
+  for (std::size_t k = 0; k < real.left.pixels.size(); ++k) {
+    real.left.pixels[k] = static_cast<std::uint8_t>((k * 7) ^ (k >> 5));
+  }
+  SyntheticOptions o = clean(small_options());
+  o.objects = 0;
+  o.vertical = SyntheticVertical::kAbove;
+  SyntheticFrame f;
+  SyntheticScene(o, real).render(0, f);
+  EXPECT_EQ(corresponding_share(f.left, f.disparity, f.right, f.right_disparity, -1, 0), 1.0);
+  EXPECT_EQ(corresponding_share(f.left, f.disparity, f.vertical, f.vertical_disparity, 0, 1), 1.0);
+}
+
+TEST(SyntheticScene, VerticalViewNeedsRoomForTheRange) {
+  SyntheticOptions o = small_options();  // 160x120
+  o.vertical = SyntheticVertical::kBelow;
+  o.max_disparity = 60;
+  try {
+    SyntheticScene bad(o);
+    FAIL() << "accepted max_disparity 60 for a 120-pixel-high vertical pair";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("half the height"), std::string::npos) << e.what();
+  }
+  SyntheticTexture t;
+  SyntheticVertical v;
+  EXPECT_TRUE(parse_synthetic_texture("hstripes", t));
+  EXPECT_EQ(t, SyntheticTexture::kHorizontalStripes);
+  EXPECT_FALSE(parse_synthetic_texture("stripes", t));
+  EXPECT_TRUE(parse_synthetic_texture("mixed", t));
+  EXPECT_EQ(t, SyntheticTexture::kMixed);
+  EXPECT_TRUE(parse_synthetic_vertical("above", v));
+  EXPECT_EQ(v, SyntheticVertical::kAbove);
+  EXPECT_FALSE(parse_synthetic_vertical("left", v));
+}
+
 // A photograph as the objects' texture: every object pixel shows one of its pixels (a photograph
 // of one colour per row, so the row it came from can be told), in both views alike.
 TEST(SyntheticScene, ObjectsShowTheGivenPhotograph) {

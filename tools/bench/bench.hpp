@@ -11,6 +11,7 @@
 #include "image.hpp"
 #include "stereo/params.hpp"
 #include "stereo_yaml.hpp"
+#include "synthetic/synthetic_scene.hpp"
 
 namespace stereod::bench {
 
@@ -35,6 +36,10 @@ std::unique_ptr<Engine> open_engine(const CommonOptions& o, int width, int heigh
 // Runs one pair through an engine and waits for it. Throws std::runtime_error on a failed frame.
 Disparity16 run_pair(Engine& engine, const Gray8& left, const Gray8& right,
                      std::uint64_t sequence = 0, StageTimings* timings = nullptr);
+
+// The result of the frame submitted as `sequence` (earlier ones are dropped). Throws
+// std::runtime_error on a failed frame or when none comes within 60 s.
+EngineResult wait_for_result(Engine& engine, std::uint64_t sequence);
 
 // The median of the values (the upper one of the middle two for an even count); 0 when empty.
 double median(std::vector<double> values);
@@ -100,5 +105,23 @@ struct SequenceOptions {
   int count = 0;  // 0 = until a file is missing
 };
 int run_sequence(const CommonOptions& common, const SequenceOptions& o);
+
+struct TrinocularBenchOptions {
+  int width = 640, height = 480;
+  int max_disparity = 64;
+  int min_disparity = 8;
+  int objects = 3;
+  std::uint32_t seed = 1;
+  SyntheticTexture texture = SyntheticTexture::kAny;
+  SyntheticVertical vertical = SyntheticVertical::kBelow;
+  std::string background;  // Middlebury scene folder: real-photo textures
+  int frames = 10;
+  int start = 0;
+  int step = 30;  // frame indices start, start + step, ...
+  double cost_ratio = 1.0;
+  int inflight = 2;
+  bool speed = false;  // fused against the horizontal pair alone, frames/s
+};
+int run_trinocular(const CommonOptions& common, const TrinocularBenchOptions& o);
 
 }  // namespace stereod::bench

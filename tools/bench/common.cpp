@@ -109,16 +109,21 @@ Disparity16 run_pair(Engine& engine, const Gray8& left, const Gray8& right, std:
     // Only results of earlier calls can be in the way; drain them.
     engine.poll(std::chrono::milliseconds(100));
   }
+  const EngineResult r = wait_for_result(engine, sequence);
+  if (timings) *timings = r.timings;
+  Disparity16 out(r.disparity.width, r.disparity.height);
+  copy_into(r.disparity, out);
+  return out;
+}
+
+EngineResult wait_for_result(Engine& engine, std::uint64_t sequence) {
   for (;;) {
     auto r = engine.poll(std::chrono::seconds(60));
     if (!r)
       throw std::runtime_error("engine " + std::string(engine.name()) + ": no result in 60 s");
     if (r->sequence != sequence) continue;
     if (!r->ok) throw std::runtime_error(r->error);
-    if (timings) *timings = r->timings;
-    Disparity16 out(r->disparity.width, r->disparity.height);
-    copy_into(r->disparity, out);
-    return out;
+    return std::move(*r);
   }
 }
 

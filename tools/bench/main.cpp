@@ -2,6 +2,8 @@
 // a frame sequence through one engine instance.
 #include <CLI/CLI.hpp>
 
+#include <climits>
+#include <cstdint>
 #include <exception>
 #include <iostream>
 
@@ -111,6 +113,39 @@ int main(int argc, char** argv) {
   sq->add_option("--start", seq.start, "First frame number");
   sq->add_option("--count", seq.count, "Frames to run (0 = until a file is missing)");
 
+  CommonOptions tri_common;
+  TrinocularBenchOptions tri;
+  std::string tri_size = "640x480", tri_texture = "any", tri_vertical = "below";
+  std::int64_t tri_seed = tri.seed;
+  auto* tr = app.add_subcommand("trinocular",
+                                "An L-shaped rig on the synthetic scene: fused vs each pair alone");
+  add_common(tr, tri_common);
+  tr->add_option("--size", tri_size, "Image size WxH")->capture_default_str();
+  tr->add_option("--max-disparity", tri.max_disparity, "Disparities 0..N-1 are searched")
+      ->capture_default_str();
+  tr->add_option("--min-disparity", tri.min_disparity, "Smallest background disparity")
+      ->capture_default_str();
+  tr->add_option("--objects", tri.objects, "Moving objects")->capture_default_str();
+  tr->add_option("--seed", tri_seed, "Scene seed")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{UINT32_MAX}));
+  tr->add_option("--texture", tri_texture, "any, hstripes, vbars or mixed")->capture_default_str();
+  tr->add_option("--vertical", tri_vertical, "above or below")->capture_default_str();
+  tr->add_option("--background", tri.background,
+                 "Middlebury scene folder: its photo on its geometry as the background")
+      ->check(CLI::ExistingDirectory);
+  tr->add_option("--frames", tri.frames, "Frames scored (or timed with --speed)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  tr->add_option("--start", tri.start, "First frame index")->check(CLI::Range(0, 100000000));
+  tr->add_option("--step", tri.step, "Frame index step")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  tr->add_option("--cost-ratio", tri.cost_ratio, "Fusion: vertical wins when its cost < ratio x")
+      ->capture_default_str();
+  tr->add_option("--inflight", tri.inflight, "Slots")->check(CLI::Range(1, 64));
+  tr->add_flag("--speed", tri.speed, "Frames/s of the fused rig against the horizontal pair alone");
+
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -128,6 +163,25 @@ int main(int argc, char** argv) {
       return run_speed(speed_common, speed);
     }
     if (*sq) return run_sequence(seq_common, seq);
+    if (*tr) {
+      if (!parse_size(tri_size, tri.width, tri.height)) {
+        std::cerr << "stereod-bench trinocular: --size " << tri_size << ": expected WxH\n";
+        return 2;
+      }
+      if (!parse_synthetic_texture(tri_texture, tri.texture)) {
+        std::cerr << "stereod-bench trinocular: --texture " << tri_texture
+                  << ": expected any, hstripes, vbars or mixed\n";
+        return 2;
+      }
+      if (!parse_synthetic_vertical(tri_vertical, tri.vertical) ||
+          tri.vertical == SyntheticVertical::kNone) {
+        std::cerr << "stereod-bench trinocular: --vertical " << tri_vertical
+                  << ": expected above or below\n";
+        return 2;
+      }
+      tri.seed = static_cast<std::uint32_t>(tri_seed);
+      return run_trinocular(tri_common, tri);
+    }
   } catch (const ConfigError& e) {
     std::cerr << "stereod-bench: configuration error:\n" << e.what() << "\n";
     return 2;

@@ -38,6 +38,12 @@ run --size 1280x720 --max-disparity 128 --frames 1000 --warmup 20 --pairs 8 --no
 base --size 1280x720 --max-disparity 128 --frames 500 --warmup 20 --pairs 8
 echo "#### 640x480, D=128"
 run --size 640x480 --max-disparity 128 --frames 2000 --warmup 100
+echo "#### L-shaped trinocular rig (issue 17), 1280x720, D=128: fused against the horizontal pair alone"
+$BENCH trinocular --speed --engine cuda --size 1280x720 --max-disparity 128 --frames 500 2>&1
+echo "#### trinocular accuracy on the CUDA engine (must equal docs/PERFORMANCE.md's CPU table)"
+for t in any hstripes vbars mixed; do
+  $BENCH trinocular --engine cuda --texture $t --size 640x480 --max-disparity 64 --frames 20 2>&1 | tail -4
+done
 if [ -n "${SGM:-}" ]; then
   echo "#### libSGM 3.1 (census 9x7, subpixel, LR check), same GPU, same run"
   ITERS=${ITERS:-300} "$SGM/run.sh" 9x7

@@ -41,6 +41,7 @@ ENCODINGS = {
     "rgb8": (np.dtype("u1"), 3),
     "xyz32f": (np.dtype("<f4"), 3),
     "xyzrgb32f": (np.dtype("<f4"), 4),  # X, Y, Z, and uint32 0x00RRGGBB in the fourth float
+    "direction8": (np.dtype("u1"), 1),  # trinocular pairs: 0 none, 1 horizontal, 2 vertical
 }
 # Encodings whose "no value" is fixed: a header must say so.
 FIXED_INVALID = {"disp16q4": 0xFFFF, "depth16mm": 0, "confidence8": 0}

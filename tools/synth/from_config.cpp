@@ -26,7 +26,16 @@ SyntheticOptions options_from_config(const std::string& file, const std::string&
     throw std::runtime_error("--config " + file + ": pair '" + p->name + "' has camera '" +
                              left->name + "' (" + left->uri + "), not a synthetic:// one");
   }
-  return synthetic_options(*left, uri);
+  SyntheticOptions o = synthetic_options(*left, uri);
+  // A trinocular pair's third view, as make_synthetic_scene takes it from the rig.
+  if (p->trinocular) {
+    if (const CameraConfig* v = c.camera(p->trinocular->vertical)) {
+      const SourceUri vu = parse_source_uri(v->uri);
+      if (vu.location == "above") o.vertical = SyntheticVertical::kAbove;
+      if (vu.location == "below") o.vertical = SyntheticVertical::kBelow;
+    }
+  }
+  return o;
 }
 
 }  // namespace stereod::synth_tool

@@ -1,5 +1,6 @@
 // stereod-synth: a synthetic stereo video with exact ground truth (left/right PNG, disparity PFM,
-// foreground/shadow mask PNG per frame, and sequence.yaml describing it).
+// foreground/shadow mask PNG per frame, and sequence.yaml describing it), optionally with a third
+// view above or below the left camera (an L-shaped trinocular rig).
 #include <CLI/CLI.hpp>
 
 #include <climits>
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
   std::string size = "640x480";
   std::int64_t seed = o.seed;
   bool no_shadow = false, gray = false;
+  std::string texture = "any", vertical = "none";
   app.add_option("--out", job.out, "Output folder (created if missing)")->required();
   app.add_option("--size", size, "Image size WxH")->capture_default_str();
   app.add_option("--frames", job.frames, "Frames to write")
@@ -87,6 +89,15 @@ int main(int argc, char** argv) {
   app.add_option("--background", job.background,
                  "Middlebury scene folder as the background (cropped to --size, centred)")
       ->check(CLI::ExistingDirectory);
+  app.add_option("--texture", texture,
+                 "Texture of every surface: any, hstripes (constant along rows: defeats a "
+                 "horizontal pair), vbars (constant along columns: defeats a vertical pair) or "
+                 "mixed (stripes on the wall, bars on the floor, either on each object)")
+      ->capture_default_str();
+  app.add_option("--vertical", vertical,
+                 "A third view for an L-shaped rig: none, above or below the left camera (same "
+                 "baseline as the right one), written as vertical_%06d.png")
+      ->capture_default_str();
   app.add_option("--object-texture", job.object_texture,
                  "Middlebury scene folder whose left image the objects show")
       ->check(CLI::ExistingDirectory);
@@ -106,7 +117,8 @@ int main(int argc, char** argv) {
   for (const char* scene_flag :
        {"--size", "--objects", "--min-disparity", "--max-disparity", "--seed", "--no-shadow",
         "--noise", "--flicker", "--frame-rate", "--gray", "--background", "--focal-px",
-        "--baseline-m", "--object-texture", "--speed", "--object-size", "--stop-frames"}) {
+        "--baseline-m", "--object-texture", "--speed", "--object-size", "--stop-frames",
+        "--texture", "--vertical"}) {
     config_opt->excludes(app.get_option(scene_flag));
   }
 
@@ -121,6 +133,10 @@ int main(int argc, char** argv) {
   o.seed = static_cast<std::uint32_t>(seed);
   o.shadow = !no_shadow;
   o.color = !gray;
+  if (!parse_synthetic_texture(texture, o.texture))
+    return fail("--texture " + texture + ": expected any, hstripes, vbars or mixed");
+  if (!parse_synthetic_vertical(vertical, o.vertical))
+    return fail("--vertical " + vertical + ": expected none, above or below");
   if (!config.empty()) {
     try {
       o = synth_tool::options_from_config(config, pair);

@@ -20,6 +20,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kLeft = "left_%06d.png";
 constexpr const char* kRight = "right_%06d.png";
+constexpr const char* kVertical = "vertical_%06d.png";
 constexpr const char* kDisparity = "disparity_%06d.pfm";
 constexpr const char* kMask = "mask_%06d.png";
 constexpr const char* kDepth = "depth_%06d.pfm";
@@ -47,6 +48,8 @@ void write_description(const Job& job) {
   y << YAML::Key << "noise_sigma" << YAML::Value << o.noise_sigma;
   y << YAML::Key << "flicker" << YAML::Value << o.flicker;
   y << YAML::Key << "color" << YAML::Value << o.color;
+  y << YAML::Key << "texture" << YAML::Value << to_string(o.texture);
+  y << YAML::Key << "vertical" << YAML::Value << to_string(o.vertical);
   y << YAML::Key << "background" << YAML::Value
     << (job.background.empty() ? std::string("generated") : job.background);
   y << YAML::Key << "object_texture" << YAML::Value
@@ -69,6 +72,12 @@ void write_description(const Job& job) {
   y << YAML::Key << "files" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "left" << YAML::Value << kLeft;
   y << YAML::Key << "right" << YAML::Value << kRight;
+  if (o.vertical != SyntheticVertical::kNone) {
+    y << YAML::Key << "vertical" << YAML::Value << kVertical;
+    y << YAML::Comment(o.vertical == SyntheticVertical::kAbove
+                           ? "above the left camera: sees its (x, y) at (x, y + d)"
+                           : "below the left camera: sees its (x, y) at (x, y - d)");
+  }
   y << YAML::Key << "disparity" << YAML::Value << kDisparity;
   y << YAML::Comment("left view, Middlebury 2014 PFM, +inf = unknown");
   y << YAML::Key << "mask" << YAML::Value << kMask;
@@ -129,9 +138,11 @@ void write_sequence(const Job& job) {
     if (job.options.color) {
       write_rgb(path(job, kLeft, i), frame.left);
       write_rgb(path(job, kRight, i), frame.right);
+      if (!frame.vertical.empty()) write_rgb(path(job, kVertical, i), frame.vertical);
     } else {
       write_png8(path(job, kLeft, i), frame.left_gray);
       write_png8(path(job, kRight, i), frame.right_gray);
+      if (!frame.vertical_gray.empty()) write_png8(path(job, kVertical, i), frame.vertical_gray);
     }
     write_pfm(path(job, kDisparity, i), frame.disparity);
     depth.resize(frame.disparity.width(), frame.disparity.height());
