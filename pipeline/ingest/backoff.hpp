@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "camera_config.hpp"
+#include "ingest/camera_config.hpp"
 
 namespace stereod {
 

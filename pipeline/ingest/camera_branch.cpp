@@ -1,12 +1,12 @@
-#include "camera_branch.hpp"
+#include "ingest/camera_branch.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <cstring>
 #include <stdexcept>
 
-#include "gst_support.hpp"
-#include "pipeline_description.hpp"
+#include "ingest/gst_support.hpp"
+#include "ingest/pipeline_description.hpp"
 
 namespace stereod {
 namespace {

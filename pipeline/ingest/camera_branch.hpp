@@ -15,10 +15,10 @@
 #include <memory>
 #include <mutex>
 
-#include "camera_config.hpp"
 #include "frame.hpp"
-#include "frame_pool.hpp"
-#include "realtime_clock.hpp"
+#include "ingest/camera_config.hpp"
+#include "ingest/frame_pool.hpp"
+#include "ingest/realtime_clock.hpp"
 
 namespace stereod {
 

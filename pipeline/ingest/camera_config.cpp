@@ -1,4 +1,4 @@
-#include "camera_config.hpp"
+#include "ingest/camera_config.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -9,8 +9,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "source_uri.hpp"
-#include "synthetic_source.hpp"
+#include "ingest/source_uri.hpp"
+#include "ingest/synthetic_source.hpp"
 
 namespace stereod {
 namespace {

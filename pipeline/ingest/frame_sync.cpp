@@ -1,4 +1,4 @@
-#include "frame_sync.hpp"
+#include "ingest/frame_sync.hpp"
 
 #include <stdexcept>
 #include <string>

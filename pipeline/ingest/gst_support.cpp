@@ -1,4 +1,4 @@
-#include "gst_support.hpp"
+#include "ingest/gst_support.hpp"
 
 #include <mutex>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "image_feeder.hpp"
+#include "ingest/image_feeder.hpp"
 
 #include <gst/app/gstappsrc.h>
 #include <spdlog/spdlog.h>
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "frame_pattern.hpp"
+#include "ingest/frame_pattern.hpp"
 
 namespace stereod {
 

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "camera_config.hpp"
-#include "paced_feeder.hpp"
+#include "ingest/camera_config.hpp"
+#include "ingest/paced_feeder.hpp"
 
 namespace stereod {
 

@@ -1,8 +1,8 @@
-#include "paced_feeder.hpp"
+#include "ingest/paced_feeder.hpp"
 
 #include <chrono>
 
-#include "gst_support.hpp"
+#include "ingest/gst_support.hpp"
 
 namespace stereod {
 

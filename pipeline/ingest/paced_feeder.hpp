@@ -12,7 +12,7 @@
 #include <mutex>
 #include <thread>
 
-#include "camera_config.hpp"
+#include "ingest/camera_config.hpp"
 
 namespace stereod {
 

@@ -1,4 +1,4 @@
-#include "pipeline_description.hpp"
+#include "ingest/pipeline_description.hpp"
 
 #include <cctype>
 

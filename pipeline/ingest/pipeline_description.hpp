@@ -19,8 +19,8 @@
 
 #include <string>
 
-#include "camera_config.hpp"
-#include "source_uri.hpp"
+#include "ingest/camera_config.hpp"
+#include "ingest/source_uri.hpp"
 
 namespace stereod {
 

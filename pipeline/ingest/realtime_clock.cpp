@@ -1,4 +1,4 @@
-#include "realtime_clock.hpp"
+#include "ingest/realtime_clock.hpp"
 
 #include <time.h>
 

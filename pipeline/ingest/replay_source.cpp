@@ -1,4 +1,4 @@
-#include "replay_source.hpp"
+#include "ingest/replay_source.hpp"
 
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
@@ -15,12 +15,12 @@
 #include <set>
 #include <stdexcept>
 
-#include "frame_pattern.hpp"
-#include "gst_support.hpp"
-#include "pipeline_description.hpp"
-#include "source_uri.hpp"
+#include "ingest/frame_pattern.hpp"
+#include "ingest/gst_support.hpp"
+#include "ingest/pipeline_description.hpp"
+#include "ingest/source_uri.hpp"
+#include "ingest/synthetic_source.hpp"
 #include "synthetic/synthetic_scene.hpp"
-#include "synthetic_source.hpp"
 
 namespace stereod {
 namespace {

@@ -1,4 +1,4 @@
-#include "rig_source.hpp"
+#include "ingest/rig_source.hpp"
 
 #include <gst/base/gstbasesrc.h>
 #include <spdlog/spdlog.h>
@@ -7,15 +7,15 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "backoff.hpp"
-#include "camera_branch.hpp"
-#include "gst_support.hpp"
-#include "image_feeder.hpp"
-#include "pipeline_description.hpp"
-#include "replay_source.hpp"
-#include "source_uri.hpp"
-#include "synthetic_feeder.hpp"
-#include "synthetic_source.hpp"
+#include "ingest/backoff.hpp"
+#include "ingest/camera_branch.hpp"
+#include "ingest/gst_support.hpp"
+#include "ingest/image_feeder.hpp"
+#include "ingest/pipeline_description.hpp"
+#include "ingest/replay_source.hpp"
+#include "ingest/source_uri.hpp"
+#include "ingest/synthetic_feeder.hpp"
+#include "ingest/synthetic_source.hpp"
 
 namespace stereod {
 namespace {

@@ -19,10 +19,10 @@
 #include <thread>
 #include <vector>
 
-#include "camera_config.hpp"
 #include "frame.hpp"
-#include "frame_sync.hpp"
-#include "realtime_clock.hpp"
+#include "ingest/camera_config.hpp"
+#include "ingest/frame_sync.hpp"
+#include "ingest/realtime_clock.hpp"
 
 namespace stereod {
 

@@ -1,4 +1,4 @@
-#include "source_uri.hpp"
+#include "ingest/source_uri.hpp"
 
 #include <algorithm>
 #include <cctype>

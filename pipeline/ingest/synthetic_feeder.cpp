@@ -1,4 +1,4 @@
-#include "synthetic_feeder.hpp"
+#include "ingest/synthetic_feeder.hpp"
 
 #include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "gst_support.hpp"
+#include "ingest/gst_support.hpp"
 
 namespace stereod {
 namespace {

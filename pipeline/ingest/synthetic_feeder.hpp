@@ -21,8 +21,8 @@
 #include <memory>
 #include <vector>
 
-#include "camera_config.hpp"
-#include "paced_feeder.hpp"
+#include "ingest/camera_config.hpp"
+#include "ingest/paced_feeder.hpp"
 #include "synthetic/synthetic_scene.hpp"
 
 namespace stereod {

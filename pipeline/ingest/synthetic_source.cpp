@@ -1,4 +1,4 @@
-#include "synthetic_source.hpp"
+#include "ingest/synthetic_source.hpp"
 
 #include <cmath>
 #include <stdexcept>

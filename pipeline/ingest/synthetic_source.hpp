@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <memory>
 
-#include "camera_config.hpp"
-#include "source_uri.hpp"
+#include "ingest/camera_config.hpp"
+#include "ingest/source_uri.hpp"
 #include "synthetic/synthetic_scene.hpp"
 
 namespace stereod {

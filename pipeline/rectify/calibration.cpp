@@ -3,8 +3,8 @@
 #include <cmath>
 #include <limits>
 
-#include "calibration.hpp"
-#include "camera_model.hpp"
+#include "rectify/calibration.hpp"
+#include "rectify/camera_model.hpp"
 
 namespace stereod {
 namespace {

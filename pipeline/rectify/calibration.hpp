@@ -23,7 +23,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "remap.hpp"
+#include "rectify/remap.hpp"
 
 namespace stereod {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "calibration.hpp"
+#include "rectify/calibration.hpp"
 
 namespace stereod {
 

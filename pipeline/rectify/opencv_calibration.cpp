@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "calibration.hpp"
-#include "camera_model.hpp"
+#include "rectify/calibration.hpp"
+#include "rectify/camera_model.hpp"
 
 namespace stereod {
 namespace {

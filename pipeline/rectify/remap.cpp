@@ -1,4 +1,4 @@
-#include "remap.hpp"
+#include "rectify/remap.hpp"
 
 #include <cmath>
 #include <stdexcept>

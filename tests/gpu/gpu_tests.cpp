@@ -24,8 +24,8 @@
 #include "disparity_io.hpp"
 #include "engine.hpp"
 #include "middlebury.hpp"
+#include "plane_scenes.hpp"
 #include "synthetic/synthetic_scene.hpp"
-#include "synthetic_scene.hpp"
 #include "trinocular/trinocular_engine.hpp"
 
 using namespace stereod;

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "gst_support.hpp"
 #include "image_file.hpp"
+#include "ingest/gst_support.hpp"
 #include "rig_support.hpp"
 
 using namespace stereod;

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "image_file.hpp"
-#include "realtime_clock.hpp"
-#include "replay_source.hpp"
+#include "ingest/realtime_clock.hpp"
+#include "ingest/replay_source.hpp"
+#include "ingest/synthetic_source.hpp"
 #include "rig_support.hpp"
 #include "synthetic/synthetic_scene.hpp"
-#include "synthetic_source.hpp"
 
 using namespace stereod;
 using namespace stereod::test;

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "camera_config.hpp"
-#include "rig_source.hpp"
+#include "ingest/camera_config.hpp"
+#include "ingest/rig_source.hpp"
 
 namespace stereod::test {
 

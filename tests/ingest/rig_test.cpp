@@ -8,7 +8,7 @@
 #include <atomic>
 #include <set>
 
-#include "realtime_clock.hpp"
+#include "ingest/realtime_clock.hpp"
 #include "rig_support.hpp"
 
 using namespace stereod;

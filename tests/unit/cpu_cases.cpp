@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "synthetic_scene.hpp"
+#include "plane_scenes.hpp"
 
 namespace stereod::testing {
 namespace {

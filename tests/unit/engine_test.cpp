@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "engine.hpp"
+#include "plane_scenes.hpp"
 #include "stereo/matcher.hpp"
-#include "synthetic_scene.hpp"
 
 using namespace stereod;
 using namespace std::chrono_literals;
@@ -38,18 +38,24 @@ FrameInput frame_of(const SyntheticPair& s, std::uint64_t seq) {
   return f;
 }
 
+// What the reference matcher gives for the pair with small_options()' parameters.
+StereoOutput reference_output(const SyntheticPair& s) {
+  CpuStereoMatcher reference(small_options().stereo, 1);
+  StereoInput in;
+  in.left = s.left.view();
+  in.right = s.right.view();
+  StereoOutput out;
+  reference.compute(in, out);
+  return out;
+}
+
 }  // namespace
 
 TEST(CpuEngine, ResultsComeInOrderAndEqualTheMatcher) {
   const auto s = make_benchmark_pair(96, 64, 32);
   auto engine = make_engine("cpu", small_options(3));
   EXPECT_EQ(engine->name(), "cpu");
-  CpuStereoMatcher reference(small_options().stereo, 1);
-  StereoInput in;
-  in.left = s.left.view();
-  in.right = s.right.view();
-  StereoOutput expected;
-  reference.compute(in, expected);
+  const StereoOutput expected = reference_output(s);
 
   std::uint64_t next_submit = 0, next_result = 0;
   while (next_result < 20) {
@@ -204,12 +210,7 @@ TEST(CpuEngine, DestroyedWhileFramesAreInFlight) {
   // A result the consumer still holds outlives its engine (its buffers stay valid and unchanged),
   // and destroying an engine with frames in flight neither hangs nor crashes.
   const auto s = make_benchmark_pair(96, 64, 32);
-  CpuStereoMatcher reference(small_options().stereo, 1);
-  StereoInput in;
-  in.left = s.left.view();
-  in.right = s.right.view();
-  StereoOutput expected;
-  reference.compute(in, expected);
+  const StereoOutput expected = reference_output(s);
 
   std::optional<EngineResult> survivor;
   {

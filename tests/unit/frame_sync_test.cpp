@@ -8,7 +8,7 @@
 #include <memory>
 #include <random>
 
-#include "frame_sync.hpp"
+#include "ingest/frame_sync.hpp"
 
 using namespace stereod;
 

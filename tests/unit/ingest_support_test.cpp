@@ -3,9 +3,9 @@
 
 #include <cstdlib>
 
-#include "backoff.hpp"
-#include "frame_pool.hpp"
-#include "realtime_clock.hpp"
+#include "ingest/backoff.hpp"
+#include "ingest/frame_pool.hpp"
+#include "ingest/realtime_clock.hpp"
 
 using namespace stereod;
 using std::chrono::milliseconds;

@@ -3,9 +3,9 @@
 
 #include <cmath>
 
+#include "plane_scenes.hpp"
 #include "stereo/matcher.hpp"
 #include "stereo/pixel_ops.hpp"
-#include "synthetic_scene.hpp"
 
 using namespace stereod;
 

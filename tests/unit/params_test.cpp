@@ -1,9 +1,9 @@
 // Bad parameters and bad images give an error naming the parameter and the value.
 #include <gtest/gtest.h>
 
+#include "plane_scenes.hpp"
 #include "stereo/matcher.hpp"
 #include "stereo/params.hpp"
-#include "synthetic_scene.hpp"
 
 using namespace stereod;
 

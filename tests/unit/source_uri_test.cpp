@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "camera_config.hpp"
-#include "pipeline_description.hpp"
-#include "source_uri.hpp"
+#include "ingest/camera_config.hpp"
+#include "ingest/pipeline_description.hpp"
+#include "ingest/source_uri.hpp"
 
 using namespace stereod;
 

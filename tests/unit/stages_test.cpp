@@ -7,6 +7,7 @@
 #include <functional>
 #include <random>
 
+#include "plane_scenes.hpp"
 #include "stereo/adaptive_window.hpp"
 #include "stereo/census.hpp"
 #include "stereo/cost.hpp"
@@ -17,7 +18,6 @@
 #include "stereo/pyramid.hpp"
 #include "stereo/search_range.hpp"
 #include "stereo/speckle.hpp"
-#include "synthetic_scene.hpp"
 #include "thread_pool.hpp"
 
 using namespace stereod;

@@ -20,9 +20,9 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.hpp"
+#include "plane_scenes.hpp"
 #include "stereo/pixel_ops.hpp"
 #include "synthetic/synthetic_scene.hpp"
-#include "synthetic_scene.hpp"
 #if defined(STEREOD_HAVE_CUDA)
 #include "cuda_engine.hpp"
 #endif

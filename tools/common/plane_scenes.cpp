@@ -1,4 +1,4 @@
-#include "synthetic_scene.hpp"
+#include "plane_scenes.hpp"
 
 #include <algorithm>
 
