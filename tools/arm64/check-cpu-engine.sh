@@ -11,6 +11,6 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$cxx" -std=c++17 -O3 -static -pthread -Ipipeline -Itests/unit -Itools/common \
   tools/arm64/naive_check.cpp tests/unit/cpu_cases.cpp tests/unit/naive_matcher.cpp \
-  tools/common/synthetic_scene.cpp pipeline/stereo/*.cpp pipeline/thread_pool.cpp \
+  tools/common/plane_scenes.cpp pipeline/stereo/*.cpp pipeline/thread_pool.cpp \
   pipeline/cpu_features.cpp -o "$out/naive_check"
 qemu-aarch64 "$out/naive_check" "${1:-100}"
