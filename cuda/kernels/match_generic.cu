@@ -38,7 +38,7 @@ struct View {
 struct Params {
   int width, height, parent_width, parent_height, disparities;
   int subwindow, best_k, parent_radius, tolerance, uniqueness;
-  bool cross_check, subpixel;
+  bool cross_check, subpixel, refine_subpixel;
   const CostTables& tables;
 };
 
@@ -77,6 +77,7 @@ __device__ __forceinline__ Params params_of(const MemberArgs& a, int level) {
                 a.stereo.uniqueness,
                 a.stereo.cross_check,
                 level == 0,
+                a.stereo.subpixel,
                 a.tables};
 }
 
@@ -267,7 +268,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 1)
     if (best_d != kNoDisparity) {
       const int d = best_d;
       q = subpixel_disparity(
-          d, nd, best, [&](int dd) { return dd < d ? cm : cp; }, kNone);
+          d, nd, best, [&](int dd) { return dd < d ? cm : cp; }, kNone, a.refine_subpixel);
     }
     v.out_q4[i] = q;
     // Read late from the batch record (a kernel parameter): nothing of it stays live in the loop.

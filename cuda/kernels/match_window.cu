@@ -373,7 +373,8 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
           const bool neighbours = d >= 1 && d + 1 < nd && p.cm != kNone && p.cp != kNone;
           ratio = winner_cost_ratio(p.cm, p.best, p.cp, neighbours);
           q = subpixel_disparity(
-              d, nd, p.best, [&](int dd) { return dd < d ? p.cm : p.cp; }, kNone);
+              d, nd, p.best, [&](int dd) { return dd < d ? p.cm : p.cp; }, kNone,
+              a.stereo.subpixel);
         }
         out_q4[i] = q;
         if (out_ratio) out_ratio[i] = ratio;
@@ -422,7 +423,7 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
       const bool neighbours = d >= 1 && d + 1 < nd && cm != kNone16 && cp != kNone16;
       ratio = winner_cost_ratio(cm, key >> 16, cp, neighbours);
       q = subpixel_disparity(
-          d, nd, key >> 16, [&](int dd) { return dd < d ? cm : cp; }, kNone16);
+          d, nd, key >> 16, [&](int dd) { return dd < d ? cm : cp; }, kNone16, a.stereo.subpixel);
     }
     out_q4[i] = q;
     if (out_ratio) out_ratio[i] = ratio;

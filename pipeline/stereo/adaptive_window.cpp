@@ -279,7 +279,7 @@ long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
     }
     // A(d - 1) and A(d + 1) are in the band (it is widened by 1 at this level); kNone there means
     // that candidate is not allowed. The rule itself is the CUDA engine's (pixel_ops.hpp).
-    q4[x0 + i] = subpixel_disparity(d, o_.disparities, best[i], cost_at, kNone);
+    q4[x0 + i] = subpixel_disparity(d, o_.disparities, best[i], cost_at, kNone, o_.refine_subpixel);
     if (cost_ratio) {
       const bool neighbours =
           d >= 1 && d + 1 < o_.disparities && cost_at(d - 1) != kNone && cost_at(d + 1) != kNone;

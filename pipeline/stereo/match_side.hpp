@@ -21,8 +21,9 @@ struct LevelMatchOptions {
   int disparities = 0;  // this level's range is 0 .. disparities-1
   int subwindow = 3;
   int best_k = 4;
-  int uniqueness = 0;     // percent; 0 = off
-  bool subpixel = false;  // also produce 16*d + parabola offset (the finest level)
+  int uniqueness = 0;           // percent; 0 = off
+  bool subpixel = false;        // also produce 16*d + parabola offset (the finest level)
+  bool refine_subpixel = true;  // with `subpixel`: the parabola offset (false: exactly 16*d)
 };
 
 }  // namespace stereod

@@ -128,6 +128,7 @@ void CpuStereoMatcher::match_level(const StereoInput& in, int s, StereoOutput& o
   opt.best_k = params_.best_k;
   opt.uniqueness = params_.uniqueness;
   opt.subpixel = s == 0;
+  opt.refine_subpixel = params_.subpixel;
   const bool census = costs_.uses_census;
   const bool mean_removed = uses_mean_removal();
   ThreadPool* pool = pool_.get();

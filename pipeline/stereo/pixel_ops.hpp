@@ -254,14 +254,16 @@ STEREOD_HD std::uint32_t winner_cost_ratio(std::uint32_t cm, std::uint32_t c, st
 }
 
 // The published 16 * d of an integer winner d whose aggregated cost is `best` (ALGORITHM.md step
-// 7): refined by the parabola through its neighbours' costs where d is not at either end of the
-// range and both neighbours are candidates (`cost_at(d - 1)`, `cost_at(d + 1)` not `none`; they are
-// read only then), clamped to the range.
+// 7): with `refine` (the `subpixel` parameter), refined by the parabola through its neighbours'
+// costs where d is not at either end of the range and both neighbours are candidates
+// (`cost_at(d - 1)`, `cost_at(d + 1)` not `none`; they are read only then), clamped to the range;
+// without it exactly 16 * d.
 template <typename CostAt>
 STEREOD_HD std::uint16_t subpixel_disparity(int d, int disparities, std::uint32_t best,
-                                            const CostAt& cost_at, std::uint32_t none) {
+                                            const CostAt& cost_at, std::uint32_t none,
+                                            bool refine) {
   int offset = 0;
-  if (d >= 1 && d + 1 < disparities) {
+  if (refine && d >= 1 && d + 1 < disparities) {
     const std::uint32_t cm = cost_at(d - 1);
     const std::uint32_t cp = cost_at(d + 1);
     if (cm != none && cp != none) offset = subpixel_offset(cm, best, cp);

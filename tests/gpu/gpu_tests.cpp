@@ -564,7 +564,7 @@ TEST(Gpu, ParameterChangeMidStream) {
 // paper's own-parent rule, no cross-check, AD only, the intensity fill, no median or speckles.
 TEST(Gpu, NonDefaultParametersBitExact) {
   REQUIRE_GPU();
-  std::vector<StereoParams> variants(10);
+  std::vector<StereoParams> variants(12);
   variants[0].subwindow = 5;
   variants[1].subwindow = 1, variants[1].best_k = 0;
   variants[2].subwindow = 7, variants[2].best_k = 8, variants[2].cost = MatchingCost::kAbsDiff;
@@ -577,6 +577,9 @@ TEST(Gpu, NonDefaultParametersBitExact) {
   variants[8].census_width = 5, variants[8].census_height = 5, variants[8].ad_mean_radius = 0;
   variants[9].cost = MatchingCost::kCensus, variants[9].cross_check_tolerance = 0,
   variants[9].speckle_range = 2, variants[9].speckle_size = 300;
+  // `subpixel: false` through both matchers (the window path, and the generic one by uniqueness).
+  variants[10].subpixel = false;
+  variants[11].subpixel = false, variants[11].uniqueness = 10;
   int index = 0;
   for (StereoParams sp : variants) {
     sp.max_disparity = 64;

@@ -145,7 +145,11 @@ TEST_P(GoldenOutputs, RandomSizesAndParameters) {
   for (std::uint64_t seed = 1; seed <= 96; ++seed) {
     // Mostly small images (many parameter combinations), every eighth up to 480x360.
     const bool large = seed % 8 == 0;
-    const MatcherCase c = random_matcher_case(seed, large ? 480 : 160, large ? 360 : 120);
+    MatcherCase c = random_matcher_case(seed, large ? 480 : 160, large ? 360 : 120);
+    // The table was recorded when `subpixel` was read by no engine (every case refined); cases
+    // drawn with it off are held to the refined output here and to their own rule by the naive
+    // oracle (naive_matcher_test.cpp).
+    c.params.subpixel = true;
     CpuStereoMatcher m(c.params);
     StereoOutput out;
     m.compute(stereo_input(c), out);

@@ -165,10 +165,9 @@ NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& r
             out.confidence(x, y) = match_confidence(best, second, has_second);
           }
           if (s == 0 && best_d != kNoDisparity) {
-            // As both engines do today, the parabola is always fitted: StereoParams::subpixel is
-            // not read by either (noted in issue 19's report).
+            // `subpixel` off: exactly 16 d. On: the parabola where both neighbours are allowed.
             int offset = 0;
-            if (best_d >= 1 && best_d + 1 < disparities &&
+            if (p.subpixel && best_d >= 1 && best_d + 1 < disparities &&
                 candidate_allowed(side, x, y, best_d - 1) &&
                 candidate_allowed(side, x, y, best_d + 1)) {
               offset = subpixel_offset(cost(best_d - 1), best, cost(best_d + 1));

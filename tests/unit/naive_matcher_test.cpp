@@ -72,6 +72,35 @@ TEST_P(NaiveMatcher, RandomCasesBitExact) {
   EXPECT_GT(graded, 0);
 }
 
+// `subpixel: false` publishes exactly 16 d for the same winners (it was once read by neither
+// engine: --check accepted it and the parabola was fitted anyway).
+TEST(Subpixel, OffPublishesTheIntegerWinnersOnly) {
+  long long fractional = 0, valid = 0;
+  for (std::uint64_t seed = 7100; seed < 7110; ++seed) {
+    MatcherCase c = random_matcher_case(seed, 96, 64);
+    c.params.median = false, c.params.speckle_size = 0, c.params.fill = false;  // matcher only
+    StereoOutput on, off;
+    c.params.subpixel = true;
+    CpuStereoMatcher(c.params).compute(stereo_input(c), on);
+    c.params.subpixel = false;
+    CpuStereoMatcher(c.params).compute(stereo_input(c), off);
+    ASSERT_EQ(on.left.width(), off.left.width());
+    for (int y = 0; y < on.left.height(); ++y) {
+      for (int x = 0; x < on.left.width(); ++x) {
+        const int a = on.left(x, y), b = off.left(x, y);
+        ASSERT_EQ(a == kInvalidDisparity, b == kInvalidDisparity) << c.name << " " << x << "," << y;
+        if (b == kInvalidDisparity) continue;
+        ++valid;
+        ASSERT_EQ(b % kSubpixelScale, 0) << c.name << " " << x << "," << y;
+        ASSERT_LE(std::abs(a - b), kSubpixelScale / 2) << c.name << " " << x << "," << y;
+        fractional += a % kSubpixelScale != 0;
+      }
+    }
+  }
+  EXPECT_GT(valid, 0);
+  EXPECT_GT(fractional, 0);  // with it on, the parabola does move some answers
+}
+
 // The formula of docs/PROTOCOL.md "confidence8", case by case.
 TEST(MatchConfidence, TheDocumentedCases) {
   EXPECT_EQ(match_confidence(10, 0, false), 255);  // nothing else compared
