@@ -63,6 +63,18 @@ TEST(SubReport, DisparitySummaryCountsValidPixels) {
   EXPECT_EQ(summarize_disparity({none.data(), 2, 2}).valid_percent, 0.0);
 }
 
+TEST(SubReport, FrameLineCountsForegroundWithoutDisparityWhereTheHeaderHasIt) {
+  publish::FrameHeader h;
+  h.info.pair = "front";
+  h.info.sequence = 7;
+  std::vector<std::uint16_t> d{0xFFFF, 8, 16 * 10, 0xFFFF};
+  const std::string without = frame_line(h, {d.data(), 2, 2}, 0, true);
+  EXPECT_EQ(without, "front #7  valid 50.0 %  d 0.50..10.00 px");
+  h.info.foreground_without_disparity = 321;
+  EXPECT_EQ(frame_line(h, {d.data(), 2, 2}, 0, true), without + "  fg without d 321");
+  EXPECT_EQ(frame_line(h, {}, 0, false), "front #7  fg without d 321");  // --brief too
+}
+
 TEST(SubReport, StatsLinesNameDropsAndPercentiles) {
   stats::StatsSnapshot s;
   stats::PairStats p;

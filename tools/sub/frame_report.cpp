@@ -53,7 +53,12 @@ DisparitySummary summarize_disparity(ImageView<const std::uint16_t> d) {
 }
 
 std::string frame_line(const client::Frame& frame, std::int64_t receive_ns, bool summary) {
-  const auto& h = frame.header();
+  return frame_line(frame.header(), summary ? frame.disparity() : ImageView<const std::uint16_t>{},
+                    receive_ns, summary);
+}
+
+std::string frame_line(const publish::FrameHeader& h, ImageView<const std::uint16_t> disparity,
+                       std::int64_t receive_ns, bool summary) {
   std::string line = h.info.pair + " #" + std::to_string(h.info.sequence);
   if (!h.ok()) return line + "  error: " + h.info.error;
   if (h.info.capture_ns > 0) {
@@ -64,10 +69,14 @@ std::string frame_line(const client::Frame& frame, std::int64_t receive_ns, bool
               " ms";
     }
   }
-  if (!summary) return line;
-  const DisparitySummary s = summarize_disparity(frame.disparity());
-  line += "  valid " + fixed(s.valid_percent, 1) + " %  d " + fixed(s.min_d, 2) + ".." +
-          fixed(s.max_d, 2) + " px";
+  if (summary) {
+    const DisparitySummary s = summarize_disparity(disparity);
+    line += "  valid " + fixed(s.valid_percent, 1) + " %  d " + fixed(s.min_d, 2) + ".." +
+            fixed(s.max_d, 2) + " px";
+  }
+  if (h.info.foreground_without_disparity >= 0) {
+    line += "  fg without d " + std::to_string(h.info.foreground_without_disparity);
+  }
   return line;
 }
 

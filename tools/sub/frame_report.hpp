@@ -20,8 +20,12 @@ DisparitySummary summarize_disparity(ImageView<const std::uint16_t> disparity);
 // "front #1234  latency 12.3 ms  publish 4.56 ms  valid 87.2 %  d 0.50..63.75 px", or the frame's
 // error: latency is capture -> receive_ns (CLOCK_REALTIME when the frame arrived), publish is
 // capture -> the daemon's send (the header's publish_ns). `summary` false: without the disparity's
-// valid share and range (which costs a pass over the image: many pairs at full rate).
+// valid share and range (which costs a pass over the image: many pairs at full rate). Where the
+// header counts them, "  fg without d 123" follows: foreground pixels left without a disparity.
 std::string frame_line(const client::Frame& frame, std::int64_t receive_ns, bool summary = true);
+// The same from a header and its disparity (empty unless `summary`).
+std::string frame_line(const publish::FrameHeader& header, ImageView<const std::uint16_t> disparity,
+                       std::int64_t receive_ns, bool summary);
 
 // One line per pair (fps, drops by reason in the interval and since start, p50 and p99 per
 // stage), then one for the publisher.
