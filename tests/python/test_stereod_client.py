@@ -90,6 +90,15 @@ class Decode(unittest.TestCase):
         self.assertTrue(np.isnan(z[0, 0]))  # d = 1 <= doffs
         self.assertAlmostEqual(float(z[0, 3]), 100.0, places=4)
 
+    def test_frame_line_counts_foreground_without_disparity_where_sent(self):
+        h = header()
+        d = np.array([[16, 32, 0xFFFF, 48], [1, 2, 3, 4], [5, 6, 7, 8]], dtype="<u2")
+        line = sc._frame_line(sc.decode_frame(message(h, disparity=d)), h["capture_ns"])
+        self.assertEqual(line, "front #7  latency 0.0 ms  valid 91.7 %  d 0.06..3.00 px")
+        h["foreground_without_disparity"] = 5
+        line = sc._frame_line(sc.decode_frame(message(h, disparity=d)), h["capture_ns"])
+        self.assertTrue(line.endswith("  fg without d 5"), line)
+
     def test_v13_payloads_decode_to_arrays(self):
         _, parts = v13_message()
         f = sc.decode_frame(parts)

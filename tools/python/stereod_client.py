@@ -486,6 +486,8 @@ def _frame_line(frame, now_ns):
             100.0 * valid.size / d.size, valid.min() / 16.0, valid.max() / 16.0)
     else:
         line += "  valid 0.0 %"
+    if h.get("foreground_without_disparity") is not None:
+        line += "  fg without d %d" % h["foreground_without_disparity"]
     return line
 
 
