@@ -314,51 +314,10 @@ class Loader {
       if (!is_sequence(list) || list.size() == 0) {
         r_.add(list.IsDefined() ? list : rn, path + ".cameras", "expected a list of camera names");
       } else {
-        for (std::size_t k = 0; k < list.size(); ++k) {
-          const std::string cpath = indexed(path + ".cameras", k);
-          if (!is_scalar(list[k])) {
-            r_.add(list[k], cpath, "expected a camera name");
-            continue;
-          }
-          const std::string name = list[k].Scalar();
-          const auto it = by_name.find(name);
-          if (it == by_name.end()) {
-            std::vector<std::string> known;
-            for (const auto& e : cameras) known.push_back(e.camera.name);
-            std::string msg = "no camera named '" + name + "'";
-            const std::string guess = closest_match(name, known);
-            if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
-            r_.add(list[k], cpath, msg);
-            continue;
-          }
-          if (!rig_of.emplace(name, rig.name).second) {
-            r_.add(list[k], cpath,
-                   "camera '" + name + "' is already in rig '" + rig_of[name] + "'");
-            continue;
-          }
-          rig.cameras.push_back(it->second->camera);
-        }
+        read_rig_cameras(list, path + ".cameras", cameras, by_name, rig_of, rig);
       }
-      const YAML::Node sync = rn["sync"];
-      if (r_.expect_map(sync, path + ".sync")) {
-        r_.check_keys(sync, path + ".sync", {"tolerance_ms", "max_pending"});
-        if (sync["tolerance_ms"].IsDefined()) {
-          double ms = 0;
-          r_.read(sync, path + ".sync", "tolerance_ms", ms, 0.0, 10000.0);
-          rig.sync_tolerance_ns = static_cast<std::int64_t>(ms * 1e6);
-        }
-        r_.read(sync, path + ".sync", "max_pending", rig.sync_max_pending, 1, 64);
-      }
-      const YAML::Node restart = rn["restart"];
-      if (r_.expect_map(restart, path + ".restart")) {
-        const std::string rp = path + ".restart";
-        r_.check_keys(restart, rp,
-                      {"initial_ms", "max_ms", "healthy_after_ms", "stall_timeout_ms"});
-        read_ms(r_, restart, rp, "initial_ms", rig.restart.initial, 10, 600000);
-        read_ms(r_, restart, rp, "max_ms", rig.restart.max, 10, 3600000);
-        read_ms(r_, restart, rp, "healthy_after_ms", rig.restart.healthy_after, 0, 3600000);
-        read_ms(r_, restart, rp, "stall_timeout_ms", rig.restart.stall_timeout, 0, 600000);
-      }
+      read_sync(rn["sync"], path + ".sync", rig);
+      read_restart(rn["restart"], path + ".restart", rig);
       c.rigs.push_back(rig);
       check_rig(c.rigs.back(), cameras, rn, path);
     }
@@ -367,6 +326,58 @@ class Loader {
         r_.add(e.node, e.path, "camera '" + e.camera.name + "' is in no rig");
       }
     }
+  }
+
+  // A rig's list of camera names: each a known camera in no other rig (`rig_of`: camera -> rig).
+  void read_rig_cameras(const YAML::Node& list, const std::string& path,
+                        const std::vector<CameraEntry>& cameras,
+                        const std::map<std::string, const CameraEntry*>& by_name,
+                        std::map<std::string, std::string>& rig_of, RigConfig& rig) {
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const std::string cpath = indexed(path, k);
+      if (!is_scalar(list[k])) {
+        r_.add(list[k], cpath, "expected a camera name");
+        continue;
+      }
+      const std::string name = list[k].Scalar();
+      const auto it = by_name.find(name);
+      if (it == by_name.end()) {
+        std::vector<std::string> known;
+        for (const auto& e : cameras) known.push_back(e.camera.name);
+        std::string msg = "no camera named '" + name + "'";
+        const std::string guess = closest_match(name, known);
+        if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
+        r_.add(list[k], cpath, msg);
+        continue;
+      }
+      if (!rig_of.emplace(name, rig.name).second) {
+        r_.add(list[k], cpath, "camera '" + name + "' is already in rig '" + rig_of[name] + "'");
+        continue;
+      }
+      rig.cameras.push_back(it->second->camera);
+    }
+  }
+
+  // sync: {tolerance_ms, max_pending}
+  void read_sync(const YAML::Node& sync, const std::string& path, RigConfig& rig) {
+    if (!r_.expect_map(sync, path)) return;
+    r_.check_keys(sync, path, {"tolerance_ms", "max_pending"});
+    if (sync["tolerance_ms"].IsDefined()) {
+      double ms = 0;
+      r_.read(sync, path, "tolerance_ms", ms, 0.0, 10000.0);
+      rig.sync_tolerance_ns = static_cast<std::int64_t>(ms * 1e6);
+    }
+    r_.read(sync, path, "max_pending", rig.sync_max_pending, 1, 64);
+  }
+
+  // restart: {initial_ms, max_ms, healthy_after_ms, stall_timeout_ms}
+  void read_restart(const YAML::Node& restart, const std::string& path, RigConfig& rig) {
+    if (!r_.expect_map(restart, path)) return;
+    r_.check_keys(restart, path, {"initial_ms", "max_ms", "healthy_after_ms", "stall_timeout_ms"});
+    read_ms(r_, restart, path, "initial_ms", rig.restart.initial, 10, 600000);
+    read_ms(r_, restart, path, "max_ms", rig.restart.max, 10, 3600000);
+    read_ms(r_, restart, path, "healthy_after_ms", rig.restart.healthy_after, 0, 3600000);
+    read_ms(r_, restart, path, "stall_timeout_ms", rig.restart.stall_timeout, 0, 600000);
   }
 
   // Ingest's own checks (URI, sizes, rates, sources that cannot share a pipeline), reported at the
@@ -412,129 +423,158 @@ class Loader {
       r_.add(n, "pairs", std::to_string(n.size()) + " pairs; at most " + std::to_string(kMaxPairs));
       return;
     }
-    std::set<std::string> names;
+    std::set<std::string> names;  // of the pairs read so far
     for (std::size_t i = 0; i < n.size(); ++i) {
       const YAML::Node pn = n[i];
       const std::string path = indexed("pairs", i);
       if (!r_.expect_map(pn, path, false)) continue;
-      r_.check_keys(pn, path,
-                    {"name", "left", "right", "calibration", "stereo", "background", "outputs",
-                     "gpu_device", "trinocular"});
-      PairConfig p;
-      p.stereo = default_stereo_;
-      p.background = default_background_;
-      r_.read(pn, path, "name", p.name);
-      if (!p.name.empty()) {
-        // The pair's name goes on the wire (topic and header) and into subscribers' file names.
-        if (const std::string why = name_problem(p.name); !why.empty()) {
-          r_.add(pn["name"], path + ".name", why);
+      read_pair(pn, path, names, c);
+    }
+  }
+
+  // Where a pair names its cameras: its own map (left, right), or a trinocular pair's trinocular:
+  // section (reference, horizontal, vertical).
+  struct PairCameras {
+    bool tri;
+    YAML::Node node;
+    std::string path;
+    const char* left_key;
+    const char* right_key;
+  };
+
+  // One entry of pairs: into c.pairs, with what is wrong with it.
+  void read_pair(const YAML::Node& pn, const std::string& path, std::set<std::string>& names,
+                 DaemonConfig& c) {
+    r_.check_keys(pn, path,
+                  {"name", "left", "right", "calibration", "stereo", "background", "outputs",
+                   "gpu_device", "trinocular"});
+    PairConfig p;
+    p.stereo = default_stereo_;
+    p.background = default_background_;
+    r_.read(pn, path, "name", p.name);
+    if (!p.name.empty()) {
+      // The pair's name goes on the wire (topic and header) and into subscribers' file names.
+      if (const std::string why = name_problem(p.name); !why.empty()) {
+        r_.add(pn["name"], path + ".name", why);
+      }
+    }
+    const bool tri = pn["trinocular"].IsDefined();
+    const PairCameras cams =
+        tri ? PairCameras{true, pn["trinocular"], path + ".trinocular", "reference", "horizontal"}
+            : PairCameras{false, pn, path, "left", "right"};
+    if (tri) {
+      for (const char* key : {"left", "right", "calibration"}) {
+        if (pn[key].IsDefined()) {
+          r_.add(pn[key], path + "." + key,
+                 std::string("not with trinocular: a trinocular pair names its cameras under "
+                             "trinocular (reference, horizontal, vertical) and takes rectified "
+                             "images") +
+                     (std::string(key) == "calibration" ? " (calibration: none)" : ""));
         }
       }
-      // A trinocular pair names its cameras under trinocular: (reference, horizontal, vertical).
-      const bool tri = pn["trinocular"].IsDefined();
-      const YAML::Node cams = tri ? pn["trinocular"] : pn;
-      const std::string cams_path = tri ? path + ".trinocular" : path;
-      const char* left_key = tri ? "reference" : "left";
-      const char* right_key = tri ? "horizontal" : "right";
-      if (tri) {
-        for (const char* key : {"left", "right", "calibration"}) {
-          if (pn[key].IsDefined()) {
-            r_.add(pn[key], path + "." + key,
-                   std::string("not with trinocular: a trinocular pair names its cameras under "
-                               "trinocular (reference, horizontal, vertical) and takes rectified "
-                               "images") +
-                       (std::string(key) == "calibration" ? " (calibration: none)" : ""));
-          }
-        }
-        p.trinocular = read_trinocular(cams, cams_path, p);
-      } else {
-        r_.read(pn, path, "left", p.left);
-        r_.read(pn, path, "right", p.right);
-      }
-      if (pn["gpu_device"].IsDefined()) {
-        const std::size_t issues_before = r_.issues().size();
-        r_.read(pn, path, "gpu_device", p.gpu_device, 0, kMaxDevice);
-        const auto& devices = c.gpu.devices;
-        if (r_.issues().size() == issues_before &&
-            std::find(devices.begin(), devices.end(), p.gpu_device) == devices.end()) {
-          std::string list;
-          for (int d : devices) list += (list.empty() ? "" : ", ") + std::to_string(d);
-          r_.add(
-              pn["gpu_device"], path + ".gpu_device",
-              "device " + std::to_string(p.gpu_device) + " is not in gpu.devices [" + list + "]");
-        }
-      }
-      if (p.name.empty()) r_.add(pn, path + ".name", "missing: every pair needs a name");
-      if (!p.name.empty() && !names.insert(p.name).second) {
-        r_.add(pn["name"], path + ".name", "pair '" + p.name + "' is named twice");
-      }
-      const std::size_t before = r_.issues().size();
-      read_stereo_params(r_, pn["stereo"], path + ".stereo", p.stereo);
-      read_background_params(r_, pn["background"], path + ".background", p.background);
-      if (!tri) read_calibration(pn["calibration"], path + ".calibration", p.calibration);
-      const bool params_ok = r_.issues().size() == before;
-      if (tri && !p.trinocular) {
-        c.pairs.push_back(p);
-        continue;  // its section is not a map: already reported
-      }
-      const CameraConfig* left = camera_for(c, cams, cams_path, left_key, p.left);
-      const CameraConfig* right = camera_for(c, cams, cams_path, right_key, p.right);
-      const CameraConfig* vertical =
-          tri ? camera_for(c, cams, cams_path, "vertical", p.trinocular->vertical) : nullptr;
-      if (left && right) {
-        const std::string right_path = cams_path + "." + right_key;
-        if (p.left == p.right)
-          r_.add(cams[right_key], right_path,
-                 std::string(left_key) + " and " + right_key + " are the same camera");
-        const std::string rig_left = rig_of(c, p.left), rig_right = rig_of(c, p.right);
-        if (rig_left != rig_right) {
-          r_.add(cams[right_key], right_path,
-                 "camera '" + p.right + "' is in rig '" + rig_right + "', camera '" + p.left +
-                     "' in rig '" + rig_left + "': a pair's cameras must share a rig (one clock)");
-        }
-        p.rig = rig_left;
-        if (bad_cameras_.count(p.left) || bad_cameras_.count(p.right)) {
-          c.pairs.push_back(p);
-          pair_nodes_.push_back({pn, path});
-          continue;  // the camera's own issue says what is wrong
-        }
-        const std::string sizes = check_pair_sizes(*left, *right);
-        if (!sizes.empty()) r_.add(pn, path, sizes);
-        bool vertical_ok = true;
-        if (vertical) vertical_ok = check_vertical(cams, cams_path, c, p, *left, *vertical);
-        if (params_ok && sizes.empty() && vertical_ok) {
-          try {
-            validate_for_images(p.stereo, left->width, left->height, right->width, right->height);
-            if (vertical) {
-              // The vertical pair runs transposed, with its range scaled (trinocular/fusion.hpp).
-              StereoParams vp = p.stereo;
-              vp.max_disparity =
-                  vertical_max_disparity(p.stereo.max_disparity, p.trinocular->model.scale());
-              try {
-                validate_for_images(vp, left->height, left->width, left->height, left->width);
-              } catch (const ParameterError& e) {
-                throw ParameterError(e.parameter(),
-                                     std::string(e.what()) + " (the vertical pair, with camera '" +
-                                         p.trinocular->vertical + "', matches " +
-                                         std::to_string(left->height) + "x" +
-                                         std::to_string(left->width) + " transposed images over " +
-                                         std::to_string(vp.max_disparity) + " disparities)");
-              }
-            }
-          } catch (const ParameterError& e) {
-            const std::string key = e.parameter();
-            r_.add(node_at(pn, key), path + "." + key,
-                   e.reason() + " (camera '" + p.left + "' is " + std::to_string(left->width) +
-                       "x" + std::to_string(left->height) + ")");
-          }
-          if (!tri) {
-            check_calibration(pn["calibration"], path + ".calibration", p, left->width,
-                              left->height);
-          }
-        }
-      }
+      p.trinocular = read_trinocular(cams.node, cams.path, p);
+    } else {
+      r_.read(pn, path, "left", p.left);
+      r_.read(pn, path, "right", p.right);
+    }
+    if (pn["gpu_device"].IsDefined()) read_gpu_device(pn, path, c.gpu.devices, p);
+    if (p.name.empty()) r_.add(pn, path + ".name", "missing: every pair needs a name");
+    if (!p.name.empty() && !names.insert(p.name).second) {
+      r_.add(pn["name"], path + ".name", "pair '" + p.name + "' is named twice");
+    }
+    const std::size_t before = r_.issues().size();
+    read_stereo_params(r_, pn["stereo"], path + ".stereo", p.stereo);
+    read_background_params(r_, pn["background"], path + ".background", p.background);
+    if (!tri) read_calibration(pn["calibration"], path + ".calibration", p.calibration);
+    const bool params_ok = r_.issues().size() == before;
+    if (tri && !p.trinocular) {
       c.pairs.push_back(p);
-      pair_nodes_.push_back({pn, path});
+      return;  // its section is not a map: already reported
+    }
+    const CameraConfig* left = camera_for(c, cams.node, cams.path, cams.left_key, p.left);
+    const CameraConfig* right = camera_for(c, cams.node, cams.path, cams.right_key, p.right);
+    const CameraConfig* vertical =
+        tri ? camera_for(c, cams.node, cams.path, "vertical", p.trinocular->vertical) : nullptr;
+    if (left && right) {
+      check_pair_cameras(pn, path, cams, c, p, *left, *right, vertical, params_ok);
+    }
+    c.pairs.push_back(p);
+    pair_nodes_.push_back({pn, path});
+  }
+
+  // gpu_device: one of gpu.devices.
+  void read_gpu_device(const YAML::Node& pn, const std::string& path,
+                       const std::vector<int>& devices, PairConfig& p) {
+    const std::size_t issues_before = r_.issues().size();
+    r_.read(pn, path, "gpu_device", p.gpu_device, 0, kMaxDevice);
+    if (r_.issues().size() == issues_before &&
+        std::find(devices.begin(), devices.end(), p.gpu_device) == devices.end()) {
+      std::string list;
+      for (int d : devices) list += (list.empty() ? "" : ", ") + std::to_string(d);
+      r_.add(pn["gpu_device"], path + ".gpu_device",
+             "device " + std::to_string(p.gpu_device) + " is not in gpu.devices [" + list + "]");
+    }
+  }
+
+  // The pair's cameras against each other (distinct, one rig, same size), then its parameters
+  // and calibration against their images; sets p.rig.
+  void check_pair_cameras(const YAML::Node& pn, const std::string& path, const PairCameras& cams,
+                          const DaemonConfig& c, PairConfig& p, const CameraConfig& left,
+                          const CameraConfig& right, const CameraConfig* vertical, bool params_ok) {
+    const std::string right_path = cams.path + "." + cams.right_key;
+    if (p.left == p.right)
+      r_.add(cams.node[cams.right_key], right_path,
+             std::string(cams.left_key) + " and " + cams.right_key + " are the same camera");
+    const std::string rig_left = rig_of(c, p.left), rig_right = rig_of(c, p.right);
+    if (rig_left != rig_right) {
+      r_.add(cams.node[cams.right_key], right_path,
+             "camera '" + p.right + "' is in rig '" + rig_right + "', camera '" + p.left +
+                 "' in rig '" + rig_left + "': a pair's cameras must share a rig (one clock)");
+    }
+    p.rig = rig_left;
+    if (bad_cameras_.count(p.left) || bad_cameras_.count(p.right)) {
+      return;  // the camera's own issue says what is wrong
+    }
+    const std::string sizes = check_pair_sizes(left, right);
+    if (!sizes.empty()) r_.add(pn, path, sizes);
+    bool vertical_ok = true;
+    if (vertical) vertical_ok = check_vertical(cams.node, cams.path, c, p, left, *vertical);
+    if (params_ok && sizes.empty() && vertical_ok) {
+      check_params_fit(pn, path, p, left, right, vertical);
+      if (!cams.tri) {
+        check_calibration(pn["calibration"], path + ".calibration", p, left.width, left.height);
+      }
+    }
+  }
+
+  // The stereo parameters against the images they will match: the pair's, and a trinocular
+  // pair's vertical pair's.
+  void check_params_fit(const YAML::Node& pn, const std::string& path, const PairConfig& p,
+                        const CameraConfig& left, const CameraConfig& right,
+                        const CameraConfig* vertical) {
+    try {
+      validate_for_images(p.stereo, left.width, left.height, right.width, right.height);
+      if (vertical) {
+        // The vertical pair runs transposed, with its range scaled (trinocular/fusion.hpp).
+        StereoParams vp = p.stereo;
+        vp.max_disparity =
+            vertical_max_disparity(p.stereo.max_disparity, p.trinocular->model.scale());
+        try {
+          validate_for_images(vp, left.height, left.width, left.height, left.width);
+        } catch (const ParameterError& e) {
+          throw ParameterError(e.parameter(),
+                               std::string(e.what()) + " (the vertical pair, with camera '" +
+                                   p.trinocular->vertical + "', matches " +
+                                   std::to_string(left.height) + "x" + std::to_string(left.width) +
+                                   " transposed images over " + std::to_string(vp.max_disparity) +
+                                   " disparities)");
+        }
+      }
+    } catch (const ParameterError& e) {
+      const std::string key = e.parameter();
+      r_.add(node_at(pn, key), path + "." + key,
+             e.reason() + " (camera '" + p.left + "' is " + std::to_string(left.width) + "x" +
+                 std::to_string(left.height) + ")");
     }
   }
 

@@ -73,6 +73,29 @@ constexpr std::int64_t kSilentNs = 5'000'000'000;
 // has 2 s: docs/DEPLOY-JETSON.md).
 constexpr auto kFinishFramesFor = std::chrono::milliseconds(1200);
 
+// A pair's frames as its engine takes them: their color when every one has it (the engine
+// matches their luma: gray_from_color), else their gray.
+FrameInput frame_input(std::uint64_t sequence, const CameraFrame& left, const CameraFrame& right,
+                       const CameraFrame* vertical, bool color) {
+  FrameInput in;
+  in.sequence = sequence;
+  in.capture_time_ns = left.capture_time_ns;
+  if (color) {
+    in.left_color = left.color;
+    in.right_color = right.color;
+    if (vertical) in.vertical_color = vertical->color;
+  } else {
+    in.left = left.gray;
+    in.right = right.gray;
+    if (vertical) in.vertical = vertical->gray;
+  }
+  return in;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
 }  // namespace
 
 Daemon::Daemon(Options options) : options_(std::move(options)) {}
@@ -301,96 +324,87 @@ void Daemon::on_frame_set(Rig& rig, FrameSet&& set) {
     std::lock_guard<std::mutex> lock(rig.pairs_mutex);
     rig.submitting.assign(rig.pairs.begin(), rig.pairs.end());
   }
-  for (const auto& pp : rig.submitting) {
-    Pair& p = *pp;
-    std::shared_ptr<const CameraFrame> left = set.frames[static_cast<std::size_t>(p.left_index)];
-    std::shared_ptr<const CameraFrame> right = set.frames[static_cast<std::size_t>(p.right_index)];
-    if (!left || !right || left->status != FrameStatus::kOk || right->status != FrameStatus::kOk) {
-      continue;
-    }
-    std::shared_ptr<const CameraFrame> vertical;
-    if (p.vertical_index >= 0) {
-      vertical = set.frames[static_cast<std::size_t>(p.vertical_index)];
-      if (!vertical || vertical->status != FrameStatus::kOk) continue;
-    }
-    const bool color =
-        !left->color.empty() && !right->color.empty() && (!vertical || !vertical->color.empty());
-    // A color camera with a gray one: all are matched gray, a color one's luma.
-    bool converted = true;
-    for (std::shared_ptr<const CameraFrame>* cp : {&left, &right, &vertical}) {
-      std::shared_ptr<const CameraFrame>& c = *cp;
-      if (color || !c || c->color.empty()) continue;
-      std::shared_ptr<CameraFrame> luma = p.luma_pool ? p.luma_pool->acquire() : nullptr;
-      if (!luma) {  // every buffer is in flight: the engine is behind
-        record_busy(p, set.sequence);
-        converted = false;
-        break;
-      }
-      try {
-        const int w = c->color.width, h = c->color.height;
-        std::uint8_t* d = luma->reserve(static_cast<std::size_t>(w) * h, p.allocate);
-        for (int y = 0; y < h; ++y) {
-          const std::uint8_t* s = c->color.row(y);
-          for (int x = 0; x < w; ++x)
-            d[y * w + x] = luma_bt601(s[3 * x], s[3 * x + 1], s[3 * x + 2]);
-        }
-        luma->gray = {d, w, h, w};
-        luma->color = {};
-      } catch (const std::exception& e) {  // no memory for it
-        stats_->record_error(p.config.name, e.what());
-        converted = false;
-        break;
-      }
-      luma->camera = c->camera;
-      luma->capture_time_ns = c->capture_time_ns;
-      luma->sequence = c->sequence;
-      luma->source_index = c->source_index;
-      c = std::move(luma);
-    }
-    if (!converted) continue;
-    FrameInput in;
-    in.sequence = set.sequence;
-    in.capture_time_ns = left->capture_time_ns;
-    if (color) {  // the engine matches their luma (gray_from_color)
-      in.left_color = left->color;
-      in.right_color = right->color;
-      if (vertical) in.vertical_color = vertical->color;
-    } else {
-      in.left = left->gray;
-      in.right = right->gray;
-      if (vertical) in.vertical = vertical->gray;
-    }
-    // Held in `pending` until the result is collected, so unchanged until then.
-    in.pinned = rig.pinned && !p.luma_pool;
+  for (const auto& pp : rig.submitting) submit_set(rig, *pp, set);
+  rig.submitting.clear();  // keeps its capacity
+}
+
+void Daemon::submit_set(Rig& rig, Pair& p, const FrameSet& set) {
+  std::shared_ptr<const CameraFrame> left = set.frames[static_cast<std::size_t>(p.left_index)];
+  std::shared_ptr<const CameraFrame> right = set.frames[static_cast<std::size_t>(p.right_index)];
+  if (!left || !right || left->status != FrameStatus::kOk || right->status != FrameStatus::kOk) {
+    return;
+  }
+  std::shared_ptr<const CameraFrame> vertical;
+  if (p.vertical_index >= 0) {
+    vertical = set.frames[static_cast<std::size_t>(p.vertical_index)];
+    if (!vertical || vertical->status != FrameStatus::kOk) return;
+  }
+  const bool color =
+      !left->color.empty() && !right->color.empty() && (!vertical || !vertical->color.empty());
+  // A color camera with a gray one: all are matched gray, a color one's luma.
+  for (std::shared_ptr<const CameraFrame>* cp : {&left, &right, &vertical}) {
+    std::shared_ptr<const CameraFrame>& c = *cp;
+    if (color || !c || c->color.empty()) continue;
+    if (!replace_with_luma(p, set.sequence, c)) return;
+  }
+  FrameInput in = frame_input(set.sequence, *left, *right, vertical.get(), color);
+  // Held in `pending` until the result is collected, so unchanged until then.
+  in.pinned = rig.pinned && !p.luma_pool;
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    if (p.pending.full()) p.pending.pop_front();  // not expected: results lost by the engine
+    PendingFrame& pending = p.pending.push_back();
+    pending.sequence = set.sequence;
+    pending.complete_ns = set.complete_time_ns;
+    pending.submitted_ns = now_ns();
+    pending.left = left;
+    pending.right = right;
+    pending.vertical = vertical;
+    in.confidence = pending.confidence = p.config.outputs.confidence;
+  }
+  SubmitStatus s;
+  try {
+    s = p.engine->submit(in);
+  } catch (const std::exception& e) {
+    s = SubmitStatus::kBusy;
+    stats_->record_error(p.config.name, e.what());
+    spdlog::error("pair '{}': {}", p.config.name, e.what());
+  }
+  if (s == SubmitStatus::kBusy) {
     {
       std::lock_guard<std::mutex> lock(p.mutex);
-      if (p.pending.full()) p.pending.pop_front();  // not expected: results lost by the engine
-      PendingFrame& pending = p.pending.push_back();
-      pending.sequence = set.sequence;
-      pending.complete_ns = set.complete_time_ns;
-      pending.submitted_ns = now_ns();
-      pending.left = left;
-      pending.right = right;
-      pending.vertical = vertical;
-      in.confidence = pending.confidence = p.config.outputs.confidence;
+      p.pending.pop_back();
     }
-    SubmitStatus s;
-    try {
-      s = p.engine->submit(in);
-    } catch (const std::exception& e) {
-      s = SubmitStatus::kBusy;
-      stats_->record_error(p.config.name, e.what());
-      spdlog::error("pair '{}': {}", p.config.name, e.what());
-    }
-    if (s == SubmitStatus::kBusy) {
-      {
-        std::lock_guard<std::mutex> lock(p.mutex);
-        p.pending.pop_back();
-      }
-      record_busy(p, set.sequence);
-    }
+    record_busy(p, set.sequence);
   }
-  rig.submitting.clear();  // keeps its capacity
+}
+
+bool Daemon::replace_with_luma(Pair& p, std::uint64_t sequence,
+                               std::shared_ptr<const CameraFrame>& frame) {
+  std::shared_ptr<CameraFrame> luma = p.luma_pool ? p.luma_pool->acquire() : nullptr;
+  if (!luma) {  // every buffer is in flight: the engine is behind
+    record_busy(p, sequence);
+    return false;
+  }
+  try {
+    const int w = frame->color.width, h = frame->color.height;
+    std::uint8_t* d = luma->reserve(static_cast<std::size_t>(w) * h, p.allocate);
+    for (int y = 0; y < h; ++y) {
+      const std::uint8_t* s = frame->color.row(y);
+      for (int x = 0; x < w; ++x) d[y * w + x] = luma_bt601(s[3 * x], s[3 * x + 1], s[3 * x + 2]);
+    }
+    luma->gray = {d, w, h, w};
+    luma->color = {};
+  } catch (const std::exception& e) {  // no memory for it
+    stats_->record_error(p.config.name, e.what());
+    return false;
+  }
+  luma->camera = frame->camera;
+  luma->capture_time_ns = frame->capture_time_ns;
+  luma->sequence = frame->sequence;
+  luma->source_index = frame->source_index;
+  frame = std::move(luma);
+  return true;
 }
 
 void Daemon::record_busy(Pair& p, std::uint64_t sequence) {
@@ -406,88 +420,100 @@ void Daemon::record_busy_drops(Pair& p) {
   if (n > 0) stats_->record_drop(p.config.name, stats::DropReason::kEngineBusy, n);
 }
 
+// A result, with what the daemon knew of its frame set.
+struct Daemon::Collected {
+  publish::FrameInfo info;
+  publish::PublisherOutputs outputs;        // the pair's, when the result came
+  std::shared_ptr<const CameraFrame> left;  // for the left image and colored points payloads
+  bool confidence_asked = false;
+};
+
 bool Daemon::collect(Pair& p) {
   bool any = false;
   while (auto r = p.engine->poll(std::chrono::nanoseconds(0))) {
     any = true;
     p.last_result_ns = now_ns();
-    publish::FrameInfo info;
-    info.pair = p.config.name;
-    info.engine = std::string(p.engine->name());
-    info.min_disparity = 0;
-    info.max_disparity = p.config.stereo.max_disparity;
-    info.calibration = p.depth;
-    std::shared_ptr<const CameraFrame> left;
-    publish::PublisherOutputs outputs;
-    bool confidence_asked = false;
-    {
-      std::lock_guard<std::mutex> lock(p.mutex);
-      outputs = p.config.outputs;
-      while (!p.pending.empty() && p.pending.front().sequence != r->sequence) p.pending.pop_front();
-      if (!p.pending.empty()) {
-        const PendingFrame& f = p.pending.front();
-        info.cameras = {{f.left->camera, f.left->capture_time_ns},
-                        {f.right->camera, f.right->capture_time_ns}};
-        if (f.vertical) info.cameras.push_back({f.vertical->camera, f.vertical->capture_time_ns});
-        info.complete_ns = f.complete_ns;
-        info.source_index = f.left->source_index;
-        std::int64_t earliest = std::min(f.left->capture_time_ns, f.right->capture_time_ns);
-        if (f.vertical) earliest = std::min(earliest, f.vertical->capture_time_ns);
-        if (f.complete_ns > 0 && earliest > 0) {
-          info.latency.push_back({"sync", static_cast<double>(f.complete_ns - earliest) / 1e6});
-        }
-        if (f.complete_ns > 0) {
-          info.latency.push_back(
-              {"queue", static_cast<double>(f.submitted_ns - f.complete_ns) / 1e6});
-        }
-        left = f.left;  // for the left image and colored points payloads
-        confidence_asked = f.confidence;
-        p.pending.pop_front();  // the engine has done with the frames: back to their pools
-      }
-      // The configuration generation the frame's parameters came from.
-      while (p.generations.size() > 1 && p.generations[1].first <= r->params_generation) {
-        p.generations.pop_front();
-      }
-      info.config_generation = p.generations.front().second;
-    }
-    if (!r->ok) {
-      spdlog::error("pair '{}', frame set {}: {}", p.config.name, r->sequence, r->error);
-    }
-    if (!publisher_) {  // lost in a failed reload; loop() makes a new one
-      stats_->record_drop(p.config.name, stats::DropReason::kSend);
-      continue;
-    }
-    publish::PublishedFrame frame = publish::frame_from_result(*r, std::move(info), outputs.mask);
-    frame.outputs = outputs;
-    if (r->ok && left && outputs.wants_left_image()) {
-      try {
-        attach_left_image(*left, p.left_map.get(), outputs, frame);
-      } catch (const std::exception& e) {  // the map fits the camera (checked at start): a bug
-        spdlog::error("pair '{}': left image not sent: {}", p.config.name, e.what());
-      }
-    }
-    left.reset();
-    if (confidence_asked && r->ok && r->confidence.empty() && !p.warned_confidence) {
-      p.warned_confidence = true;
-      spdlog::warn(
-          "pair '{}': outputs.confidence is on, but the {} engine computes no confidence "
-          "yet; frames go out without it",
-          p.config.name, p.engine->name());
-    }
-    try {
-      publisher_->publish(std::move(frame));
-    } catch (const std::exception& e) {
-      // A frame the protocol cannot carry: the loader refuses every configuration known to make
-      // one, so this is a bug; lose the frame, say so, and go on.
-      stats_->record_drop(p.config.name, stats::DropReason::kSend);
-      stats_->record_error(p.config.name, e.what());
-      if (p.publish_errors_logged++ % 1000 == 0) {
-        spdlog::error("pair '{}': frame not published: {} (logged once per 1000)", p.config.name,
-                      e.what());
-      }
-    }
+    publish_result(p, *r, match_pending(p, *r));
   }
   return any;
+}
+
+Daemon::Collected Daemon::match_pending(Pair& p, const EngineResult& r) {
+  Collected c;
+  publish::FrameInfo& info = c.info;
+  info.pair = p.config.name;
+  info.engine = std::string(p.engine->name());
+  info.min_disparity = 0;
+  info.max_disparity = p.config.stereo.max_disparity;
+  info.calibration = p.depth;
+  std::lock_guard<std::mutex> lock(p.mutex);
+  c.outputs = p.config.outputs;
+  while (!p.pending.empty() && p.pending.front().sequence != r.sequence) p.pending.pop_front();
+  if (!p.pending.empty()) {
+    const PendingFrame& f = p.pending.front();
+    info.cameras = {{f.left->camera, f.left->capture_time_ns},
+                    {f.right->camera, f.right->capture_time_ns}};
+    if (f.vertical) info.cameras.push_back({f.vertical->camera, f.vertical->capture_time_ns});
+    info.complete_ns = f.complete_ns;
+    info.source_index = f.left->source_index;
+    std::int64_t earliest = std::min(f.left->capture_time_ns, f.right->capture_time_ns);
+    if (f.vertical) earliest = std::min(earliest, f.vertical->capture_time_ns);
+    if (f.complete_ns > 0 && earliest > 0) {
+      info.latency.push_back({"sync", static_cast<double>(f.complete_ns - earliest) / 1e6});
+    }
+    if (f.complete_ns > 0) {
+      info.latency.push_back({"queue", static_cast<double>(f.submitted_ns - f.complete_ns) / 1e6});
+    }
+    c.left = f.left;
+    c.confidence_asked = f.confidence;
+    p.pending.pop_front();  // the engine has done with the frames: back to their pools
+  }
+  // The configuration generation the frame's parameters came from.
+  while (p.generations.size() > 1 && p.generations[1].first <= r.params_generation) {
+    p.generations.pop_front();
+  }
+  info.config_generation = p.generations.front().second;
+  return c;
+}
+
+void Daemon::publish_result(Pair& p, const EngineResult& r, Collected c) {
+  if (!r.ok) {
+    spdlog::error("pair '{}', frame set {}: {}", p.config.name, r.sequence, r.error);
+  }
+  if (!publisher_) {  // lost in a failed reload; loop() makes a new one
+    stats_->record_drop(p.config.name, stats::DropReason::kSend);
+    return;
+  }
+  const publish::PublisherOutputs& outputs = c.outputs;
+  publish::PublishedFrame frame = publish::frame_from_result(r, std::move(c.info), outputs.mask);
+  frame.outputs = outputs;
+  if (r.ok && c.left && outputs.wants_left_image()) {
+    try {
+      attach_left_image(*c.left, p.left_map.get(), outputs, frame);
+    } catch (const std::exception& e) {  // the map fits the camera (checked at start): a bug
+      spdlog::error("pair '{}': left image not sent: {}", p.config.name, e.what());
+    }
+  }
+  c.left.reset();
+  if (c.confidence_asked && r.ok && r.confidence.empty() && !p.warned_confidence) {
+    p.warned_confidence = true;
+    spdlog::warn(
+        "pair '{}': outputs.confidence is on, but the {} engine computes no confidence "
+        "yet; frames go out without it",
+        p.config.name, p.engine->name());
+  }
+  try {
+    publisher_->publish(std::move(frame));
+  } catch (const std::exception& e) {
+    // A frame the protocol cannot carry: the loader refuses every configuration known to make
+    // one, so this is a bug; lose the frame, say so, and go on.
+    stats_->record_drop(p.config.name, stats::DropReason::kSend);
+    stats_->record_error(p.config.name, e.what());
+    if (p.publish_errors_logged++ % 1000 == 0) {
+      spdlog::error("pair '{}': frame not published: {} (logged once per 1000)", p.config.name,
+                    e.what());
+    }
+  }
 }
 
 void Daemon::count_sync_drops() {
@@ -716,81 +742,117 @@ void Daemon::finish_reload() {
   }
 }
 
+// One reload, worked out before anything is built.
+struct Daemon::ReloadPlan {
+  ConfigDiff diff;
+  // Where every pair runs after the reload: pairs stay on their GPU unless pinned elsewhere or
+  // their GPU left gpu.devices. A pair that moves is rebuilt on its new GPU; the others go on.
+  GpuAssignment gpus;
+  std::vector<std::string> moved;
+  std::uint64_t generation = 0;
+
+  // The pair is built anew (every engine, its own settings, or its GPU changed).
+  bool rebuild(const std::string& pair) const {
+    return diff.engines_rebuilt || contains(diff.pairs_rebuilt, pair) || contains(moved, pair);
+  }
+  // The rig runs on through the reload (neither removed nor rebuilt).
+  bool stays(const Rig& rig) const {
+    return !contains(diff.rigs_removed, rig.config.name) &&
+           !contains(diff.rigs_rebuilt, rig.config.name);
+  }
+};
+
+// What step 1 of a reload built beside what runs.
+struct Daemon::ReloadBuilt {
+  std::map<std::string, std::shared_ptr<Pair>> pairs;  // of rigs that stay
+  std::vector<std::unique_ptr<Rig>> rigs;              // new and rebuilt ones, with their pairs
+  std::unique_ptr<publish::Publisher> old_publisher;   // replaced, still open
+};
+
 void Daemon::apply(DaemonConfig next) {
   if (!options_.engine.empty()) next.engine = options_.engine;
-  const ConfigDiff d = diff_configs(config_, next);
+  ConfigDiff d = diff_configs(config_, next);
   if (d.empty()) {
     spdlog::info("reload: no changes");
     return;
   }
-  auto contains = [](const std::vector<std::string>& v, const std::string& s) {
-    return std::find(v.begin(), v.end(), s) != v.end();
-  };
-  // Where every pair runs after the reload: pairs stay on their GPU unless pinned elsewhere or
-  // their GPU left gpu.devices. A pair that moves is rebuilt on its new GPU; the others go on.
-  const GpuAssignment next_gpus = assign_gpus(next, gpus_);
-  const bool on_gpus = uses_cuda(next) && engine_name_ == "cuda";
-  std::vector<std::string> moved;
-  for (const auto& [name, device] : next_gpus) {
-    const auto it = gpus_.find(name);
-    if (on_gpus && it != gpus_.end() && it->second != device) moved.push_back(name);
-  }
-  auto rebuild = [&](const std::string& name) {
-    return d.engines_rebuilt || contains(d.pairs_rebuilt, name) || contains(moved, name);
-  };
-  auto stays = [&](const Rig& rig) {
-    return !contains(d.rigs_removed, rig.config.name) && !contains(d.rigs_rebuilt, rig.config.name);
-  };
-  const std::uint64_t generation = generation_ + 1;
+  const ReloadPlan plan = plan_reload(next, std::move(d));
 
   // 1. Everything new is built beside what runs, so that when any of it fails (a calibration, an
-  // engine, a source, the socket) the daemon goes on exactly as it was: pairs and rigs first,
-  // the publisher last (it may have to close the running socket to bind the same address).
-  std::map<std::string, std::shared_ptr<Pair>> new_pairs;  // of rigs that stay
+  // engine, a source, the socket) the daemon goes on exactly as it was.
+  ReloadBuilt built = build_reload(next, plan);
+
+  // 2. Commit: nothing below fails.
+  for (const auto& name : plan.moved) {
+    spdlog::info("reload: pair '{}' moves from GPU {} to GPU {}", name, gpus_.at(name),
+                 plan.gpus.at(name));
+  }
+  config_ = std::move(next);
+  gpus_ = plan.gpus;
+  generation_ = plan.generation;
+  spdlog::info("reload (generation {}): {}", generation_, plan.diff.summary());
+  if (plan.diff.log_level && options_.log_level.empty()) set_log_level(config_.log_level);
+  if (built.old_publisher) {
+    built.old_publisher->stop();  // subscribers reconnect by themselves (ZeroMQ does it)
+    spdlog::info("publishing on {}", publisher_->endpoint());
+  } else if (publisher_) {
+    if (plan.diff.publisher_outputs) publisher_->set_outputs(config_.publish.outputs);
+    publisher_->set_pairs(static_cast<int>(config_.pairs.size()));
+  }
+  retire_rigs(plan);
+  update_pairs(plan, built.pairs);
+  // New and rebuilt rigs (with their pairs).
+  for (auto& rig : built.rigs) {
+    for (const auto& p : rig->pairs) stats_->add_pair(p->config.name);
+    rigs_.push_back(std::move(rig));
+    start_rig(*rigs_.back());
+  }
+}
+
+Daemon::ReloadPlan Daemon::plan_reload(const DaemonConfig& next, ConfigDiff diff) const {
+  ReloadPlan plan;
+  plan.diff = std::move(diff);
+  plan.gpus = assign_gpus(next, gpus_);
+  const bool on_gpus = uses_cuda(next) && engine_name_ == "cuda";
+  for (const auto& [name, device] : plan.gpus) {
+    const auto it = gpus_.find(name);
+    if (on_gpus && it != gpus_.end() && it->second != device) plan.moved.push_back(name);
+  }
+  plan.generation = generation_ + 1;
+  return plan;
+}
+
+// Pairs and rigs first, the publisher last (it may have to close the running socket to bind the
+// same address). Throws, leaving the daemon as it was, when anything cannot be built.
+Daemon::ReloadBuilt Daemon::build_reload(const DaemonConfig& next, const ReloadPlan& plan) {
+  ReloadBuilt built;
   for (const auto& rig : rigs_) {
-    if (!stays(*rig)) continue;
+    if (!plan.stays(*rig)) continue;
     for (const auto& pc : next.pairs) {
-      if (pc.rig == rig->config.name && rebuild(pc.name)) {
-        new_pairs[pc.name] = build_pair(pc, *next.rig(pc.rig), next, generation, next_gpus);
+      if (pc.rig == rig->config.name && plan.rebuild(pc.name)) {
+        built.pairs[pc.name] = build_pair(pc, *next.rig(pc.rig), next, plan.generation, plan.gpus);
       }
     }
   }
-  std::vector<std::unique_ptr<Rig>> new_rigs;
   for (const auto& rc : next.rigs) {
     const bool running = std::any_of(rigs_.begin(), rigs_.end(), [&](const auto& rig) {
-      return rig->config.name == rc.name && stays(*rig);
+      return rig->config.name == rc.name && plan.stays(*rig);
     });
-    if (!running) new_rigs.push_back(build_rig(rc, next, generation, next_gpus));
+    if (!running) built.rigs.push_back(build_rig(rc, next, plan.generation, plan.gpus));
   }
-  std::unique_ptr<publish::Publisher> old_publisher;
-  if (d.publisher_rebuilt) old_publisher = replace_publisher(next);
+  if (plan.diff.publisher_rebuilt) built.old_publisher = replace_publisher(next);
+  return built;
+}
 
-  // 2. Commit: nothing below fails.
-  for (const auto& name : moved) {
-    spdlog::info("reload: pair '{}' moves from GPU {} to GPU {}", name, gpus_.at(name),
-                 next_gpus.at(name));
-  }
-  config_ = std::move(next);
-  gpus_ = next_gpus;
-  generation_ = generation;
-  spdlog::info("reload (generation {}): {}", generation_, d.summary());
-  if (d.log_level && options_.log_level.empty()) set_log_level(config_.log_level);
-  if (old_publisher) {
-    old_publisher->stop();  // subscribers reconnect by themselves (ZeroMQ does it)
-    spdlog::info("publishing on {}", publisher_->endpoint());
-  } else if (publisher_) {
-    if (d.publisher_outputs) publisher_->set_outputs(config_.publish.outputs);
-    publisher_->set_pairs(static_cast<int>(config_.pairs.size()));
-  }
-
-  // Rigs that go away or change: stop their pipelines, let their pairs finish.
+// Rigs that go away or change: stop their pipelines, let their pairs finish.
+void Daemon::retire_rigs(const ReloadPlan& plan) {
   for (auto it = rigs_.begin(); it != rigs_.end();) {
     Rig& rig = **it;
-    if (!stays(rig)) {
+    if (!plan.stays(rig)) {
       rig.source->stop();
       for (auto& p : rig.pairs) {
         retiring_.push_back(p);
-        if (!config_.rig(rig.config.name) || !contains(d.pairs_rebuilt, p->config.name)) {
+        if (!config_.rig(rig.config.name) || !contains(plan.diff.pairs_rebuilt, p->config.name)) {
           stats_->remove_pair(p->config.name);
         }
       }
@@ -799,12 +861,18 @@ void Daemon::apply(DaemonConfig next) {
       ++it;
     }
   }
-  // Pairs of the remaining rigs: retune in place, swap in the rebuilt ones, add or remove.
+}
+
+// Pairs of the remaining rigs: retune in place, swap in the rebuilt ones (`rebuilt`), add or
+// remove.
+void Daemon::update_pairs(const ReloadPlan& plan,
+                          const std::map<std::string, std::shared_ptr<Pair>>& rebuilt) {
+  const ConfigDiff& d = plan.diff;
   for (auto& rig : rigs_) {
     std::vector<std::shared_ptr<Pair>> pairs;
     for (auto& p : rig->pairs) {
       const std::string& name = p->config.name;
-      if (contains(d.pairs_removed, name) || rebuild(name)) {
+      if (contains(d.pairs_removed, name) || plan.rebuild(name)) {
         retiring_.push_back(p);
         if (contains(d.pairs_removed, name)) stats_->remove_pair(name);
         continue;
@@ -820,18 +888,12 @@ void Daemon::apply(DaemonConfig next) {
       if (contains(d.pairs_retuned, name)) retune(*p);
     }
     for (const auto& pc : config_.pairs) {
-      if (pc.rig != rig->config.name || !rebuild(pc.name)) continue;
+      if (pc.rig != rig->config.name || !plan.rebuild(pc.name)) continue;
       stats_->add_pair(pc.name);
-      pairs.push_back(new_pairs.at(pc.name));
+      pairs.push_back(rebuilt.at(pc.name));
     }
     std::lock_guard<std::mutex> lock(rig->pairs_mutex);
     rig->pairs = std::move(pairs);
-  }
-  // New and rebuilt rigs (with their pairs).
-  for (auto& rig : new_rigs) {
-    for (const auto& p : rig->pairs) stats_->add_pair(p->config.name);
-    rigs_.push_back(std::move(rig));
-    start_rig(*rigs_.back());
   }
 }
 

@@ -172,10 +172,20 @@ class Daemon {
   bool uses_cuda(const DaemonConfig& config) const;
   void start_rig(Rig& rig);
   void on_frame_set(Rig& rig, FrameSet&& set);
+  // One pair's frames of `set` to its engine; nothing when one of them is missing or failed.
+  void submit_set(Rig& rig, Pair& pair, const FrameSet& set);
+  // `frame` (color) replaced by its luma in a buffer of the pair's pool; false when there is no
+  // buffer (counted as an engine-busy drop) or no memory (an error).
+  bool replace_with_luma(Pair& pair, std::uint64_t sequence,
+                         std::shared_ptr<const CameraFrame>& frame);
   void on_rig_event(Rig& rig, const RigEvent& event);
 
   // Publishes every finished result; true when any was found.
   bool collect(Pair& pair);
+  struct Collected;  // daemon.cpp
+  // The result's frame set taken off the pair's pending ones, described for its header.
+  Collected match_pending(Pair& pair, const EngineResult& result);
+  void publish_result(Pair& pair, const EngineResult& result, Collected collected);
   // Collects the pairs whose engines said a result is ready, and the retiring pairs.
   void collect_ready();
   // An engine-busy drop, counted on the ingest thread (no lock another pair takes)...
@@ -201,6 +211,14 @@ class Daemon {
   void finish_reload();
   // All or nothing: throws (the daemon unchanged) when anything of `next` cannot be built.
   void apply(DaemonConfig next);
+  // The steps of apply (daemon.cpp).
+  struct ReloadPlan;
+  struct ReloadBuilt;
+  ReloadPlan plan_reload(const DaemonConfig& next, ConfigDiff diff) const;
+  ReloadBuilt build_reload(const DaemonConfig& next, const ReloadPlan& plan);
+  void retire_rigs(const ReloadPlan& plan);
+  void update_pairs(const ReloadPlan& plan,
+                    const std::map<std::string, std::shared_ptr<Pair>>& rebuilt);
   void retune(Pair& pair);
   // A publisher for `next` in publisher_'s place; returns the old one, still open, for the caller
   // to stop. Throws when the new one cannot be made, publisher_ then serving as before (or, when

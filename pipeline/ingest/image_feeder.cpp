@@ -72,6 +72,21 @@ void ImageFeeder::post_error(const Camera& camera, const std::string& message) c
   g_error_free(error);
 }
 
+ImageFeeder::Missing ImageFeeder::read_set(std::vector<GstBuffer*>& buffers) const {
+  Missing missing;
+  for (std::size_t c = 0; c < cameras_.size(); ++c) {
+    std::string path, why;
+    buffers[c] = read(cameras_[c], next_k_, path, why);
+    if (buffers[c]) continue;
+    if (missing.count++ == 0) {
+      missing.first = c;
+      missing.path = path;
+      missing.why = why;
+    }
+  }
+  return missing;
+}
+
 void ImageFeeder::feed(const Schedule& schedule) {
   const GstClockTime interval = schedule.interval();
   const GstClockTime duration = interval;
@@ -92,23 +107,12 @@ void ImageFeeder::feed(const Schedule& schedule) {
       tick = caught_up - 1;
       continue;
     }
-    std::size_t missing = 0, first_missing = 0;
-    std::string missing_path, missing_why;
-    for (std::size_t c = 0; c < cameras_.size(); ++c) {
-      std::string path, why;
-      buffers[c] = read(cameras_[c], next_k_, path, why);
-      if (buffers[c]) continue;
-      if (missing++ == 0) {
-        first_missing = c;
-        missing_path = path;
-        missing_why = why;
-      }
-    }
-    if (missing == cameras_.size()) {  // the end of every camera's files
+    const Missing missing = read_set(buffers);
+    if (missing.count == cameras_.size()) {  // the end of every camera's files
       release();
       if (next_k_ == 0) {
-        post_error(cameras_[first_missing],
-                   "no image " + missing_path + " (" + missing_why + "): the sequence is empty");
+        post_error(cameras_[missing.first],
+                   "no image " + missing.path + " (" + missing.why + "): the sequence is empty");
         return;
       }
       if (!loop_) {
@@ -119,7 +123,7 @@ void ImageFeeder::feed(const Schedule& schedule) {
       --tick;  // the first set again, in this time slot
       continue;
     }
-    if (missing > 0) {
+    if (missing.count > 0) {
       // One camera lacks this number: its partners' frames of this number cannot make a set. Its
       // time slot passes all the same (the rate stays the recording's).
       release();
@@ -128,7 +132,7 @@ void ImageFeeder::feed(const Schedule& schedule) {
         spdlog::warn(
             "rig '{}': camera '{}': {}: {}; frame set {} skipped for every camera (logged once "
             "per 100)",
-            rig_, cameras_[first_missing].name, missing_path, missing_why, next_k_);
+            rig_, cameras_[missing.first].name, missing.path, missing.why, next_k_);
       }
       ++next_k_;
       continue;

@@ -53,6 +53,14 @@ class ImageFeeder : private PacedFeeder {
   // (`why` says why: "No such file or directory", ...).
   GstBuffer* read(const Camera& camera, std::int64_t k, std::string& path, std::string& why) const;
   void post_error(const Camera& camera, const std::string& message) const;
+  // The cameras whose file of a number could not be read: how many, and the first one's.
+  struct Missing {
+    std::size_t count = 0;
+    std::size_t first = 0;  // index in cameras_
+    std::string path, why;
+  };
+  // Every camera's file of number next_k_ into `buffers` (nullptr where it cannot be read).
+  Missing read_set(std::vector<GstBuffer*>& buffers) const;
 
   const std::string rig_;
   const bool loop_;

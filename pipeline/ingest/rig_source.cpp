@@ -78,6 +78,18 @@ bool all_sources_live(GstElement* bin) {
   return any && all_live;
 }
 
+// An empty pipeline whose clock time is CLOCK_MONOTONIC, whatever the process's default clock is
+// (realtime_clock.hpp).
+GstRef<GstElement> make_pipeline(const std::string& name) {
+  GstRef<GstElement> pipeline(gst_pipeline_new(name.c_str()));
+  gst_object_ref_sink(pipeline.get());  // own it outright (it was floating)
+  GstRef<GstClock> clock(GST_CLOCK(
+      g_object_new(GST_TYPE_SYSTEM_CLOCK, "clock-type", GST_CLOCK_TYPE_MONOTONIC, nullptr)));
+  gst_object_ref_sink(clock.get());
+  gst_pipeline_use_clock(GST_PIPELINE(pipeline.get()), clock.get());
+  return pipeline;
+}
+
 }  // namespace
 
 const char* to_string(RigState state) {
@@ -252,6 +264,29 @@ void RigSource::supervise() {
   }
 }
 
+// One build of the rig's pipeline, from start to teardown: what the steps of run_pipeline share.
+struct RigSource::Run {
+  GstRef<GstElement> pipeline;
+  std::vector<GstElement*> bins;  // each camera's, owned by the pipeline
+  GstRef<GstBus> bus;
+  std::int64_t started = 0;       // monotonic ns, when the pipeline began to play
+  std::int64_t now = 0;           // monotonic ns, taken as the last bus poll returned
+  std::int64_t last_refresh = 0;  // when offset_ was last refreshed
+  std::int64_t running_since = 0;
+  bool healthy = false;
+  std::vector<bool> ended;  // per camera: its recording reached its end
+
+  // The camera whose bin posted `m`, or -1 for the pipeline itself.
+  int camera_of(GstMessage* m) const {
+    for (std::size_t i = 0; i < bins.size(); ++i) {
+      if (gst_object_has_as_ancestor(GST_MESSAGE_SRC(m), GST_OBJECT(bins[i]))) {
+        return static_cast<int>(i);
+      }
+    }
+    return -1;
+  }
+};
+
 RigSource::Outcome RigSource::run_pipeline(Backoff& backoff, Fault& fault) {
   set_state(RigState::kStarting);
   if (replay_feeder_ && !replay_) {
@@ -264,18 +299,33 @@ RigSource::Outcome RigSource::run_pipeline(Backoff& backoff, Fault& fault) {
     }
     if (!replay_) return Outcome::kStopped;
   }
-  GstRef<GstElement> pipeline(gst_pipeline_new(("stereod-" + config_.name).c_str()));
-  gst_object_ref_sink(pipeline.get());  // own it outright (it was floating)
-  // Pipeline clock time == CLOCK_MONOTONIC, whatever the process's default clock is
-  // (realtime_clock.hpp).
+  Run run;
+  run.pipeline = make_pipeline("stereod-" + config_.name);
+  if (!add_camera_bins(run, fault)) return Outcome::kFault;
   {
-    GstRef<GstClock> clock(GST_CLOCK(
-        g_object_new(GST_TYPE_SYSTEM_CLOCK, "clock-type", GST_CLOCK_TYPE_MONOTONIC, nullptr)));
-    gst_object_ref_sink(clock.get());
-    gst_pipeline_use_clock(GST_PIPELINE(pipeline.get()), clock.get());
+    std::lock_guard<std::mutex> lock(sync_mutex_);
+    sync_.reset();  // the new pipeline's times start afresh
   }
+  offset_.refresh();
 
-  std::vector<GstElement*> bins;  // owned by the pipeline
+  run.bus.reset(gst_element_get_bus(run.pipeline.get()));
+  if (gst_element_set_state(run.pipeline.get(), GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+    GstMessageRef error(gst_bus_pop_filtered(run.bus.get(), GST_MESSAGE_ERROR));
+    fault = {error ? run.camera_of(error.get()) : -1,
+             error ? describe_message(error.get()) : "the pipeline would not start"};
+    teardown(run);
+    return Outcome::kFault;
+  }
+  if (!start_feeders(run, fault)) {
+    teardown(run);
+    return Outcome::kFault;
+  }
+  const Outcome outcome = watch(run, backoff, fault);
+  teardown(run);
+  return outcome;
+}
+
+bool RigSource::add_camera_bins(Run& run, Fault& fault) {
   for (std::size_t i = 0; i < branches_.size(); ++i) {
     const auto& cam = config_.cameras[i];
     const SourceUri uri = parse_source_uri(cam.uri);
@@ -288,7 +338,7 @@ RigSource::Outcome RigSource::run_pipeline(Backoff& backoff, Fault& fault) {
                                         "\": " + (error ? error->message : "unknown error")};
       if (error) g_error_free(error);
       for (auto& b : branches_) b->detach();
-      return Outcome::kFault;
+      return false;
     }
     if (error) g_error_free(error);
     if (uri.scheme == SourceScheme::kGst && all_sources_live(bin)) {
@@ -296,71 +346,43 @@ RigSource::Outcome RigSource::run_pipeline(Backoff& backoff, Fault& fault) {
       if (pace) g_object_set(pace.get(), "sync", FALSE, nullptr);
     }
     gst_object_set_name(GST_OBJECT(bin), ("camera-" + cam.name).c_str());
-    gst_bin_add(GST_BIN(pipeline.get()), bin);
+    gst_bin_add(GST_BIN(run.pipeline.get()), bin);
     branches_[i]->attach(bin);
-    bins.push_back(bin);
+    run.bins.push_back(bin);
     spdlog::debug("rig '{}': {}: {}", config_.name, label(static_cast<int>(i)), description);
   }
-  {
-    std::lock_guard<std::mutex> lock(sync_mutex_);
-    sync_.reset();  // the new pipeline's times start afresh
-  }
-  offset_.refresh();
+  return true;
+}
 
-  const auto camera_of = [&](GstMessage* m) {
-    for (std::size_t i = 0; i < bins.size(); ++i) {
-      if (gst_object_has_as_ancestor(GST_MESSAGE_SRC(m), GST_OBJECT(bins[i]))) {
-        return static_cast<int>(i);
-      }
-    }
-    return -1;
-  };
-  GstRef<GstBus> bus(gst_element_get_bus(pipeline.get()));
-  const auto teardown = [&] {
-    if (feeder_) feeder_->stop();
-    if (replay_feeder_) replay_feeder_->stop();
-    if (image_feeder_) image_feeder_->stop();
-    gst_element_set_state(pipeline.get(), GST_STATE_NULL);  // joins the streaming threads
-    for (auto& b : branches_) b->detach();
-  };
-
-  if (gst_element_set_state(pipeline.get(), GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
-    GstMessageRef error(gst_bus_pop_filtered(bus.get(), GST_MESSAGE_ERROR));
-    fault = {error ? camera_of(error.get()) : -1,
-             error ? describe_message(error.get()) : "the pipeline would not start"};
-    teardown();
-    return Outcome::kFault;
-  }
-
+bool RigSource::start_feeders(Run& run, Fault& fault) {
   if (replay_feeder_) {
     // One thread serves every camera's frames from memory (replay_source.hpp).
     std::vector<GstRef<GstElement>> held;
     std::vector<GstElement*> sources;
-    for (GstElement* bin : bins) {
+    for (GstElement* bin : run.bins) {
       held.emplace_back(gst_bin_get_by_name(GST_BIN(bin), kRawSrcName));
       sources.push_back(held.back().get());
     }
-    replay_feeder_->start(pipeline.get(), replay_, sources);
+    replay_feeder_->start(run.pipeline.get(), replay_, sources);
   }
 
   if (feeder_) {
     // One thread renders both views and feeds every camera's appsrc (synthetic_feeder.hpp).
     std::vector<GstRef<GstElement>> held;
     std::vector<SyntheticFeeder::Output> outputs;
-    for (std::size_t i = 0; i < bins.size(); ++i) {
+    for (std::size_t i = 0; i < run.bins.size(); ++i) {
       SyntheticFeeder::Output o;
-      held.emplace_back(gst_bin_get_by_name(GST_BIN(bins[i]), kRawSrcName));
+      held.emplace_back(gst_bin_get_by_name(GST_BIN(run.bins[i]), kRawSrcName));
       o.src = held.back().get();
       o.rgb = config_.cameras[i].color;
       o.view = static_cast<int>(synthetic_view_of(parse_source_uri(config_.cameras[i].uri), i));
       outputs.push_back(o);
     }
     try {
-      feeder_->start(pipeline.get(), outputs);
+      feeder_->start(run.pipeline.get(), outputs);
     } catch (const std::runtime_error& e) {
       fault = {-1, e.what()};
-      teardown();
-      return Outcome::kFault;
+      return false;
     }
   }
 
@@ -368,126 +390,148 @@ RigSource::Outcome RigSource::run_pipeline(Backoff& backoff, Fault& fault) {
     // One thread reads every camera's file of a number and pushes them with one PTS.
     std::vector<GstRef<GstElement>> held;
     std::vector<ImageFeeder::Camera> cameras;
-    for (std::size_t i = 0; i < bins.size(); ++i) {
+    for (std::size_t i = 0; i < run.bins.size(); ++i) {
       const SourceUri uri = parse_source_uri(config_.cameras[i].uri);
-      held.emplace_back(gst_bin_get_by_name(GST_BIN(bins[i]), kImageSrcName));
+      held.emplace_back(gst_bin_get_by_name(GST_BIN(run.bins[i]), kImageSrcName));
       cameras.push_back({config_.cameras[i].name, uri.location,
                          static_cast<int>(uri.option_int("start", 0)), held.back().get()});
     }
-    image_feeder_->start(pipeline.get(), cameras);
+    image_feeder_->start(run.pipeline.get(), cameras);
   }
+  return true;
+}
 
-  const std::int64_t started = monotonic_now_ns();
-  std::int64_t last_refresh = started;
-  std::int64_t running_since = 0;
-  bool healthy = false;
-  std::vector<bool> ended(branches_.size(), false);
-  Outcome outcome = Outcome::kStopped;
+void RigSource::teardown(Run& run) {
+  if (feeder_) feeder_->stop();
+  if (replay_feeder_) replay_feeder_->stop();
+  if (image_feeder_) image_feeder_->stop();
+  gst_element_set_state(run.pipeline.get(), GST_STATE_NULL);  // joins the streaming threads
+  for (auto& b : branches_) b->detach();
+}
 
+// Polls the bus until a stop, a fault, the end of the recordings or a reopening; kStopped only
+// for a stop.
+RigSource::Outcome RigSource::watch(Run& run, Backoff& backoff, Fault& fault) {
+  run.started = monotonic_now_ns();
+  run.last_refresh = run.started;
+  run.ended.assign(branches_.size(), false);
   while (!stop_requested_) {
-    GstMessageRef m(gst_bus_timed_pop(
-        bus.get(), static_cast<GstClockTime>(std::chrono::nanoseconds(kBusPoll).count())));
-    const std::int64_t now = monotonic_now_ns();
     bool all_ended_now = false;
-    if (m) {
-      switch (GST_MESSAGE_TYPE(m.get())) {
-        case GST_MESSAGE_ERROR:
-          fault = {camera_of(m.get()), describe_message(m.get())};
-          outcome = Outcome::kFault;
-          break;
-        case GST_MESSAGE_WARNING:
-          spdlog::warn("rig '{}': {}: {}", config_.name, label(camera_of(m.get())),
-                       describe_message(m.get()));
-          break;
-        case GST_MESSAGE_LATENCY:
-          gst_bin_recalculate_latency(GST_BIN(pipeline.get()));
-          break;
-        case GST_MESSAGE_EOS:  // every camera's sink has ended
-          all_ended_now = true;
-          break;
-        case GST_MESSAGE_APPLICATION: {
-          const GstStructure* s = gst_message_get_structure(m.get());
-          int camera = -1;
-          if (s && gst_structure_has_name(s, kCameraEosMessage) &&
-              gst_structure_get_int(s, "camera", &camera) && camera >= 0 &&
-              camera < static_cast<int>(ended.size())) {
-            ended[static_cast<std::size_t>(camera)] = true;
-            if (!recordings_) {
-              fault = {camera, "end of stream: the source stopped or was disconnected"};
-              outcome = Outcome::kFault;
-            }
-          }
-          break;
-        }
-        default:
-          break;
-      }
-    }
-    if (outcome != Outcome::kStopped) break;
+    Outcome outcome = poll_bus(run, all_ended_now, fault);
+    if (outcome != Outcome::kStopped) return outcome;
     if (all_ended_now && !recordings_) {
       fault = {-1, "end of stream on every camera"};
-      outcome = Outcome::kFault;
-      break;
+      return Outcome::kFault;
     }
-    if (recordings_ &&
-        (all_ended_now || std::find(ended.begin(), ended.end(), false) == ended.end())) {
-      if (!config_.cameras[0].loop) {
-        outcome = Outcome::kEnded;
-        break;
-      }
-      // Loop: back to the start of every recording at once. The flush resets running time and
-      // the pipeline takes a new base time, so capture times go on from now.
-      std::fill(ended.begin(), ended.end(), false);
-      {
-        std::lock_guard<std::mutex> lock(sync_mutex_);
-        sync_.reset();
-      }
-      if (!gst_element_seek_simple(
-              pipeline.get(), GST_FORMAT_TIME,
-              static_cast<GstSeekFlags>(GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_KEY_UNIT), 0)) {
-        spdlog::info("rig '{}': cannot seek to the start; reopening the recordings", config_.name);
-        outcome = Outcome::kRestartNow;
-        break;
-      }
+    if (recordings_ && (all_ended_now ||
+                        std::find(run.ended.begin(), run.ended.end(), false) == run.ended.end())) {
+      outcome = end_of_recordings(run);
+      if (outcome != Outcome::kStopped) return outcome;
       continue;
     }
-
-    if (now - last_refresh >= std::chrono::nanoseconds(kOffsetRefresh).count()) {
-      offset_.refresh();
-      last_refresh = now;
-    }
-    // Every camera delivering: running. Healthy for long enough: the backoff starts over.
-    bool all_delivering = true;
-    for (const auto& b : branches_) all_delivering = all_delivering && b->last_sample_ns() != 0;
-    if (all_delivering && running_since == 0) {
-      running_since = now;
-      set_state(RigState::kRunning);
-      spdlog::info("rig '{}': running ({} camera{})", config_.name, branches_.size(),
-                   branches_.size() == 1 ? "" : "s");
-      emit({RigEvent::Kind::kRunning, config_.name, "", "every camera delivers frames", {}});
-    }
-    if (!healthy && running_since != 0 &&
-        now - running_since >= ms_to_ns(config_.restart.healthy_after)) {
-      healthy = true;
-      backoff.reset();
-    }
-    // A camera that goes quiet without an error (a hung USB device, a stalled network stream).
-    const std::int64_t stall = ms_to_ns(config_.restart.stall_timeout);
-    for (std::size_t i = 0; stall > 0 && i < branches_.size(); ++i) {
-      if (ended[i]) continue;
-      const std::int64_t last = branches_[i]->last_sample_ns();
-      if (now - (last != 0 ? last : started) > stall) {
-        fault = {static_cast<int>(i), std::string(last != 0 ? "no frames for " : "no frame in ") +
-                                          seconds_text(config_.restart.stall_timeout) +
-                                          (last != 0 ? "" : " after start")};
-        outcome = Outcome::kFault;
-        break;
-      }
-    }
-    if (outcome != Outcome::kStopped) break;
+    outcome = check_progress(run, backoff, fault);
+    if (outcome != Outcome::kStopped) return outcome;
   }
-  teardown();
-  return outcome;
+  return Outcome::kStopped;
+}
+
+// Waits up to kBusPoll for one bus message and acts on it; sets `run.now` and, on EOS,
+// `all_ended_now`. kStopped when the run goes on.
+RigSource::Outcome RigSource::poll_bus(Run& run, bool& all_ended_now, Fault& fault) {
+  GstMessageRef m(gst_bus_timed_pop(
+      run.bus.get(), static_cast<GstClockTime>(std::chrono::nanoseconds(kBusPoll).count())));
+  run.now = monotonic_now_ns();
+  if (!m) return Outcome::kStopped;
+  switch (GST_MESSAGE_TYPE(m.get())) {
+    case GST_MESSAGE_ERROR:
+      fault = {run.camera_of(m.get()), describe_message(m.get())};
+      return Outcome::kFault;
+    case GST_MESSAGE_WARNING:
+      spdlog::warn("rig '{}': {}: {}", config_.name, label(run.camera_of(m.get())),
+                   describe_message(m.get()));
+      break;
+    case GST_MESSAGE_LATENCY:
+      gst_bin_recalculate_latency(GST_BIN(run.pipeline.get()));
+      break;
+    case GST_MESSAGE_EOS:  // every camera's sink has ended
+      all_ended_now = true;
+      break;
+    case GST_MESSAGE_APPLICATION: {
+      const GstStructure* s = gst_message_get_structure(m.get());
+      int camera = -1;
+      if (s && gst_structure_has_name(s, kCameraEosMessage) &&
+          gst_structure_get_int(s, "camera", &camera) && camera >= 0 &&
+          camera < static_cast<int>(run.ended.size())) {
+        run.ended[static_cast<std::size_t>(camera)] = true;
+        if (!recordings_) {
+          fault = {camera, "end of stream: the source stopped or was disconnected"};
+          return Outcome::kFault;
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return Outcome::kStopped;
+}
+
+// Every recording has ended: kEnded, or loop and go on (kStopped), or kRestartNow when the
+// recordings cannot seek.
+RigSource::Outcome RigSource::end_of_recordings(Run& run) {
+  if (!config_.cameras[0].loop) return Outcome::kEnded;
+  // Loop: back to the start of every recording at once. The flush resets running time and
+  // the pipeline takes a new base time, so capture times go on from now.
+  std::fill(run.ended.begin(), run.ended.end(), false);
+  {
+    std::lock_guard<std::mutex> lock(sync_mutex_);
+    sync_.reset();
+  }
+  if (!gst_element_seek_simple(
+          run.pipeline.get(), GST_FORMAT_TIME,
+          static_cast<GstSeekFlags>(GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_KEY_UNIT), 0)) {
+    spdlog::info("rig '{}': cannot seek to the start; reopening the recordings", config_.name);
+    return Outcome::kRestartNow;
+  }
+  return Outcome::kStopped;
+}
+
+// Between messages: refreshes the clock offset, notes when every camera delivers (running, then
+// healthy) and faults a camera that went quiet. kStopped when the run goes on.
+RigSource::Outcome RigSource::check_progress(Run& run, Backoff& backoff, Fault& fault) {
+  const std::int64_t now = run.now;
+  if (now - run.last_refresh >= std::chrono::nanoseconds(kOffsetRefresh).count()) {
+    offset_.refresh();
+    run.last_refresh = now;
+  }
+  // Every camera delivering: running. Healthy for long enough: the backoff starts over.
+  bool all_delivering = true;
+  for (const auto& b : branches_) all_delivering = all_delivering && b->last_sample_ns() != 0;
+  if (all_delivering && run.running_since == 0) {
+    run.running_since = now;
+    set_state(RigState::kRunning);
+    spdlog::info("rig '{}': running ({} camera{})", config_.name, branches_.size(),
+                 branches_.size() == 1 ? "" : "s");
+    emit({RigEvent::Kind::kRunning, config_.name, "", "every camera delivers frames", {}});
+  }
+  if (!run.healthy && run.running_since != 0 &&
+      now - run.running_since >= ms_to_ns(config_.restart.healthy_after)) {
+    run.healthy = true;
+    backoff.reset();
+  }
+  // A camera that goes quiet without an error (a hung USB device, a stalled network stream).
+  const std::int64_t stall = ms_to_ns(config_.restart.stall_timeout);
+  for (std::size_t i = 0; stall > 0 && i < branches_.size(); ++i) {
+    if (run.ended[i]) continue;
+    const std::int64_t last = branches_[i]->last_sample_ns();
+    if (now - (last != 0 ? last : run.started) > stall) {
+      fault = {static_cast<int>(i), std::string(last != 0 ? "no frames for " : "no frame in ") +
+                                        seconds_text(config_.restart.stall_timeout) +
+                                        (last != 0 ? "" : " after start")};
+      return Outcome::kFault;
+    }
+  }
+  return Outcome::kStopped;
 }
 
 }  // namespace stereod

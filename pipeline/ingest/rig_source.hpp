@@ -118,8 +118,20 @@ class RigSource {
     std::string reason;
   };
 
+  struct Run;  // one build of the pipeline (rig_source.cpp)
+
   void supervise();
+  // Builds, plays and watches the pipeline once; returns why it stopped (`fault` says which
+  // camera failed and how).
   Outcome run_pipeline(Backoff& backoff, Fault& fault);
+  // The steps of run_pipeline, in order.
+  bool add_camera_bins(Run& run, Fault& fault);
+  bool start_feeders(Run& run, Fault& fault);
+  Outcome watch(Run& run, Backoff& backoff, Fault& fault);
+  Outcome poll_bus(Run& run, bool& all_ended_now, Fault& fault);
+  Outcome end_of_recordings(Run& run);
+  Outcome check_progress(Run& run, Backoff& backoff, Fault& fault);
+  void teardown(Run& run);
   void deliver(int camera, std::shared_ptr<CameraFrame> frame);
   std::string label(int camera) const;  // "camera 'left' (uri)"
   void set_state(RigState state);

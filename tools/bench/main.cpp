@@ -27,15 +27,20 @@ void add_common(CLI::App* app, CommonOptions& o) {
   app->add_flag("--json", o.json, "Machine-readable output");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"stereod-bench: accuracy and speed of the stereod matcher"};
-  app.require_subcommand(1);
-
+// Each subcommand is a struct: its options (CLI11 writes into them, so they must live until the
+// run), add() declares them, run() makes the checks CLI11 cannot and runs it.
+// stereod-bench disparity
+struct DisparityCommand {
   CommonOptions disp_common;
   DisparityOptions disp_opt;
-  auto* disp = app.add_subcommand("disparity", "Disparity of one rectified pair");
+  CLI::App* disp = nullptr;
+
+  void add(CLI::App& app);
+  int run();
+};
+
+void DisparityCommand::add(CLI::App& app) {
+  disp = app.add_subcommand("disparity", "Disparity of one rectified pair");
   add_common(disp, disp_common);
   disp->add_option("--left", disp_opt.left, "Left image")->required()->check(CLI::ExistingFile);
   disp->add_option("--right", disp_opt.right, "Right image")->required()->check(CLI::ExistingFile);
@@ -49,11 +54,25 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   disp->add_flag("--sgbm", disp_opt.sgbm, "Also time OpenCV's StereoSGBM on the pair (same run)");
   disp->add_flag("--profile", disp_opt.profile, "CPU engine: also time each stage (median of 21)");
+}
 
+int DisparityCommand::run() {
+  return run_disparity(disp_common, disp_opt);
+}
+
+// stereod-bench accuracy: its flags say what to leave out.
+struct AccuracyCommand {
   CommonOptions acc_common;
   AccuracyOptions acc;
   bool no_fill = false, no_sgbm = false;
-  auto* accuracy = app.add_subcommand("accuracy", "Score every Middlebury scene under a folder");
+  CLI::App* accuracy = nullptr;
+
+  void add(CLI::App& app);
+  int run();
+};
+
+void AccuracyCommand::add(CLI::App& app) {
+  accuracy = app.add_subcommand("accuracy", "Score every Middlebury scene under a folder");
   add_common(accuracy, acc_common);
   accuracy->add_option("--data", acc.data, "Folder with scenes (../shared/data)")
       ->required()
@@ -64,11 +83,27 @@ int main(int argc, char** argv) {
   accuracy->add_option("--only", acc.only, "Only scenes whose name contains this");
   accuracy->add_option("--repeat", acc.repeat, "Runs per scene and matcher; times are medians")
       ->check(CLI::Range(1, 1000));
+}
 
+int AccuracyCommand::run() {
+  acc.fill = !no_fill;
+  acc.sgbm = !no_sgbm;
+  return run_accuracy(acc_common, acc);
+}
+
+// stereod-bench speed: --size is read after parsing.
+struct SpeedCommand {
   CommonOptions speed_common;
   SpeedOptions speed;
   std::string size = "1024x768";
-  auto* sp = app.add_subcommand("speed", "Frames per second on generated textured pairs");
+  CLI::App* sp = nullptr;
+
+  void add(CLI::App& app);
+  int run();
+};
+
+void SpeedCommand::add(CLI::App& app) {
+  sp = app.add_subcommand("speed", "Frames per second on generated textured pairs");
   add_common(sp, speed_common);
   sp->add_option("--size", size, "Image size WxH");
   sp->add_option("--max-disparity", speed.max_disparity, "Disparities 0..N-1 are searched");
@@ -90,10 +125,28 @@ int main(int argc, char** argv) {
   sp->add_flag("!--no-batch", speed.batch, "Pairs on engines of their own (no batching)");
   sp->add_flag("--latency", speed.latency, "One frame at a time: submit, wait for it, repeat");
   sp->add_option("--timeline", speed.timeline, "Write each timed frame's times to this CSV");
+}
 
+int SpeedCommand::run() {
+  if (!parse_size(size, speed.width, speed.height)) {
+    std::cerr << "stereod-bench speed: --size " << size << ": expected WxH, e.g. 1024x768\n";
+    return 2;
+  }
+  return run_speed(speed_common, speed);
+}
+
+// stereod-bench sequence
+struct SequenceCommand {
   CommonOptions seq_common;
   SequenceOptions seq;
-  auto* sq = app.add_subcommand("sequence", "Run one engine over a frame sequence");
+  CLI::App* sq = nullptr;
+
+  void add(CLI::App& app);
+  int run();
+};
+
+void SequenceCommand::add(CLI::App& app) {
+  sq = app.add_subcommand("sequence", "Run one engine over a frame sequence");
   add_common(sq, seq_common);
   sq->add_option("--left", seq.left_pattern, "Left frames, printf pattern (dir/l_%04d.png)")
       ->required();
@@ -112,13 +165,27 @@ int main(int argc, char** argv) {
                  "(default: mask_%06d.png beside the left frames)");
   sq->add_option("--start", seq.start, "First frame number");
   sq->add_option("--count", seq.count, "Frames to run (0 = until a file is missing)");
+}
 
+int SequenceCommand::run() {
+  return run_sequence(seq_common, seq);
+}
+
+// stereod-bench trinocular: --size, --texture, --vertical and --seed are read after parsing.
+struct TrinocularCommand {
   CommonOptions tri_common;
   TrinocularBenchOptions tri;
   std::string tri_size = "640x480", tri_texture = "any", tri_vertical = "below";
   std::int64_t tri_seed = tri.seed;
-  auto* tr = app.add_subcommand("trinocular",
-                                "An L-shaped rig on the synthetic scene: fused vs each pair alone");
+  CLI::App* tr = nullptr;
+
+  void add(CLI::App& app);
+  int run();
+};
+
+void TrinocularCommand::add(CLI::App& app) {
+  tr = app.add_subcommand("trinocular",
+                          "An L-shaped rig on the synthetic scene: fused vs each pair alone");
   add_common(tr, tri_common);
   tr->add_option("--size", tri_size, "Image size WxH")->capture_default_str();
   tr->add_option("--max-disparity", tri.max_disparity, "Disparities 0..N-1 are searched")
@@ -145,43 +212,53 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   tr->add_option("--inflight", tri.inflight, "Slots")->check(CLI::Range(1, 64));
   tr->add_flag("--speed", tri.speed, "Frames/s of the fused rig against the horizontal pair alone");
+}
+
+int TrinocularCommand::run() {
+  if (!parse_size(tri_size, tri.width, tri.height)) {
+    std::cerr << "stereod-bench trinocular: --size " << tri_size << ": expected WxH\n";
+    return 2;
+  }
+  if (!parse_synthetic_texture(tri_texture, tri.texture)) {
+    std::cerr << "stereod-bench trinocular: --texture " << tri_texture
+              << ": expected any, hstripes, vbars or mixed\n";
+    return 2;
+  }
+  if (!parse_synthetic_vertical(tri_vertical, tri.vertical) ||
+      tri.vertical == SyntheticVertical::kNone) {
+    std::cerr << "stereod-bench trinocular: --vertical " << tri_vertical
+              << ": expected above or below\n";
+    return 2;
+  }
+  tri.seed = static_cast<std::uint32_t>(tri_seed);
+  return run_trinocular(tri_common, tri);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"stereod-bench: accuracy and speed of the stereod matcher"};
+  app.require_subcommand(1);
+  // Added in this order, so --help lists them so.
+  DisparityCommand disparity;
+  disparity.add(app);
+  AccuracyCommand accuracy;
+  accuracy.add(app);
+  SpeedCommand speed;
+  speed.add(app);
+  SequenceCommand sequence;
+  sequence.add(app);
+  TrinocularCommand trinocular;
+  trinocular.add(app);
 
   CLI11_PARSE(app, argc, argv);
 
   try {
-    if (*disp) return run_disparity(disp_common, disp_opt);
-    if (*accuracy) {
-      acc.fill = !no_fill;
-      acc.sgbm = !no_sgbm;
-      return run_accuracy(acc_common, acc);
-    }
-    if (*sp) {
-      if (!parse_size(size, speed.width, speed.height)) {
-        std::cerr << "stereod-bench speed: --size " << size << ": expected WxH, e.g. 1024x768\n";
-        return 2;
-      }
-      return run_speed(speed_common, speed);
-    }
-    if (*sq) return run_sequence(seq_common, seq);
-    if (*tr) {
-      if (!parse_size(tri_size, tri.width, tri.height)) {
-        std::cerr << "stereod-bench trinocular: --size " << tri_size << ": expected WxH\n";
-        return 2;
-      }
-      if (!parse_synthetic_texture(tri_texture, tri.texture)) {
-        std::cerr << "stereod-bench trinocular: --texture " << tri_texture
-                  << ": expected any, hstripes, vbars or mixed\n";
-        return 2;
-      }
-      if (!parse_synthetic_vertical(tri_vertical, tri.vertical) ||
-          tri.vertical == SyntheticVertical::kNone) {
-        std::cerr << "stereod-bench trinocular: --vertical " << tri_vertical
-                  << ": expected above or below\n";
-        return 2;
-      }
-      tri.seed = static_cast<std::uint32_t>(tri_seed);
-      return run_trinocular(tri_common, tri);
-    }
+    if (*disparity.disp) return disparity.run();
+    if (*accuracy.accuracy) return accuracy.run();
+    if (*speed.sp) return speed.run();
+    if (*sequence.sq) return sequence.run();
+    if (*trinocular.tr) return trinocular.run();
   } catch (const ConfigError& e) {
     std::cerr << "stereod-bench: configuration error:\n" << e.what() << "\n";
     return 2;

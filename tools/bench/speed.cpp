@@ -395,10 +395,9 @@ std::vector<double> field(const Run& run, double StageTimings::*member) {
   return v;
 }
 
-}  // namespace
-
-int run_speed(const CommonOptions& common, const SpeedOptions& o) {
-  // Background off unless asked for: every pixel is matched (the speed targets are stated so).
+// The parameters timed: background off unless asked for, so that every pixel is matched (the
+// speed targets are stated so). Throws when the options do not fit together.
+PairParams speed_params(const CommonOptions& common, const SpeedOptions& o) {
   PairParams params = o.background ? resolve_params(common) : resolve_stereo_only(common, false);
   StereoParams& p = params.stereo;
   p.max_disparity = o.max_disparity;
@@ -406,7 +405,113 @@ int run_speed(const CommonOptions& common, const SpeedOptions& o) {
   validate_for_images(p, o.width, o.height, o.width, o.height);
   if (o.color_only && !o.background)
     throw std::invalid_argument("--color-only needs --background (the frames with color)");
+  return params;
+}
 
+// What the report says, worked out from the timed run.
+struct Summary {
+  std::string engine_name;
+  bool pinned = false;
+  double fps_total = 0, fps_pair = 0, ms_per_frame = 0, mde = 0;
+  std::vector<double> latency, compute;
+  double gpu_busy_ms = 0;
+  std::vector<double> foreground, tested;  // foreground: only the frames that counted it
+  std::uint64_t batches = 0, batched_frames = 0;
+  std::vector<std::pair<std::string, double>> stages;
+};
+
+Summary summarise(const SpeedOptions& o, const Run& run, Engine& engine) {
+  Summary s;
+  s.fps_total = run.timed / run.seconds;
+  s.fps_pair = s.fps_total / o.pairs;
+  s.ms_per_frame = 1000.0 / s.fps_pair;
+  s.mde = double(o.width) * o.height * o.max_disparity * s.fps_total / 1e6;
+  s.engine_name = std::string(engine.name());
+  s.latency = field(run, &StageTimings::total_ms);
+  s.compute = field(run, &StageTimings::compute_ms);
+  for (double c : s.compute) s.gpu_busy_ms += c;
+  for (const auto& r : run.records) {
+    if (r.foreground >= 0) s.foreground.push_back(r.foreground);
+    s.tested.push_back(r.tested);
+  }
+#if defined(STEREOD_HAVE_CUDA)
+  if (s.engine_name == "cuda") {
+    const CudaBatchStats b = cuda_engine_batch_stats(engine);
+    s.batches = b.batches;
+    s.batched_frames = b.frames;
+  }
+#endif
+  return s;
+}
+
+nlohmann::json speed_json(const SpeedOptions& o, const Run& run, const Summary& s) {
+  nlohmann::json j = {{"engine", s.engine_name},
+                      {"width", o.width},
+                      {"height", o.height},
+                      {"max_disparity", o.max_disparity},
+                      {"levels", run.levels},
+                      {"pairs", o.pairs},
+                      {"frames", o.frames},
+                      {"inflight", o.latency ? 1 : o.inflight},
+                      {"mode", o.latency ? "latency" : "throughput"},
+                      {"pinned_input", s.pinned},
+                      {"batched", o.batch},
+                      {"ms_per_frame", s.ms_per_frame},
+                      {"fps_per_pair", s.fps_pair},
+                      {"fps_total", s.fps_total},
+                      {"mde_per_s", s.mde},
+                      {"latency_ms_median", median(s.latency)},
+                      {"latency_ms_p99", percentile(s.latency, 0.99)},
+                      {"compute_ms_median", median(s.compute)},
+                      {"gpu_busy_fraction", s.gpu_busy_ms / (1000 * run.seconds)},
+                      {"percent_correct", run.correct}};
+  for (const auto& [stage, ms] : s.stages) j["stages_ms"][stage] = ms;
+  if (s.batches) j["frames_per_batch"] = double(s.batched_frames) / double(s.batches);
+  if (o.background) {
+    j["background"] = true;
+    j["foreground_fraction_median"] = median(s.foreground);
+    j["tested_fraction_median"] = median(s.tested);
+  }
+  return j;
+}
+
+void print_speed(const SpeedOptions& o, const Run& run, const Summary& s) {
+  std::printf(
+      "engine %s  %dx%d  D=%d  L=%d  pairs=%d%s  inflight=%d  frames=%d  %s  input %s%s\n"
+      "  %.3f ms/frame per pair   %.1f fps per pair   %.1f pair-frames/s total   %.0f MDE/s\n"
+      "  latency (submit to result) median %.3f ms, p99 %.3f ms\n"
+      "  per frame (medians): upload %.3f, waiting for the GPU %.3f, compute %.3f, download "
+      "%.3f ms; GPU busy %.0f%% of the wall time\n"
+      "  %.1f%% of visible pixels within 1 of the truth\n",
+      s.engine_name.c_str(), o.width, o.height, o.max_disparity, run.levels, o.pairs,
+      o.batch && o.pairs > 1 ? " batched" : "", o.latency ? 1 : o.inflight, o.frames,
+      o.latency ? "one frame at a time" : "throughput", s.pinned ? "pinned" : "pageable",
+      o.color_only ? ", color only" : "", s.ms_per_frame, s.fps_pair, s.fps_total, s.mde,
+      median(s.latency), percentile(s.latency, 0.99), median(field(run, &StageTimings::upload_ms)),
+      median(field(run, &StageTimings::wait_ms)), median(s.compute),
+      median(field(run, &StageTimings::download_ms)), 100 * s.gpu_busy_ms / (1000 * run.seconds),
+      run.correct);
+  if (s.batches) {
+    std::printf("  %llu batches, %.2f pairs per batch\n",
+                static_cast<unsigned long long>(s.batches),
+                double(s.batched_frames) / double(s.batches));
+  }
+  if (o.background) {
+    std::printf(
+        "  background modeling on: foreground %.1f%% of pixels, %.1f%% tested individually "
+        "(medians)\n",
+        100 * median(s.foreground), 100 * median(s.tested));
+  }
+  if (!s.stages.empty()) {
+    print_stages(s.stages, s.engine_name == "cpu" ? "CpuPairProcessor beside the engine"
+                                                  : "outside the graph");
+  }
+}
+
+}  // namespace
+
+int run_speed(const CommonOptions& common, const SpeedOptions& o) {
+  const PairParams params = speed_params(common, o);
   const bool cuda = common.engine != "cpu" && cuda_engine_available();
   const bool pinned = cuda && !o.pageable;
   int warmup = o.warmup;
@@ -423,93 +528,19 @@ int run_speed(const CommonOptions& common, const SpeedOptions& o) {
   Runner runner(o, engines, src);
   runner.set_warmup(warmup);
   const Run run = o.latency ? runner.latency() : runner.throughput();
-  const auto stages =
-      o.profile ? profile_stages(common, params, *engines.front(), runner, src, o.color_only)
-                : std::vector<std::pair<std::string, double>>{};
+  auto stages = o.profile
+                    ? profile_stages(common, params, *engines.front(), runner, src, o.color_only)
+                    : std::vector<std::pair<std::string, double>>{};
   if (!o.timeline.empty()) write_timeline(o.timeline, run);
 
-  const double fps_total = run.timed / run.seconds;
-  const double fps_pair = fps_total / o.pairs;
-  const double ms_per_frame = 1000.0 / fps_pair;
-  const double mde = double(o.width) * o.height * o.max_disparity * fps_total / 1e6;
-  const std::string engine_name(engines.front()->name());
-  std::vector<double> latency = field(run, &StageTimings::total_ms);
-  const std::vector<double> compute = field(run, &StageTimings::compute_ms);
-  double gpu_busy_ms = 0;
-  for (double c : compute) gpu_busy_ms += c;
-  std::vector<double> foreground, tested;
-  for (const auto& r : run.records) {
-    if (r.foreground >= 0) foreground.push_back(r.foreground);
-    tested.push_back(r.tested);
-  }
-  std::uint64_t batches = 0, batched_frames = 0;
-#if defined(STEREOD_HAVE_CUDA)
-  if (engine_name == "cuda") {
-    const CudaBatchStats b = cuda_engine_batch_stats(*engines.front());
-    batches = b.batches;
-    batched_frames = b.frames;
-  }
-#endif
+  Summary summary = summarise(o, run, *engines.front());
+  summary.pinned = pinned;
+  summary.stages = std::move(stages);
   if (common.json) {
-    nlohmann::json j = {{"engine", engine_name},
-                        {"width", o.width},
-                        {"height", o.height},
-                        {"max_disparity", o.max_disparity},
-                        {"levels", run.levels},
-                        {"pairs", o.pairs},
-                        {"frames", o.frames},
-                        {"inflight", o.latency ? 1 : o.inflight},
-                        {"mode", o.latency ? "latency" : "throughput"},
-                        {"pinned_input", pinned},
-                        {"batched", o.batch},
-                        {"ms_per_frame", ms_per_frame},
-                        {"fps_per_pair", fps_pair},
-                        {"fps_total", fps_total},
-                        {"mde_per_s", mde},
-                        {"latency_ms_median", median(latency)},
-                        {"latency_ms_p99", percentile(latency, 0.99)},
-                        {"compute_ms_median", median(compute)},
-                        {"gpu_busy_fraction", gpu_busy_ms / (1000 * run.seconds)},
-                        {"percent_correct", run.correct}};
-    for (const auto& [stage, ms] : stages) j["stages_ms"][stage] = ms;
-    if (batches) j["frames_per_batch"] = double(batched_frames) / double(batches);
-    if (o.background) {
-      j["background"] = true;
-      j["foreground_fraction_median"] = median(foreground);
-      j["tested_fraction_median"] = median(tested);
-    }
-    std::cout << j.dump() << "\n";
+    std::cout << speed_json(o, run, summary).dump() << "\n";
     return 0;
   }
-  std::printf(
-      "engine %s  %dx%d  D=%d  L=%d  pairs=%d%s  inflight=%d  frames=%d  %s  input %s%s\n"
-      "  %.3f ms/frame per pair   %.1f fps per pair   %.1f pair-frames/s total   %.0f MDE/s\n"
-      "  latency (submit to result) median %.3f ms, p99 %.3f ms\n"
-      "  per frame (medians): upload %.3f, waiting for the GPU %.3f, compute %.3f, download "
-      "%.3f ms; GPU busy %.0f%% of the wall time\n"
-      "  %.1f%% of visible pixels within 1 of the truth\n",
-      engine_name.c_str(), o.width, o.height, o.max_disparity, run.levels, o.pairs,
-      o.batch && o.pairs > 1 ? " batched" : "", o.latency ? 1 : o.inflight, o.frames,
-      o.latency ? "one frame at a time" : "throughput", pinned ? "pinned" : "pageable",
-      o.color_only ? ", color only" : "", ms_per_frame, fps_pair, fps_total, mde, median(latency),
-      percentile(latency, 0.99), median(field(run, &StageTimings::upload_ms)),
-      median(field(run, &StageTimings::wait_ms)), median(compute),
-      median(field(run, &StageTimings::download_ms)), 100 * gpu_busy_ms / (1000 * run.seconds),
-      run.correct);
-  if (batches) {
-    std::printf("  %llu batches, %.2f pairs per batch\n", static_cast<unsigned long long>(batches),
-                double(batched_frames) / double(batches));
-  }
-  if (o.background) {
-    std::printf(
-        "  background modeling on: foreground %.1f%% of pixels, %.1f%% tested individually "
-        "(medians)\n",
-        100 * median(foreground), 100 * median(tested));
-  }
-  if (!stages.empty()) {
-    print_stages(stages,
-                 engine_name == "cpu" ? "CpuPairProcessor beside the engine" : "outside the graph");
-  }
+  print_speed(o, run, summary);
   return 0;
 }
 

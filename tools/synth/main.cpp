@@ -47,22 +47,24 @@ int fail(const std::string& message) {
   return 2;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"stereod-synth: a synthetic stereo video with exact ground truth"};
+// The command line: the job, and what is read into it once CLI11 has parsed.
+struct Args {
   synth_tool::Job job;
-  SyntheticOptions& o = job.options;
   std::string size = "640x480";
-  std::int64_t seed = o.seed;
+  std::int64_t seed = job.options.seed;
   bool no_shadow = false, gray = false;
   std::string texture = "any", vertical = "none";
-  app.add_option("--out", job.out, "Output folder (created if missing)")->required();
-  app.add_option("--size", size, "Image size WxH")->capture_default_str();
-  app.add_option("--frames", job.frames, "Frames to write")
+  std::string config, pair;
+};
+
+void declare_options(CLI::App& app, Args& a) {
+  SyntheticOptions& o = a.job.options;
+  app.add_option("--out", a.job.out, "Output folder (created if missing)")->required();
+  app.add_option("--size", a.size, "Image size WxH")->capture_default_str();
+  app.add_option("--frames", a.job.frames, "Frames to write")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000000));
-  app.add_option("--start", job.start, "Index of the first frame")
+  app.add_option("--start", a.job.start, "Index of the first frame")
       ->capture_default_str()
       ->check(CLI::Range(0, INT_MAX));
   app.add_option("--objects", o.objects, "Moving objects on screen at a time")
@@ -71,34 +73,34 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--max-disparity", o.max_disparity, "Objects lie below this; search 0 .. N-1")
       ->capture_default_str();
-  app.add_option("--seed", seed, "Random seed (0 .. 4294967295)")
+  app.add_option("--seed", a.seed, "Random seed (0 .. 4294967295)")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{UINT32_MAX}));
-  app.add_flag("--no-shadow", no_shadow, "No moving shadow");
+  app.add_flag("--no-shadow", a.no_shadow, "No moving shadow");
   app.add_option("--noise", o.noise_sigma, "Sensor noise sigma, grey levels")
       ->capture_default_str();
   app.add_option("--flicker", o.flicker, "Brightness gain varies within 1 +- this")
       ->capture_default_str();
   app.add_option("--frame-rate", o.frame_rate, "Frames per second (object speeds are per second)")
       ->capture_default_str();
-  app.add_flag("--gray", gray, "Grey images (one-channel PNG)");
+  app.add_flag("--gray", a.gray, "Grey images (one-channel PNG)");
   app.add_option("--focal-px", o.focal_px, "Focal length of the cameras, pixels (0: the width)")
       ->capture_default_str();
   app.add_option("--baseline-m", o.baseline_m, "Distance between the cameras, metres")
       ->capture_default_str();
-  app.add_option("--background", job.background,
+  app.add_option("--background", a.job.background,
                  "Middlebury scene folder as the background (cropped to --size, centred)")
       ->check(CLI::ExistingDirectory);
-  app.add_option("--texture", texture,
+  app.add_option("--texture", a.texture,
                  "Texture of every surface: any, hstripes (constant along rows: defeats a "
                  "horizontal pair), vbars (constant along columns: defeats a vertical pair) or "
                  "mixed (stripes on the wall, bars on the floor, either on each object)")
       ->capture_default_str();
-  app.add_option("--vertical", vertical,
+  app.add_option("--vertical", a.vertical,
                  "A third view for an L-shaped rig: none, above or below the left camera (same "
                  "baseline as the right one), written as vertical_%06d.png")
       ->capture_default_str();
-  app.add_option("--object-texture", job.object_texture,
+  app.add_option("--object-texture", a.job.object_texture,
                  "Middlebury scene folder whose left image the objects show")
       ->check(CLI::ExistingDirectory);
   app.add_option("--speed", o.speed, "Objects cross the frame this many times faster")
@@ -108,12 +110,12 @@ int main(int argc, char** argv) {
   app.add_option("--stop-frames", o.stop_frames,
                  "Frames each object stands still halfway along its track")
       ->capture_default_str();
-  std::string config, pair;
   auto* config_opt = app.add_option(
-      "--config", config,
+      "--config", a.config,
       "A stereod configuration: render the scene of its synthetic pair, as the daemon does "
       "(the scene options come from its cameras)");
-  app.add_option("--pair", pair, "With --config: the pair (default: the first)")->needs(config_opt);
+  app.add_option("--pair", a.pair, "With --config: the pair (default: the first)")
+      ->needs(config_opt);
   for (const char* scene_flag :
        {"--size", "--objects", "--min-disparity", "--max-disparity", "--seed", "--no-shadow",
         "--noise", "--flicker", "--frame-rate", "--gray", "--background", "--focal-px",
@@ -121,36 +123,50 @@ int main(int argc, char** argv) {
         "--texture", "--vertical"}) {
     config_opt->excludes(app.get_option(scene_flag));
   }
+}
 
+// The job's scene options from the flags (or --config); what is wrong, empty when nothing is.
+std::string resolve_options(Args& a) {
+  SyntheticOptions& o = a.job.options;
+  if (!parse_size(a.size, o.width, o.height))
+    return "--size " + a.size + ": expected WxH, e.g. 640x480";
+  o.seed = static_cast<std::uint32_t>(a.seed);
+  o.shadow = !a.no_shadow;
+  o.color = !a.gray;
+  if (!parse_synthetic_texture(a.texture, o.texture))
+    return "--texture " + a.texture + ": expected any, hstripes, vbars or mixed";
+  if (!parse_synthetic_vertical(a.vertical, o.vertical))
+    return "--vertical " + a.vertical + ": expected none, above or below";
+  if (!a.config.empty()) {
+    try {
+      o = synth_tool::options_from_config(a.config, a.pair);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  }
+  if (a.job.start > INT_MAX - a.job.frames) {
+    return "--start " + std::to_string(a.job.start) + ": the last frame index would exceed " +
+           std::to_string(INT_MAX);
+  }
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"stereod-synth: a synthetic stereo video with exact ground truth"};
+  Args args;
+  declare_options(app, args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     return fail(e.what());
   }
-  if (!parse_size(size, o.width, o.height))
-    return fail("--size " + size + ": expected WxH, e.g. 640x480");
-  o.seed = static_cast<std::uint32_t>(seed);
-  o.shadow = !no_shadow;
-  o.color = !gray;
-  if (!parse_synthetic_texture(texture, o.texture))
-    return fail("--texture " + texture + ": expected any, hstripes, vbars or mixed");
-  if (!parse_synthetic_vertical(vertical, o.vertical))
-    return fail("--vertical " + vertical + ": expected none, above or below");
-  if (!config.empty()) {
-    try {
-      o = synth_tool::options_from_config(config, pair);
-    } catch (const std::exception& e) {
-      return fail(e.what());
-    }
-  }
-  if (job.start > INT_MAX - job.frames) {
-    return fail("--start " + std::to_string(job.start) + ": the last frame index would exceed " +
-                std::to_string(INT_MAX));
-  }
+  if (const std::string problem = resolve_options(args); !problem.empty()) return fail(problem);
 
   try {
-    synth_tool::write_sequence(job);
+    synth_tool::write_sequence(args.job);
   } catch (const std::invalid_argument& e) {
     return fail(with_flag_names(e.what()));
   } catch (const std::exception& e) {
