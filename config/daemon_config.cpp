@@ -393,6 +393,11 @@ class Loader {
       if (bad_camera && (issue.key == "width" || issue.key == "height" || issue.key == "fps")) {
         continue;
       }
+      if (issue.key == "rig name") {     // the rig's own name: its YAML key is "name"
+        if (rig.name.empty()) continue;  // already reported as missing by the loader
+        r_.add(node_at(rig_node, "name"), rig_path + ".name", issue.message);
+        continue;
+      }
       const CameraEntry* entry = nullptr;
       for (const auto& e : cameras) {
         if (!entry && e.camera.name == issue.camera && !issue.camera.empty()) entry = &e;

@@ -190,10 +190,11 @@ TEST(Daemon, ReloadAppliesWithinTwoFramesWithoutAGap) {
   client::Subscriber sub(f.endpoint);
   std::uint64_t last = next_frame(sub, 20s).header().info.sequence;
   for (int i = 0; i < 3; ++i) last = next_frame(sub, 20s).header().info.sequence;
-  // A parameter change, saved the way editors do: a new file renamed over the old one.
+  // A parameter change, saved the way editors do: a new file renamed over the old one. Messages
+  // are counted before the rename: the daemon may notice it and say RELOADING=1 at once.
+  const std::size_t before = notify.messages().size();
   write_text(f.dir / "new.yaml", synthetic_config(f.endpoint, "      median: false\n"));
   fs::rename(f.dir / "new.yaml", f.config);
-  const std::size_t before = notify.messages().size();
   const int reloading = notify.wait_for("RELOADING=1", before, 10s);
   ASSERT_GE(reloading, 0) << "the rename was not noticed\n" << read_text(f.log);
   ASSERT_GE(notify.wait_for("READY=1", static_cast<std::size_t>(reloading), 10s), 0);
@@ -230,8 +231,8 @@ TEST(Daemon, InvalidReloadKeepsRunningAndSaysWhy) {
           1 + std::count(bad.begin(),
                          bad.begin() + static_cast<std::ptrdiff_t>(bad.find("levels: 99")), '\n')) +
       ":";
+  const std::size_t before = notify.messages().size();  // the file watch may answer the write
   write_text(f.config, bad);
-  const std::size_t before = notify.messages().size();
   d.signal(SIGHUP);
   const int status = notify.wait_for("reload failed", before, 10s);
   ASSERT_GE(status, 0) << read_text(f.log);

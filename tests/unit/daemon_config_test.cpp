@@ -124,6 +124,20 @@ TEST(DaemonConfig, RigWithoutCamerasIsAnIssueNotACrash) {
   EXPECT_FALSE(issues("rigs: {x: [1]}\n").empty());
 }
 
+// Regression: a rig without a name got a second issue keyed "rigs[0].rig name" (validate_rig's
+// key for the rig's own name, not a YAML key); a badly named rig was reported under that key too.
+TEST(DaemonConfig, ARigsNameIsReportedOnceUnderItsKey) {
+  auto v = issues(kBase + "rigs: [{cameras: [a, b]}]\n");
+  ASSERT_EQ(v.size(), 1u) << v[0].key << ": " << v[0].message;
+  EXPECT_EQ(v[0].key, "rigs[0].name");
+  EXPECT_NE(v[0].message.find("every rig needs a name"), std::string::npos) << v[0].message;
+  v = issues(kBase + "rigs: [{name: 'a rig', cameras: [a, b]}]\n");
+  ASSERT_EQ(v.size(), 1u) << v[0].key << ": " << v[0].message;
+  EXPECT_EQ(v[0].key, "rigs[0].name");
+  EXPECT_NE(v[0].message.find("expected a name"), std::string::npos) << v[0].message;
+  EXPECT_EQ(v[0].line, 6);
+}
+
 TEST(DaemonConfig, DiffSaysWhatAReloadMustDo) {
   const DaemonConfig a = parse_daemon_config(kBase, "t.yaml");
   EXPECT_TRUE(diff_configs(a, a).empty());
