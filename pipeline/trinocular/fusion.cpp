@@ -1,10 +1,13 @@
 #include "trinocular/fusion.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "stereo/params.hpp"
 #include "stereo/pixel_ops.hpp"
+#include "thread_pool.hpp"
 
 namespace stereod {
 namespace {
@@ -21,28 +24,94 @@ void check_size(const ImageView<T>& img, int w, int h, const char* name) {
   }
 }
 
-}  // namespace
+// The transpositions read a column of the source for each destination row; kStrip source rows
+// at a time, their cache lines stay in L1 while the destination rows of a part are written.
+constexpr int kStrip = 128;
 
-void to_vertical_frame(ImageView<const std::uint8_t> src, const VerticalLayout& l, Gray8& dst) {
-  dst.ensure_size(src.height, src.width);
-  for (int x = 0; x < src.width; ++x) {
-    std::uint8_t* out = dst.row(x);  // transposed row v = x
-    for (int y = 0; y < src.height; ++y) out[l.u(y)] = src(x, y);
-  }
+// src (w x h pixels of C bytes, stride in bytes) into dst (h x w pixels of C bytes): the
+// destination's row x, position u(y), is the source's pixel (x, y). Split over destination rows.
+template <int C>
+void transpose(const std::uint8_t* src, std::ptrdiff_t src_stride, int w, int h,
+               const VerticalLayout& l, ImageView<std::uint8_t> dst, ThreadPool* pool) {
+  for_rows(pool, w, [&](int x_begin, int x_end) {
+    for (int y0 = 0; y0 < h; y0 += kStrip) {
+      const int y1 = std::min(h, y0 + kStrip);
+      for (int x = x_begin; x < x_end; ++x) {
+        std::uint8_t* out = dst.row(x);
+        const std::uint8_t* in = src + static_cast<std::ptrdiff_t>(C) * x;
+        for (int y = y0; y < y1; ++y) {
+          const std::uint8_t* p = in + y * src_stride;
+          std::uint8_t* q = out + C * l.u(y);
+          for (int c = 0; c < C; ++c) q[c] = p[c];
+        }
+      }
+    }
+  });
 }
 
-void to_vertical_frame(const RgbView& src, const VerticalLayout& l, RgbImage& dst) {
-  if (dst.width != src.height || dst.height != src.width) dst.resize(src.height, src.width);
-  for (int x = 0; x < src.width; ++x) {
-    std::uint8_t* out = dst.row(x);
-    for (int y = 0; y < src.height; ++y) {
-      const std::uint8_t* p = src.row(y) + 3 * x;
-      std::uint8_t* q = out + 3 * l.u(y);
-      q[0] = p[0];
-      q[1] = p[1];
-      q[2] = p[2];
+// The fusion's tiles: kTile reference rows by kTile columns, so that a tile reads kTile rows of
+// the vertical pair's maps (its row v = x holds the reference's column x) and writes kTile rows
+// of the reference's, all within L1.
+constexpr int kTile = 32;
+
+// scale_vertical_disparity for every vertical disparity a frame can hold below the range's end,
+// looked up instead of computed per pixel (the floating-point rounding is the slow part); above
+// it, the function itself.
+class ScaleTable {
+ public:
+  ScaleTable(double scale, int max_q4) : scale_(scale), max_q4_(max_q4) {
+    // Scaled values above max_q4 are dropped, so larger inputs rarely matter: the table stops
+    // just past where the scaled value passes max_q4 (or at the largest disparity).
+    const double end = scale > 0 ? (max_q4 + 2.0) / scale + 2.0 : 0.0;
+    const int n = end < 0xFFFF ? static_cast<int>(end) : 0xFFFF;
+    table_.resize(static_cast<std::size_t>(n));
+    for (int q = 0; q < n; ++q) {
+      table_[static_cast<std::size_t>(q)] =
+          scale_vertical_disparity(static_cast<std::uint16_t>(q), scale, max_q4);
     }
   }
+  struct View {
+    const std::uint16_t* table;
+    int size;
+    double scale;
+    int max_q4;
+    std::uint16_t operator()(std::uint16_t q4) const {
+      return q4 < size ? table[q4] : scale_vertical_disparity(q4, scale, max_q4);
+    }
+  };
+  View view() const { return {table_.data(), static_cast<int>(table_.size()), scale_, max_q4_}; }
+
+ private:
+  double scale_;
+  int max_q4_;
+  std::vector<std::uint16_t> table_;
+};
+
+}  // namespace
+
+void to_vertical_frame(ImageView<const std::uint8_t> src, const VerticalLayout& l, Gray8& dst,
+                       ThreadPool* pool) {
+  dst.ensure_size(src.height, src.width);
+  to_vertical_frame(src, l, dst.view(), pool);
+}
+
+void to_vertical_frame(const RgbView& src, const VerticalLayout& l, RgbImage& dst,
+                       ThreadPool* pool) {
+  if (dst.width != src.height || dst.height != src.width) dst.resize(src.height, src.width);
+  to_vertical_frame(src, l, ImageView<std::uint8_t>{dst.pixels.data(), 3 * dst.width, dst.height},
+                    pool);
+}
+
+void to_vertical_frame(ImageView<const std::uint8_t> src, const VerticalLayout& l,
+                       ImageView<std::uint8_t> dst, ThreadPool* pool) {
+  check_size(dst, src.height, src.width, "vertical frame");
+  transpose<1>(src.data, src.stride, src.width, src.height, l, dst, pool);
+}
+
+void to_vertical_frame(const RgbView& src, const VerticalLayout& l,
+                       ImageView<std::uint8_t> dst_bytes, ThreadPool* pool) {
+  check_size(dst_bytes, 3 * src.height, src.width, "vertical frame (RGB bytes)");
+  transpose<3>(src.data, src.stride, src.width, src.height, l, dst_bytes, pool);
 }
 
 int vertical_max_disparity(int horizontal_max_disparity, double scale) {
@@ -63,41 +132,58 @@ std::uint16_t scale_vertical_disparity(std::uint16_t q4, double scale, int max_q
   return static_cast<std::uint16_t>(v);
 }
 
-void fuse_trinocular(const FusionInput& in, const FusionParams& p, FusionOutput& out) {
+void fuse_trinocular(const FusionInput& in, const FusionParams& p, FusionOutput& out,
+                     ThreadPool* pool) {
   const int w = in.layout.width, h = in.layout.height;
   check_size(in.horizontal, w, h, "horizontal disparity");
   check_size(in.horizontal_ratio, w, h, "horizontal cost ratio");
   check_size(in.vertical, h, w, "vertical disparity");
   check_size(in.vertical_ratio, h, w, "vertical cost ratio");
+  const bool masked = !in.foreground.empty();
+  if (masked) check_size(in.foreground, w, h, "foreground mask");
   out.fused.ensure_size(w, h);
   out.direction.ensure_size(w, h);
   out.vertical.ensure_size(w, h);
-  const std::uint64_t ratio = cost_ratio_q8(p.cost_ratio);
+  const std::uint32_t ratio = cost_ratio_q8(p.cost_ratio);
   const int max_q4 = p.max_disparity_q4 < 0xFFFE ? p.max_disparity_q4 : 0xFFFE;
-  // Transposed reads: the vertical pair's row v = x holds the reference's column x.
-  for (int x = 0; x < w; ++x) {
-    const std::uint16_t* vd = in.vertical.row(x);
-    const std::uint32_t* vr = in.vertical_ratio.row(x);
-    for (int y = 0; y < h; ++y) {
-      const int u = in.layout.u(y);
-      const std::uint16_t dv = scale_vertical_disparity(vd[u], p.scale, max_q4);
-      const std::uint16_t dh = in.horizontal(x, y);
-      out.vertical(x, y) = dv;
-      std::uint8_t which = kFusedNone;
-      if (dh != kInvalidDisparity && dv != kInvalidDisparity) {
-        const std::uint64_t rh = in.horizontal_ratio(x, y), rv = vr[u];
-        which = rv * 256u < ratio * rh ? kFusedVertical : kFusedHorizontal;
-      } else if (dh != kInvalidDisparity) {
-        which = kFusedHorizontal;
-      } else if (dv != kInvalidDisparity) {
-        which = kFusedVertical;
+  const ScaleTable scaled(p.scale, max_q4);
+  // Without a mask every pixel is foreground: one row of 255 stands for every row.
+  const std::vector<std::uint8_t> all_foreground(masked ? 0 : static_cast<std::size_t>(w), 255);
+  const ImageView<const std::uint8_t> mask =
+      masked ? in.foreground : ImageView<const std::uint8_t>{all_foreground.data(), w, h, 0};
+  for_rows(pool, h, [&](int y_begin, int y_end) {
+    // Locals: the byte stores below may alias anything the loop reads through a reference, and
+    // the compiler would fetch every pointer and stride again for each pixel.
+    const ImageView<const std::uint16_t> vd = in.vertical, hd_all = in.horizontal;
+    const ImageView<const std::uint32_t> vr = in.vertical_ratio, hr_all = in.horizontal_ratio;
+    const ImageView<const std::uint8_t> fg_all = mask;
+    const VerticalLayout layout = in.layout;
+    const ScaleTable::View table = scaled.view();
+    for (int y0 = y_begin; y0 < y_end; y0 += kTile) {
+      const int y1 = std::min(y_end, y0 + kTile);
+      for (int x0 = 0; x0 < w; x0 += kTile) {
+        const int x1 = std::min(w, x0 + kTile);
+        for (int y = y0; y < y1; ++y) {
+          const int u = layout.u(y);
+          const std::uint16_t* hd = hd_all.row(y);
+          const std::uint32_t* hr = hr_all.row(y);
+          const std::uint8_t* fg = fg_all.row(y);
+          std::uint16_t* fused = out.fused.row(y);
+          std::uint8_t* direction = out.direction.row(y);
+          std::uint16_t* vertical = out.vertical.row(y);
+          for (int x = x0; x < x1; ++x) {
+            const std::uint16_t dv = table(vd.row(x)[u]);
+            vertical[x] = dv;
+            // The reference camera's background model decides: background carries no disparity.
+            const std::uint8_t rule = fused_direction(hd[x], dv, hr[x], vr.row(x)[u], ratio);
+            const std::uint8_t which = rule & (0u - unsigned{fg[x] != 0});
+            direction[x] = which;
+            fused[x] = fused_disparity(which, hd[x], dv);
+          }
+        }
       }
-      out.direction(x, y) = which;
-      out.fused(x, y) = which == kFusedHorizontal ? dh
-                        : which == kFusedVertical ? dv
-                                                  : kInvalidDisparity;
     }
-  }
+  });
 }
 
 }  // namespace stereod

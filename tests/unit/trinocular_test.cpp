@@ -14,6 +14,7 @@
 #include "stereo/mean_removal.hpp"
 #include "stereo/pixel_ops.hpp"
 #include "synthetic/synthetic_scene.hpp"
+#include "thread_pool.hpp"
 #include "trinocular/fusion.hpp"
 #include "trinocular/trinocular_engine.hpp"
 
@@ -150,6 +151,49 @@ TEST(VerticalFrame, TransposesAndFlipsForAPartnerAbove) {
   }
 }
 
+// Sizes across several tiles and not multiples of them, strided sources, on one thread and on a
+// pool, into owned images and into views: always the definition, pixel for pixel.
+TEST(VerticalFrame, TilesAndThreadsChangeNothing) {
+  CaseRng rng(23);
+  ThreadPool pool(3);
+  for (int round = 0; round < 12; ++round) {
+    const int w = rng.range(1, 100), h = rng.range(1, 90), pad = rng.range(0, 5);
+    const auto pos = rng.chance(50) ? VerticalPosition::kAbove : VerticalPosition::kBelow;
+    const VerticalLayout l = vertical_layout(w, h, pos);
+    Gray8 big(w + pad, h);
+    for (auto& v : big.pixels()) v = static_cast<std::uint8_t>(rng.range(0, 255));
+    const ImageView<const std::uint8_t> src{big.data(), w, h, w + pad};
+    RgbImage rgb_big;
+    rgb_big.resize(w + pad, h);
+    for (auto& v : rgb_big.pixels) v = static_cast<std::uint8_t>(rng.range(0, 255));
+    const RgbView rgb{rgb_big.pixels.data(), w, h, 3 * (w + pad)};
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      Gray8 gray, into(h, w);
+      to_vertical_frame(src, l, gray, p);
+      to_vertical_frame(src, l, into.view(), p);
+      RgbImage color;
+      to_vertical_frame(rgb, l, color, p);
+      std::vector<std::uint8_t> color_into(static_cast<std::size_t>(3) * w * h);
+      to_vertical_frame(rgb, l, ImageView<std::uint8_t>{color_into.data(), 3 * h, w}, p);
+      ASSERT_EQ(gray.width(), h);
+      ASSERT_EQ(gray.height(), w);
+      ASSERT_EQ(gray, into);
+      ASSERT_EQ(color.pixels, color_into);
+      for (int y = 0; y < h; ++y) {
+        for (int x = 0; x < w; ++x) {
+          ASSERT_EQ(gray(l.u(y), x), src(x, y)) << w << "x" << h << " at " << x << "," << y;
+          for (int c = 0; c < 3; ++c)
+            ASSERT_EQ(color.row(x)[3 * l.u(y) + c], rgb.row(y)[3 * x + c]);
+        }
+      }
+    }
+  }
+  Gray8 img(6, 4), wrong(6, 4);
+  EXPECT_THROW(
+      to_vertical_frame(img.view(), vertical_layout(6, 4, VerticalPosition::kBelow), wrong.view()),
+      ParameterError);
+}
+
 // A partner below sees the reference's point (x, y) at (x, y - d): after the transposition that
 // is the reference's (u, v) = (y, x) against the partner's (u - d, v), an ordinary right camera.
 TEST(VerticalFrame, APartnerBecomesARightCamera) {
@@ -190,11 +234,13 @@ TEST(Fusion, ScalesVerticalDisparities) {
   EXPECT_EQ(cost_ratio_q8(0.5), 128u);
 }
 
-// The rule written out pixel by pixel, against fuse_trinocular on random maps.
+// The rule written out pixel by pixel, against fuse_trinocular on random maps (sizes across
+// several tiles, with and without a foreground mask, on one thread and on a pool).
 TEST(Fusion, FollowsTheCostRatioRule) {
   CaseRng rng(17);
+  ThreadPool pool(3);
   for (int round = 0; round < 30; ++round) {
-    const int w = rng.range(1, 40), h = rng.range(1, 30);
+    const int w = rng.range(1, 100), h = rng.range(1, 80);
     const auto pos = rng.chance(50) ? VerticalPosition::kAbove : VerticalPosition::kBelow;
     const double ratio = rng.chance(30) ? 1.0 : rng.range(10, 400) / 100.0;
     const double scale = rng.chance(30) ? 1.0 : rng.range(50, 200) / 100.0;
@@ -219,9 +265,19 @@ TEST(Fusion, FollowsTheCostRatioRule) {
     p.cost_ratio = ratio;
     p.scale = scale;
     p.max_disparity_q4 = max_q4;
-    FusionOutput out;
-    fuse_trinocular({hd.view(), hc.view(), vd.view(), vc.view(), vertical_layout(w, h, pos)}, p,
-                    out);
+    Gray8 mask(w, h, 255);
+    const bool masked = rng.chance(50);
+    if (masked) {
+      for (auto& m : mask.pixels()) m = rng.chance(30) ? 0 : 255;
+    }
+    FusionInput in{hd.view(), hc.view(), vd.view(), vc.view(), vertical_layout(w, h, pos), {}};
+    if (masked) in.foreground = mask.view();
+    FusionOutput out, pooled;
+    fuse_trinocular(in, p, out);
+    fuse_trinocular(in, p, pooled, &pool);
+    ASSERT_EQ(out.fused, pooled.fused);
+    ASSERT_EQ(out.direction, pooled.direction);
+    ASSERT_EQ(out.vertical, pooled.vertical);
     for (int y = 0; y < h; ++y) {
       for (int x = 0; x < w; ++x) {
         const int u = pos == VerticalPosition::kAbove ? h - 1 - y : y;
@@ -241,6 +297,7 @@ TEST(Fusion, FollowsTheCostRatioRule) {
         } else if (v != kInvalidDisparity) {
           want = kFusedVertical;
         }
+        if (mask(x, y) == 0) want = kFusedNone;  // background: no fused disparity
         ASSERT_EQ(out.direction(x, y), want) << x << "," << y;
         ASSERT_EQ(out.vertical(x, y), v);
         ASSERT_EQ(out.fused(x, y), want == kFusedHorizontal ? hh
@@ -255,10 +312,24 @@ TEST(Fusion, RefusesMapsOfTheWrongSize) {
   Disparity16 hd(8, 6), vd(8, 6);
   Image<std::uint32_t> hc(8, 6), vc(8, 6);
   FusionOutput out;
-  EXPECT_THROW(fuse_trinocular({hd.view(), hc.view(), vd.view(), vc.view(),
-                                vertical_layout(8, 6, VerticalPosition::kBelow)},
+  EXPECT_THROW(fuse_trinocular({hd.view(),
+                                hc.view(),
+                                vd.view(),
+                                vc.view(),
+                                vertical_layout(8, 6, VerticalPosition::kBelow),
+                                {}},
                                {}, out),
                ParameterError);
+  Disparity16 vt(6, 8);
+  Image<std::uint32_t> vct(6, 8);
+  Gray8 mask(6, 8);  // the vertical pair's size, not the reference's
+  const FusionInput ok{
+      hd.view(), hc.view(), vt.view(), vct.view(), vertical_layout(8, 6, VerticalPosition::kBelow),
+      {}};
+  EXPECT_NO_THROW(fuse_trinocular(ok, {}, out));
+  FusionInput masked = ok;
+  masked.foreground = mask.view();
+  EXPECT_THROW(fuse_trinocular(masked, {}, out), ParameterError);
 }
 
 namespace {
@@ -346,8 +417,12 @@ TEST(TrinocularEngine, IsBothPairsAndTheFusion) {
     fp.cost_ratio = 0.9;
     fp.max_disparity_q4 = kSubpixelScale * (so.max_disparity - 1) + kSubpixelScale / 2;
     FusionOutput want;
-    fuse_trinocular({ho.stereo.left.view(), ho.stereo.cost_ratio.view(), vo.stereo.left.view(),
-                     vo.stereo.cost_ratio.view(), layout},
+    fuse_trinocular({ho.stereo.left.view(),
+                     ho.stereo.cost_ratio.view(),
+                     vo.stereo.left.view(),
+                     vo.stereo.cost_ratio.view(),
+                     layout,
+                     {}},
                     fp, want);
     Disparity16 got(so.width, so.height);
     copy_into(r->disparity, got);
