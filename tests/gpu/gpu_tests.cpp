@@ -1009,6 +1009,22 @@ TEST(Gpu, WinnerCostRatiosEqualCpu) {
   }
 }
 
+namespace {
+
+// The trinocular GPU tests' rig: 320x240, 48 disparities, background modeling warming up over
+// `warmup` frames, the fused map only.
+EngineOptions trinocular_rig_options(int warmup) {
+  StereoParams sp;
+  sp.max_disparity = 48;
+  BackgroundParams bp;
+  bp.warmup = warmup;
+  EngineOptions o = options_for(320, 240, sp, bp);
+  o.right_output = false;
+  return o;
+}
+
+}  // namespace
+
 // A trinocular rig on the CUDA engine equals the same rig on the CPU engine: fused map, direction
 // and both pairs' maps, frame by frame, cameras below and above, background modeling on.
 TEST(Gpu, TrinocularRigEqualsCpu) {
@@ -1017,12 +1033,7 @@ TEST(Gpu, TrinocularRigEqualsCpu) {
     SyntheticOptions so = scene_options(320, 240, 48, 11);
     so.vertical = position;
     SyntheticScene scene(so);
-    StereoParams sp;
-    sp.max_disparity = 48;
-    BackgroundParams bp;
-    bp.warmup = 3;
-    EngineOptions o = options_for(320, 240, sp, bp);
-    o.right_output = false;
+    EngineOptions o = trinocular_rig_options(3);
     TrinocularOptions t;
     t.model.position =
         position == SyntheticVertical::kAbove ? VerticalPosition::kAbove : VerticalPosition::kBelow;
@@ -1059,12 +1070,7 @@ TEST(Gpu, TrinocularFramesInFlightEqualCpu) {
   SyntheticOptions so = scene_options(320, 240, 48, 12);
   so.vertical = SyntheticVertical::kAbove;
   SyntheticScene scene(so);
-  StereoParams sp;
-  sp.max_disparity = 48;
-  BackgroundParams bp;
-  bp.warmup = 2;
-  EngineOptions o = options_for(320, 240, sp, bp);
-  o.right_output = false;
+  EngineOptions o = trinocular_rig_options(2);
   o.inflight = 3;
   TrinocularOptions t;
   t.model.position = VerticalPosition::kAbove;
