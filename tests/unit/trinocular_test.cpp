@@ -157,9 +157,14 @@ TEST(VerticalFrame, TransposesAndFlipsForAPartnerAbove) {
 TEST(VerticalFrame, TilesAndThreadsChangeNothing) {
   CaseRng rng(23);
   ThreadPool pool(3);
-  for (int round = 0; round < 12; ++round) {
-    const int w = rng.range(1, 100), h = rng.range(1, 90), pad = rng.range(0, 5);
-    const auto pos = rng.chance(50) ? VerticalPosition::kAbove : VerticalPosition::kBelow;
+  for (int round = 0; round < 24; ++round) {
+    // The first rounds: sizes across the gray path's 8x8 blocks and 64-column strips, both ways.
+    const bool fixed = round < 2;
+    const int w = fixed ? 137 : rng.range(1, 100), h = fixed ? 75 : rng.range(1, 90);
+    const int pad = rng.range(0, 5);
+    const auto pos = fixed ? (round == 0 ? VerticalPosition::kAbove : VerticalPosition::kBelow)
+                     : rng.chance(50) ? VerticalPosition::kAbove
+                                      : VerticalPosition::kBelow;
     const VerticalLayout l = vertical_layout(w, h, pos);
     Gray8 big(w + pad, h);
     for (auto& v : big.pixels()) v = static_cast<std::uint8_t>(rng.range(0, 255));
