@@ -10,6 +10,7 @@
 
 #include "stereo/params.hpp"
 #include "stereo/pixel_ops.hpp"
+#include "thread_pool.hpp"
 
 namespace stereod {
 namespace {
@@ -24,17 +25,28 @@ bool positive(double v) {
   return std::isfinite(v) && v > 0;
 }
 
-// What a result's hold may touch after the engine is gone.
+// The vertical pair's input of one slot: the reference and the vertical partner, transposed.
+// Page-locked for the CUDA engine, which uploads straight from it (FrameInput::pinned), so the
+// host writes each transposed pixel once; it stays untouched until the slot is free again.
+struct VerticalInput {
+  std::shared_ptr<std::uint8_t> gray, color;  // two images each, one after the other
+};
+
+// What a result's hold may touch after the engine is gone, and what the vertical engine may still
+// read while it finishes (the engines go first: this outlives them).
 struct State {
   std::mutex mutex;
   std::vector<FusionOutput> outputs;
+  std::vector<VerticalInput> inputs;
+  // Slots: a frame takes one at submit (its vertical input and its fusion output) and gives it
+  // back when its result is released.
   std::vector<bool> used;
-  int reserved = 0;  // frames submitted whose results have not been released yet
 };
 
 // A frame submitted to the horizontal engine, and whether its vertical half went through too.
 struct Expected {
   std::uint64_t sequence = 0;
+  int slot = -1;
   bool vertical = false;
   Clock::time_point submitted;
   double transpose_ms = 0;
@@ -55,7 +67,10 @@ class TrinocularEngine final : public Engine {
     vo.group = ho.group;
     vertical_ = make_engine(kind, vo);
     name_ = std::string(horizontal_->name());
+    pinned_ = name_ == "cuda";
+    pool_ = ThreadPool::for_threads(o.cpu_threads);
     state_->outputs.resize(static_cast<std::size_t>(o.inflight));
+    state_->inputs.resize(static_cast<std::size_t>(o.inflight));
     state_->used.assign(static_cast<std::size_t>(o.inflight), false);
     set_fusion(o.stereo);
   }
@@ -75,11 +90,8 @@ class TrinocularEngine final : public Engine {
                                         std::to_string(options_.width) + "x" +
                                         std::to_string(options_.height));
     }
-    {
-      std::lock_guard<std::mutex> lock(state_->mutex);
-      if (state_->reserved >= options_.inflight) return SubmitStatus::kBusy;
-      ++state_->reserved;
-    }
+    const int slot = reserve();
+    if (slot < 0) return SubmitStatus::kBusy;
     const auto t0 = Clock::now();
     FrameInput h = f;
     h.vertical = {};
@@ -90,36 +102,20 @@ class TrinocularEngine final : public Engine {
     try {
       s = horizontal_->submit(h);
     } catch (...) {
-      unreserve();
+      release(slot);
       throw;
     }
     if (s == SubmitStatus::kBusy) {
-      unreserve();
+      release(slot);
       return s;
-    }
-    // The vertical pair: the reference and the vertical partner, transposed (and flipped for a
-    // partner above). The engine copies the frame at submit, so one set of buffers serves.
-    FrameInput v;
-    v.sequence = f.sequence;
-    v.capture_time_ns = f.capture_time_ns;
-    const bool color = !f.left_color.empty() && !f.vertical_color.empty();
-    if (color) {
-      to_vertical_frame(f.left_color, layout_, color_[0]);
-      to_vertical_frame(f.vertical_color, layout_, color_[1]);
-      v.left_color = view_of(color_[0]);
-      v.right_color = view_of(color_[1]);
-    }
-    if (!from_color) {
-      to_vertical_frame(f.left, layout_, gray_[0]);
-      to_vertical_frame(f.vertical, layout_, gray_[1]);
-      v.left = gray_[0].view();
-      v.right = gray_[1].view();
     }
     Expected e;
     e.sequence = f.sequence;
+    e.slot = slot;
     e.submitted = t0;
-    e.transpose_ms = ms_between(t0, Clock::now());
     try {
+      const FrameInput v = vertical_frame(f, from_color, slot);
+      e.transpose_ms = ms_between(t0, Clock::now());
       e.vertical = vertical_->submit(v) == SubmitStatus::kAccepted;
     } catch (const std::exception&) {
       e.vertical = false;  // reported with the frame's result
@@ -180,9 +176,58 @@ class TrinocularEngine final : public Engine {
   }
 
  private:
-  void unreserve() {
+  // A free slot, or -1.
+  int reserve() {
     std::lock_guard<std::mutex> lock(state_->mutex);
-    --state_->reserved;
+    for (std::size_t i = 0; i < state_->used.size(); ++i) {
+      if (!state_->used[i]) {
+        state_->used[i] = true;
+        return static_cast<int>(i);
+      }
+    }
+    return -1;
+  }
+
+  void release(int slot) {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->used[static_cast<std::size_t>(slot)] = false;
+  }
+
+  // The vertical pair's frame: the reference and the vertical partner, transposed (and flipped
+  // for a partner above) into the slot's buffers on the pool's threads.
+  FrameInput vertical_frame(const FrameInput& f, bool from_color, int slot) {
+    VerticalInput& buffers = state_->inputs[static_cast<std::size_t>(slot)];
+    const int w = options_.height, h = options_.width;  // the vertical pair's size
+    const std::size_t px = static_cast<std::size_t>(w) * h;
+    auto allocate = [&](std::size_t bytes) {
+      return pinned_ ? allocate_pinned(bytes)
+                     : std::shared_ptr<std::uint8_t>(new std::uint8_t[bytes],
+                                                     std::default_delete<std::uint8_t[]>());
+    };
+    FrameInput v;
+    v.sequence = f.sequence;
+    v.capture_time_ns = f.capture_time_ns;
+    v.pinned = pinned_;
+    const bool color = !f.left_color.empty() && !f.vertical_color.empty();
+    if (color) {
+      if (!buffers.color) buffers.color = allocate(2 * 3 * px);
+      const ImageView<std::uint8_t> out[2] = {{buffers.color.get(), 3 * w, h},
+                                              {buffers.color.get() + 3 * px, 3 * w, h}};
+      to_vertical_frame(f.left_color, layout_, out[0], pool_.get());
+      to_vertical_frame(f.vertical_color, layout_, out[1], pool_.get());
+      v.left_color = {out[0].data, w, h, 3 * w};
+      v.right_color = {out[1].data, w, h, 3 * w};
+    }
+    if (!from_color) {
+      if (!buffers.gray) buffers.gray = allocate(2 * px);
+      const ImageView<std::uint8_t> out[2] = {{buffers.gray.get(), w, h},
+                                              {buffers.gray.get() + px, w, h}};
+      to_vertical_frame(f.left, layout_, out[0], pool_.get());
+      to_vertical_frame(f.vertical, layout_, out[1], pool_.get());
+      v.left = out[0];
+      v.right = out[1];
+    }
+    return v;
   }
 
   void set_fusion(const StereoParams& stereo) {
@@ -207,7 +252,7 @@ class TrinocularEngine final : public Engine {
       r.timings.download_ms += v->timings.download_ms;
       r.timings.wait_ms = std::max(r.timings.wait_ms, v->timings.wait_ms);
     }
-    int index = -1;
+    const int index = e.slot;
     if (!h.ok) {
       r.error = h.error;
     } else if (!v) {
@@ -217,36 +262,18 @@ class TrinocularEngine final : public Engine {
     } else if (v->sequence != h.sequence) {
       r.error = "vertical pair: results out of step";
     } else {
-      std::lock_guard<std::mutex> lock(state_->mutex);
-      for (std::size_t i = 0; i < state_->used.size(); ++i) {
-        if (!state_->used[i]) {
-          index = static_cast<int>(i);
-          state_->used[i] = true;
-          break;
-        }
-      }
-    }
-    if (index >= 0) {
       const auto t0 = Clock::now();
       FusionOutput& out = state_->outputs[static_cast<std::size_t>(index)];
-      FusionInput in{h.disparity, h.cost_ratio, v->disparity, v->cost_ratio, layout_};
+      FusionInput in{h.disparity, h.cost_ratio, v->disparity, v->cost_ratio, layout_, {}};
+      // The reference camera's background model decides: background carries no disparity.
+      in.foreground = h.foreground;
       try {
         FusionParams fp;
         {
           std::lock_guard<std::mutex> lock(fusion_mutex_);
           fp = fusion_;
         }
-        fuse_trinocular(in, fp, out);
-        // The reference camera's background model decides: background carries no disparity.
-        if (!h.foreground.empty()) {
-          for (int y = 0; y < out.fused.height(); ++y) {
-            for (int x = 0; x < out.fused.width(); ++x) {
-              if (h.foreground(x, y) != 0) continue;
-              out.fused(x, y) = kInvalidDisparity;
-              out.direction(x, y) = kFusedNone;
-            }
-          }
-        }
+        fuse_trinocular(in, fp, out, pool_.get());
         r.ok = true;
         r.disparity = out.fused.view();
         r.direction = out.direction.view();
@@ -269,9 +296,7 @@ class TrinocularEngine final : public Engine {
                                            v_hold.reset();
                                            h_hold.reset();
                                            std::lock_guard<std::mutex> lock(state->mutex);
-                                           if (index >= 0)
-                                             state->used[static_cast<std::size_t>(index)] = false;
-                                           --state->reserved;
+                                           state->used[static_cast<std::size_t>(index)] = false;
                                          });
     return r;
   }
@@ -282,8 +307,8 @@ class TrinocularEngine final : public Engine {
   std::shared_ptr<State> state_;
   std::unique_ptr<Engine> horizontal_, vertical_;
   std::string name_;
-  Gray8 gray_[2];  // the vertical pair's frame (submit only)
-  RgbImage color_[2];
+  bool pinned_ = false;               // the vertical input goes page-locked (CUDA engine)
+  std::shared_ptr<ThreadPool> pool_;  // the transpositions and the fusion
   mutable std::mutex expected_mutex_;
   std::deque<Expected> expected_;
   std::optional<EngineResult> pending_h_, pending_v_;  // poll only

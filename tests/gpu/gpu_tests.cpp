@@ -1012,6 +1012,22 @@ TEST(Gpu, WinnerCostRatiosEqualCpu) {
   }
 }
 
+namespace {
+
+// The trinocular GPU tests' rig: 320x240, 48 disparities, background modeling warming up over
+// `warmup` frames, the fused map only.
+EngineOptions trinocular_rig_options(int warmup) {
+  StereoParams sp;
+  sp.max_disparity = 48;
+  BackgroundParams bp;
+  bp.warmup = warmup;
+  EngineOptions o = options_for(320, 240, sp, bp);
+  o.right_output = false;
+  return o;
+}
+
+}  // namespace
+
 // A trinocular rig on the CUDA engine equals the same rig on the CPU engine: fused map, direction
 // and both pairs' maps, frame by frame, cameras below and above, background modeling on.
 TEST(Gpu, TrinocularRigEqualsCpu) {
@@ -1020,12 +1036,7 @@ TEST(Gpu, TrinocularRigEqualsCpu) {
     SyntheticOptions so = scene_options(320, 240, 48, 11);
     so.vertical = position;
     SyntheticScene scene(so);
-    StereoParams sp;
-    sp.max_disparity = 48;
-    BackgroundParams bp;
-    bp.warmup = 3;
-    EngineOptions o = options_for(320, 240, sp, bp);
-    o.right_output = false;
+    EngineOptions o = trinocular_rig_options(3);
     TrinocularOptions t;
     t.model.position =
         position == SyntheticVertical::kAbove ? VerticalPosition::kAbove : VerticalPosition::kBelow;
@@ -1052,6 +1063,65 @@ TEST(Gpu, TrinocularRigEqualsCpu) {
       if (HasFailure()) return;
     }
   }
+}
+
+// Several frames in flight at once: each slot's transposed vertical input (page-locked, uploaded
+// in place) and fusion output are its own, so every result equals the CPU's for its frame, over
+// more frames than slots (slots reused), in gray and color with background modeling on.
+TEST(Gpu, TrinocularFramesInFlightEqualCpu) {
+  REQUIRE_GPU();
+  SyntheticOptions so = scene_options(320, 240, 48, 12);
+  so.vertical = SyntheticVertical::kAbove;
+  SyntheticScene scene(so);
+  EngineOptions o = trinocular_rig_options(2);
+  o.inflight = 3;
+  TrinocularOptions t;
+  t.model.position = VerticalPosition::kAbove;
+  auto gpu = make_trinocular_engine("cuda", o, t);
+  o.inflight = 1;
+  o.cpu_threads = 2;
+  auto cpu = make_trinocular_engine("cpu", o, t);
+  constexpr int kFrames = 8;
+  std::vector<SyntheticFrame> frames(kFrames);
+  std::vector<FrameInput> inputs;
+  for (int i = 0; i < kFrames; ++i) {
+    scene.render(5 * i, frames[static_cast<std::size_t>(i)]);
+    const SyntheticFrame& f = frames[static_cast<std::size_t>(i)];
+    FrameInput in = color_frame(f, i);
+    in.vertical = f.vertical_gray.view();
+    in.vertical_color = view_of(f.vertical);
+    inputs.push_back(in);
+  }
+  std::vector<Disparity16> fused(kFrames), vertical(kFrames);
+  std::vector<Gray8> direction(kFrames);
+  for (int i = 0; i < kFrames; ++i) {
+    ASSERT_EQ(cpu->submit(inputs[static_cast<std::size_t>(i)]), SubmitStatus::kAccepted);
+    auto r = cpu->poll(60s);
+    ASSERT_TRUE(r && r->ok);
+    copy_into(r->disparity, fused[static_cast<std::size_t>(i)]);
+    copy_into(r->vertical_disparity, vertical[static_cast<std::size_t>(i)]);
+    copy_into(r->direction, direction[static_cast<std::size_t>(i)]);
+  }
+  int next = 0;
+  int most_in_flight = 0;
+  for (int done = 0; done < kFrames; ++done) {
+    while (next < kFrames &&
+           gpu->submit(inputs[static_cast<std::size_t>(next)]) == SubmitStatus::kAccepted) {
+      ++next;
+    }
+    most_in_flight = std::max(most_in_flight, gpu->in_flight());
+    auto r = gpu->poll(60s);
+    ASSERT_TRUE(r && r->ok) << (r ? r->error : "no result");
+    ASSERT_EQ(r->sequence, static_cast<std::uint64_t>(done));
+    const auto i = static_cast<std::size_t>(done);
+    const std::string what = "frame " + std::to_string(done);
+    EXPECT_EQ(first_difference(fused[i].data(), r->disparity.data, 320, 240), "") << what;
+    EXPECT_EQ(first_difference(direction[i].data(), r->direction.data, 320, 240), "") << what;
+    EXPECT_EQ(first_difference(vertical[i].data(), r->vertical_disparity.data, 320, 240), "")
+        << what;
+    if (HasFailure()) return;
+  }
+  EXPECT_EQ(most_in_flight, 3);
 }
 
 // The confidence and the winners' cost ratios asked for together from one engine: both equal the

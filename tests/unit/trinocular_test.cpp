@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <deque>
 
 #include "cpu_cases.hpp"
 #include "cpu_pair_processor.hpp"
@@ -14,6 +15,7 @@
 #include "stereo/mean_removal.hpp"
 #include "stereo/pixel_ops.hpp"
 #include "synthetic/synthetic_scene.hpp"
+#include "thread_pool.hpp"
 #include "trinocular/fusion.hpp"
 #include "trinocular/trinocular_engine.hpp"
 
@@ -150,6 +152,54 @@ TEST(VerticalFrame, TransposesAndFlipsForAPartnerAbove) {
   }
 }
 
+// Sizes across several tiles and not multiples of them, strided sources, on one thread and on a
+// pool, into owned images and into views: always the definition, pixel for pixel.
+TEST(VerticalFrame, TilesAndThreadsChangeNothing) {
+  CaseRng rng(23);
+  ThreadPool pool(3);
+  for (int round = 0; round < 24; ++round) {
+    // The first rounds: sizes across the gray path's 8x8 blocks and 64-column strips, both ways.
+    const bool fixed = round < 2;
+    const int w = fixed ? 137 : rng.range(1, 100), h = fixed ? 75 : rng.range(1, 90);
+    const int pad = rng.range(0, 5);
+    const auto pos = fixed ? (round == 0 ? VerticalPosition::kAbove : VerticalPosition::kBelow)
+                     : rng.chance(50) ? VerticalPosition::kAbove
+                                      : VerticalPosition::kBelow;
+    const VerticalLayout l = vertical_layout(w, h, pos);
+    Gray8 big(w + pad, h);
+    for (auto& v : big.pixels()) v = static_cast<std::uint8_t>(rng.range(0, 255));
+    const ImageView<const std::uint8_t> src{big.data(), w, h, w + pad};
+    RgbImage rgb_big;
+    rgb_big.resize(w + pad, h);
+    for (auto& v : rgb_big.pixels) v = static_cast<std::uint8_t>(rng.range(0, 255));
+    const RgbView rgb{rgb_big.pixels.data(), w, h, 3 * (w + pad)};
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      Gray8 gray, into(h, w);
+      to_vertical_frame(src, l, gray, p);
+      to_vertical_frame(src, l, into.view(), p);
+      RgbImage color;
+      to_vertical_frame(rgb, l, color, p);
+      std::vector<std::uint8_t> color_into(static_cast<std::size_t>(3) * w * h);
+      to_vertical_frame(rgb, l, ImageView<std::uint8_t>{color_into.data(), 3 * h, w}, p);
+      ASSERT_EQ(gray.width(), h);
+      ASSERT_EQ(gray.height(), w);
+      ASSERT_EQ(gray, into);
+      ASSERT_EQ(color.pixels, color_into);
+      for (int y = 0; y < h; ++y) {
+        for (int x = 0; x < w; ++x) {
+          ASSERT_EQ(gray(l.u(y), x), src(x, y)) << w << "x" << h << " at " << x << "," << y;
+          for (int c = 0; c < 3; ++c)
+            ASSERT_EQ(color.row(x)[3 * l.u(y) + c], rgb.row(y)[3 * x + c]);
+        }
+      }
+    }
+  }
+  Gray8 img(6, 4), wrong(6, 4);
+  EXPECT_THROW(
+      to_vertical_frame(img.view(), vertical_layout(6, 4, VerticalPosition::kBelow), wrong.view()),
+      ParameterError);
+}
+
 // A partner below sees the reference's point (x, y) at (x, y - d): after the transposition that
 // is the reference's (u, v) = (y, x) against the partner's (u - d, v), an ordinary right camera.
 TEST(VerticalFrame, APartnerBecomesARightCamera) {
@@ -190,11 +240,13 @@ TEST(Fusion, ScalesVerticalDisparities) {
   EXPECT_EQ(cost_ratio_q8(0.5), 128u);
 }
 
-// The rule written out pixel by pixel, against fuse_trinocular on random maps.
+// The rule written out pixel by pixel, against fuse_trinocular on random maps (sizes across
+// several tiles, with and without a foreground mask, on one thread and on a pool).
 TEST(Fusion, FollowsTheCostRatioRule) {
   CaseRng rng(17);
+  ThreadPool pool(3);
   for (int round = 0; round < 30; ++round) {
-    const int w = rng.range(1, 40), h = rng.range(1, 30);
+    const int w = rng.range(1, 100), h = rng.range(1, 80);
     const auto pos = rng.chance(50) ? VerticalPosition::kAbove : VerticalPosition::kBelow;
     const double ratio = rng.chance(30) ? 1.0 : rng.range(10, 400) / 100.0;
     const double scale = rng.chance(30) ? 1.0 : rng.range(50, 200) / 100.0;
@@ -219,9 +271,19 @@ TEST(Fusion, FollowsTheCostRatioRule) {
     p.cost_ratio = ratio;
     p.scale = scale;
     p.max_disparity_q4 = max_q4;
-    FusionOutput out;
-    fuse_trinocular({hd.view(), hc.view(), vd.view(), vc.view(), vertical_layout(w, h, pos)}, p,
-                    out);
+    Gray8 mask(w, h, 255);
+    const bool masked = rng.chance(50);
+    if (masked) {
+      for (auto& m : mask.pixels()) m = rng.chance(30) ? 0 : 255;
+    }
+    FusionInput in{hd.view(), hc.view(), vd.view(), vc.view(), vertical_layout(w, h, pos), {}};
+    if (masked) in.foreground = mask.view();
+    FusionOutput out, pooled;
+    fuse_trinocular(in, p, out);
+    fuse_trinocular(in, p, pooled, &pool);
+    ASSERT_EQ(out.fused, pooled.fused);
+    ASSERT_EQ(out.direction, pooled.direction);
+    ASSERT_EQ(out.vertical, pooled.vertical);
     for (int y = 0; y < h; ++y) {
       for (int x = 0; x < w; ++x) {
         const int u = pos == VerticalPosition::kAbove ? h - 1 - y : y;
@@ -241,6 +303,7 @@ TEST(Fusion, FollowsTheCostRatioRule) {
         } else if (v != kInvalidDisparity) {
           want = kFusedVertical;
         }
+        if (mask(x, y) == 0) want = kFusedNone;  // background: no fused disparity
         ASSERT_EQ(out.direction(x, y), want) << x << "," << y;
         ASSERT_EQ(out.vertical(x, y), v);
         ASSERT_EQ(out.fused(x, y), want == kFusedHorizontal ? hh
@@ -255,10 +318,24 @@ TEST(Fusion, RefusesMapsOfTheWrongSize) {
   Disparity16 hd(8, 6), vd(8, 6);
   Image<std::uint32_t> hc(8, 6), vc(8, 6);
   FusionOutput out;
-  EXPECT_THROW(fuse_trinocular({hd.view(), hc.view(), vd.view(), vc.view(),
-                                vertical_layout(8, 6, VerticalPosition::kBelow)},
+  EXPECT_THROW(fuse_trinocular({hd.view(),
+                                hc.view(),
+                                vd.view(),
+                                vc.view(),
+                                vertical_layout(8, 6, VerticalPosition::kBelow),
+                                {}},
                                {}, out),
                ParameterError);
+  Disparity16 vt(6, 8);
+  Image<std::uint32_t> vct(6, 8);
+  Gray8 mask(6, 8);  // the vertical pair's size, not the reference's
+  const FusionInput ok{
+      hd.view(), hc.view(), vt.view(), vct.view(), vertical_layout(8, 6, VerticalPosition::kBelow),
+      {}};
+  EXPECT_NO_THROW(fuse_trinocular(ok, {}, out));
+  FusionInput masked = ok;
+  masked.foreground = mask.view();
+  EXPECT_THROW(fuse_trinocular(masked, {}, out), ParameterError);
 }
 
 namespace {
@@ -346,8 +423,12 @@ TEST(TrinocularEngine, IsBothPairsAndTheFusion) {
     fp.cost_ratio = 0.9;
     fp.max_disparity_q4 = kSubpixelScale * (so.max_disparity - 1) + kSubpixelScale / 2;
     FusionOutput want;
-    fuse_trinocular({ho.stereo.left.view(), ho.stereo.cost_ratio.view(), vo.stereo.left.view(),
-                     vo.stereo.cost_ratio.view(), layout},
+    fuse_trinocular({ho.stereo.left.view(),
+                     ho.stereo.cost_ratio.view(),
+                     vo.stereo.left.view(),
+                     vo.stereo.cost_ratio.view(),
+                     layout,
+                     {}},
                     fp, want);
     Disparity16 got(so.width, so.height);
     copy_into(r->disparity, got);
@@ -443,6 +524,58 @@ TEST(TrinocularEngine, RefusesWhatItCannotRun) {
   ASSERT_EQ(engine->submit(rig_input(f, 2)), SubmitStatus::kAccepted);
   auto r = engine->poll(60s);
   ASSERT_TRUE(r && r->ok);
+}
+
+// Frames in flight (three slots, eight frames, results held while the next are submitted): each
+// frame's result is the one it gets alone, whichever slot it went through.
+TEST(TrinocularEngine, FramesInFlightKeepTheirOwnResults) {
+  const SyntheticOptions so = rig_options(SyntheticVertical::kAbove, SyntheticTexture::kMixed);
+  SyntheticScene scene(so);
+  TrinocularOptions t;
+  t.model.position = VerticalPosition::kAbove;
+  EngineOptions eo = rig_engine_options(so.width, so.height, so.max_disparity);
+  auto alone = make_trinocular_engine("cpu", eo, t);
+  eo.inflight = 3;
+  auto busy = make_trinocular_engine("cpu", eo, t);
+  constexpr int kFrames = 8;
+  std::vector<SyntheticFrame> frames(kFrames);
+  std::vector<Disparity16> want(kFrames);
+  for (int i = 0; i < kFrames; ++i) {
+    scene.render(20 * i, frames[static_cast<std::size_t>(i)]);
+    ASSERT_EQ(alone->submit(rig_input(frames[static_cast<std::size_t>(i)], 0)),
+              SubmitStatus::kAccepted);
+    auto r = alone->poll(60s);
+    ASSERT_TRUE(r && r->ok);
+    copy_into(r->disparity, want[static_cast<std::size_t>(i)]);
+  }
+  std::deque<EngineResult> held;  // the last two results stay held while the next frames go in
+  int next = 0;
+  for (int done = 0; done < kFrames; ++done) {
+    while (next < kFrames &&
+           busy->submit(rig_input(frames[static_cast<std::size_t>(next)],
+                                  static_cast<std::uint64_t>(next))) == SubmitStatus::kAccepted) {
+      ++next;
+    }
+    auto r = busy->poll(60s);
+    if (!r && !held.empty()) {
+      held.pop_front();  // every slot held: give one back
+      --done;
+      continue;
+    }
+    ASSERT_TRUE(r && r->ok);
+    ASSERT_EQ(r->sequence, static_cast<std::uint64_t>(done));
+    Disparity16 got;
+    copy_into(r->disparity, got);
+    EXPECT_EQ(got, want[static_cast<std::size_t>(done)]) << "frame " << done;
+    held.push_back(std::move(*r));
+    if (held.size() > 2) held.pop_front();
+  }
+  // The held results still show their own frames after the slots went round.
+  for (const EngineResult& r : held) {
+    Disparity16 got;
+    copy_into(r.disparity, got);
+    EXPECT_EQ(got, want[static_cast<std::size_t>(r.sequence)]) << "held frame " << r.sequence;
+  }
 }
 
 // Slots: as many frames in flight as asked for, busy beyond, free again when results go.

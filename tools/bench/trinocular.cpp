@@ -4,7 +4,8 @@
 //     the horizontal pair alone and the vertical pair alone: bad 1.0 over every pixel with ground
 //     truth (no estimate counts as bad, occluded pixels included), and the share without one.
 //   --speed: frames per second and per-frame latency of the fused rig against the horizontal pair
-//     alone on the same frames and engine kind.
+//     alone on the same frames and engine kind, and the rig's host work timed apart (the
+//     transpositions of one frame's vertical input and one fusion, on the engine's pool).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "middlebury_background.hpp"
 #include "stereo/pixel_ops.hpp"
 #include "synthetic/synthetic_scene.hpp"
+#include "thread_pool.hpp"
 #include "trinocular/trinocular_engine.hpp"
 
 namespace stereod::bench {
@@ -92,6 +94,47 @@ std::pair<double, double> time_engine(Engine& engine, const std::vector<Syntheti
   return {count > 1 ? (count - 1) / s : 0.0, median(latency)};
 }
 
+struct HostParts {
+  double transpose_ms = 0, fusion_ms = 0;
+  unsigned threads = 0;
+};
+
+// The median over 50 runs of what the rig does on the host per frame besides the pair engines:
+// the two transpositions of the vertical pair's input and the fusion (on maps of the frame's
+// size: plausible disparities and cost ratios, part of them missing; the fusion has no branch
+// that depends on them).
+HostParts time_host_parts(const SyntheticFrame& f, const VerticalLayout& layout,
+                          const FusionParams& params, unsigned threads) {
+  const std::shared_ptr<ThreadPool> pool = ThreadPool::for_threads(threads);
+  const int w = layout.width, h = layout.height;
+  Disparity16 hd(w, h), vd(h, w);
+  Image<std::uint32_t> hr(w, h), vr(h, w);
+  std::uint32_t state = 1;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  for (auto* d : {&hd, &vd}) {
+    for (auto& v : d->pixels())
+      v = next() % 16 ? static_cast<std::uint16_t>(next() % 2000) : kInvalidDisparity;
+  }
+  for (auto* r : {&hr, &vr}) {
+    for (auto& v : r->pixels()) v = 4096 + next() % 60000;
+  }
+  Gray8 a, b;
+  FusionOutput out;
+  const FusionInput in{hd.view(), hr.view(), vd.view(), vr.view(), layout, f.left_gray.view()};
+  std::vector<double> transpose, fusion;
+  for (int i = 0; i < 50; ++i) {
+    const auto t0 = Clock::now();
+    to_vertical_frame(f.left_gray.view(), layout, a, pool.get());
+    to_vertical_frame(f.vertical_gray.view(), layout, b, pool.get());
+    const auto t1 = Clock::now();
+    fuse_trinocular(in, params, out, pool.get());
+    const auto t2 = Clock::now();
+    transpose.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    fusion.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+  }
+  return {median(transpose), median(fusion), pool->size()};
+}
+
 }  // namespace
 
 int run_trinocular(const CommonOptions& common, const TrinocularBenchOptions& o) {
@@ -134,6 +177,11 @@ int run_trinocular(const CommonOptions& common, const TrinocularBenchOptions& o)
     auto pair = make_engine(common.engine, eo);
     const auto fused = time_engine(*engine, frames, o.frames, 10, true);
     const auto alone = time_engine(*pair, frames, o.frames, 10, false);
+    FusionParams fp;
+    fp.cost_ratio = o.cost_ratio;
+    fp.max_disparity_q4 = kSubpixelScale * (o.max_disparity - 1) + kSubpixelScale / 2;
+    const HostParts host = time_host_parts(
+        frames[0], vertical_layout(o.width, o.height, t.model.position), fp, common.threads);
     if (common.json) {
       nlohmann::json j = {{"engine", std::string(engine->name())},
                           {"width", o.width},
@@ -144,7 +192,10 @@ int run_trinocular(const CommonOptions& common, const TrinocularBenchOptions& o)
                           {"fused_fps", fused.first},
                           {"fused_latency_ms", fused.second},
                           {"horizontal_fps", alone.first},
-                          {"horizontal_latency_ms", alone.second}};
+                          {"horizontal_latency_ms", alone.second},
+                          {"host_threads", host.threads},
+                          {"host_transpose_ms", host.transpose_ms},
+                          {"host_fusion_ms", host.fusion_ms}};
       std::printf("%s\n", j.dump(2).c_str());
     } else {
       std::printf("trinocular speed, %s engine, %dx%d, %d disparities, %d frames, %d slots\n",
@@ -154,6 +205,10 @@ int run_trinocular(const CommonOptions& common, const TrinocularBenchOptions& o)
       std::printf("  %-28s %10.1f %16.2f\n", "fused (both pairs + fusion)", fused.first,
                   fused.second);
       std::printf("  %-28s %10.1f %16.2f\n", "horizontal pair alone", alone.first, alone.second);
+      std::printf(
+          "  host work per frame, timed apart (%u threads): transpositions %.3f ms, "
+          "fusion %.3f ms (medians of 50)\n",
+          host.threads, host.transpose_ms, host.fusion_ms);
     }
     return 0;
   }
