@@ -17,6 +17,12 @@ enum class MatchingCost {
   kAdCensus,  // both, each through a saturating lookup table, summed (Mei et al. 2011)
 };
 
+// How the matching costs of a pixel's candidates are aggregated before the winner is chosen.
+enum class Aggregation {
+  kWindow,  // the adaptive window alone (Zhao & Taubin): winner takes all over A
+  kSgm,     // semi-global: A (the window cost) aggregated along 4 or 8 paths (sgm.hpp)
+};
+
 enum class FillMode {
   kIntensity,   // Chang & Maruyama: interpolate similar sides, else the side of closer intensity
   kBackground,  // interpolate similar sides, else the smaller disparity (occlusions are background)
@@ -46,6 +52,17 @@ struct StereoParams {
   int best_k = 4;         // k: how many of the 8 neighbouring sub-windows join the centre one
   int parent_radius = 3;  // r: parent neighbourhood (2r+1)^2 that bounds a finer level's search
 
+  // Semi-global aggregation (docs/ALGORITHM.md "Semi-global aggregation"): over each pixel's own
+  // search range at every level, along sgm_paths paths (4 or 8). The penalties are per pixel cost
+  // of the aggregated window, i.e. multiplied by its (1 + best_k) * subwindow^2 pixel costs: P1
+  // for a change of 1, P2 for a larger one, P2 divided down to P1 by the intensity step between
+  // the path's neighbours: P2 * g / (g + |dI|), g = sgm_gradient (0: P2 unscaled).
+  Aggregation aggregation = Aggregation::kWindow;
+  int sgm_paths = 8;
+  int sgm_p1 = 2;
+  int sgm_p2 = 16;
+  int sgm_gradient = 16;
+
   bool cross_check = true;
   int cross_check_tolerance = 1;  // |D_L(x) - D_R(x - D_L(x))| <= this survives
   // Uniqueness: the best cost must beat every candidate farther than 1 from it by this many percent
@@ -70,7 +87,8 @@ struct StereoParams {
   static auto tie_fields(Self& s) {
     return std::tie(s.max_disparity, s.levels, s.min_coarse_disparities, s.cost, s.census_width,
                     s.census_height, s.ad_truncation, s.lambda_ad, s.lambda_census,
-                    s.ad_mean_radius, s.subwindow, s.best_k, s.parent_radius, s.cross_check,
+                    s.ad_mean_radius, s.subwindow, s.best_k, s.parent_radius, s.aggregation,
+                    s.sgm_paths, s.sgm_p1, s.sgm_p2, s.sgm_gradient, s.cross_check,
                     s.cross_check_tolerance, s.uniqueness, s.subpixel, s.speckle_size,
                     s.speckle_range, s.median, s.fill, s.fill_mode, s.fill_interpolate_max);
   }
@@ -104,6 +122,10 @@ class ParameterError : public std::invalid_argument {
 
 // Every problem with the parameters on their own (no image involved); empty when they are usable.
 std::vector<ParameterError> check_params(const StereoParams& p);
+// What the CUDA engine cannot run (today: aggregation sgm), each naming its key and why; empty when
+// it can. The CUDA engine throws the first of them, and the daemon's loader refuses them unless
+// `engine: cpu`, so that a configuration --check accepts is one the daemon runs as written.
+std::vector<ParameterError> check_params_for_cuda(const StereoParams& p);
 // Throws the first problem that check_params finds.
 void validate_params(const StereoParams& p);
 // Throws when the parameters cannot be used on left/right images of these sizes.
@@ -125,9 +147,11 @@ int level_disparities(int max_disparity, int scale);
 
 std::string_view to_string(MatchingCost c);
 std::string_view to_string(FillMode m);
+std::string_view to_string(Aggregation a);
 // Parses "ad", "census" or "ad_census" ("ad-census" too); throws ParameterError("stereo.cost",
 // ...).
 MatchingCost parse_matching_cost(std::string_view name);
 FillMode parse_fill_mode(std::string_view name);
+Aggregation parse_aggregation(std::string_view name);
 
 }  // namespace stereod

@@ -32,6 +32,27 @@ std::string first_difference(const Image<T>& want, const Image<T>& got) {
   return "";
 }
 
+// The first place where the engine's last compute() differs from the naive result: every level's
+// winners of both views, the final maps, the confidence.
+std::string difference_from_naive(const NaiveResult& want, const CpuStereoMatcher& m,
+                                  const StereoOutput& got) {
+  if (got.levels_used != static_cast<int>(want.winners[0].size())) return "levels differ";
+  for (int s = got.levels_used - 1; s >= 0; --s) {
+    for (int v = 0; v < 2; ++v) {
+      const std::string d = first_difference(want.winners[v][s], m.level_disparity(s, v));
+      if (!d.empty()) {
+        return "winners, level " + std::to_string(s) + (v == 0 ? " left: " : " right: ") + d;
+      }
+    }
+  }
+  std::string d = first_difference(want.left, got.left);
+  if (!d.empty()) return "left output: " + d;
+  d = first_difference(want.right, got.right);
+  if (!d.empty()) return "right output: " + d;
+  d = first_difference(want.confidence, got.confidence);
+  return d.empty() ? d : "confidence: " + d;
+}
+
 }  // namespace
 
 // Once per vector path of the CPU engine (cpu_features.hpp): the baseline, and AVX2 where the CPU
@@ -57,19 +78,48 @@ TEST_P(NaiveMatcher, RandomCasesBitExact) {
     StereoInput in = stereo_input(c);
     in.confidence = true;
     m.compute(in, got);
-    ASSERT_EQ(got.levels_used, static_cast<int>(want.winners[0].size())) << c.name;
-    for (int s = got.levels_used - 1; s >= 0; --s) {
-      for (int v = 0; v < 2; ++v) {
-        ASSERT_EQ(first_difference(want.winners[v][s], m.level_disparity(s, v)), "")
-            << c.name << ": winners, level " << s << (v == 0 ? " left" : " right");
-      }
-    }
-    ASSERT_EQ(first_difference(want.left, got.left), "") << c.name << ": left output";
-    ASSERT_EQ(first_difference(want.right, got.right), "") << c.name << ": right output";
-    ASSERT_EQ(first_difference(want.confidence, got.confidence), "") << c.name << ": confidence";
+    ASSERT_EQ(difference_from_naive(want, m, got), "") << c.name;
     for (std::uint8_t v : got.confidence.pixels()) graded += v > 1 && v < 255;
   }
   EXPECT_GT(graded, 0);
+}
+
+// Semi-global aggregation (aggregation: sgm) against the naive recursion, on the same random cases
+// with random penalties, paths and gradient scaling (STEREOD_NAIVE_SGM_CASES=N for more).
+TEST_P(NaiveMatcher, RandomSgmCasesBitExact) {
+  const char* env = std::getenv("STEREOD_NAIVE_SGM_CASES");
+  const int cases = env ? std::atoi(env) : 60;
+  ASSERT_GT(cases, 0);
+  long long smoothed = 0;  // pixels where sgm chose differently from the window alone
+  for (int i = 0; i < cases; ++i) {
+    const std::uint64_t seed = 8000 + static_cast<std::uint64_t>(i);
+    MatcherCase c = random_matcher_case(seed, 56, 44);
+    CaseRng rng(seed * 7 + 3);  // its own draws: the cases above stay what they were
+    const StereoParams window = c.params;
+    c.params.aggregation = Aggregation::kSgm;
+    c.params.sgm_paths = rng.chance(50) ? 4 : 8;
+    c.params.sgm_p1 = rng.chance(20) ? 0 : rng.range(1, 8);
+    c.params.sgm_p2 = c.params.sgm_p1 + (rng.chance(20) ? 0 : rng.range(1, 60));
+    c.params.sgm_gradient = rng.chance(30) ? 0 : rng.range(1, 64);
+    c.name += " sgm p1 " + std::to_string(c.params.sgm_p1) + " p2 " +
+              std::to_string(c.params.sgm_p2) + " g " + std::to_string(c.params.sgm_gradient) +
+              " paths " + std::to_string(c.params.sgm_paths);
+    const NaiveResult want =
+        naive_match(c.params, c.left, c.right, c.left_foreground, c.right_foreground);
+    CpuStereoMatcher m(c.params);
+    StereoOutput got;
+    StereoInput in = stereo_input(c);
+    in.confidence = true;
+    in.cost_ratio_output = true;
+    m.compute(in, got);
+    ASSERT_EQ(difference_from_naive(want, m, got), "") << c.name;
+    const NaiveResult plain =
+        naive_match(window, c.left, c.right, c.left_foreground, c.right_foreground);
+    for (std::size_t k = 0; k < plain.winners[0][0].size(); ++k) {
+      smoothed += plain.winners[0][0].data()[k] != want.winners[0][0].data()[k];
+    }
+  }
+  EXPECT_GT(smoothed, 0) << "the cases never tell sgm from the window";
 }
 
 // The formula of docs/PROTOCOL.md "confidence8", case by case.
