@@ -59,8 +59,8 @@ struct StereoParams {
   // the path's neighbours: P2 * g / (g + |dI|), g = sgm_gradient (0: P2 unscaled).
   Aggregation aggregation = Aggregation::kWindow;
   int sgm_paths = 8;
-  int sgm_p1 = 2;
-  int sgm_p2 = 16;
+  int sgm_p1 = 4;
+  int sgm_p2 = 32;
   int sgm_gradient = 16;
 
   bool cross_check = true;

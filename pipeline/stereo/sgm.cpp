@@ -25,26 +25,29 @@ constexpr Direction kBottomUp[4] = {{-1, 0}, {0, -1}, {-1, -1}, {1, -1}};
 
 // L of pixel p over its range [lo, hi] (costs c, kNoCost where not allowed) from its predecessor's
 // Lq over [qlo, qhi] with minimum q_min (q_min == kInfinite: no predecessor, the path restarts).
-// Returns the minimum of the new L.
+// `pad` is scratch of at least hi - lo + 3 values. Returns the minimum of the new L.
 std::uint32_t path_step(const std::uint32_t* c, int lo, int hi, const std::uint32_t* lq, int qlo,
                         int qhi, std::uint32_t q_min, std::uint32_t p1, std::uint32_t p2,
-                        std::uint32_t* l) {
+                        std::uint32_t* __restrict l, std::uint32_t* __restrict pad) {
+  const int n = hi - lo + 1;
   std::uint32_t l_min = kInfinite;
-  for (int d = lo; d <= hi; ++d) {
-    const std::uint32_t cost = c[d - lo];
-    std::uint32_t v;
-    if (cost == kNoCost) {
-      v = kInfinite;
-    } else if (q_min == kInfinite) {
-      v = cost;
-    } else {
-      std::uint32_t best = q_min + p2;
-      if (d >= qlo && d <= qhi) best = std::min(best, lq[d - qlo]);
-      if (d - 1 >= qlo && d - 1 <= qhi) best = std::min(best, lq[d - 1 - qlo] + p1);
-      if (d + 1 >= qlo && d + 1 <= qhi) best = std::min(best, lq[d + 1 - qlo] + p1);
-      v = cost + best - q_min;
+  if (q_min == kInfinite) {
+    for (int j = 0; j < n; ++j) {
+      l[j] = c[j] == kNoCost ? kInfinite : c[j];
+      l_min = std::min(l_min, l[j]);
     }
-    l[d - lo] = v;
+    return l_min;
+  }
+  // pad[j] = Lq(lo - 1 + j), infinite outside q's range: the loop below then has no branches.
+  const int first = std::max(qlo, lo - 1), last = std::min(qhi, hi + 1);
+  std::fill(pad, pad + n + 2, kInfinite);
+  for (int d = first; d <= last; ++d) pad[d - lo + 1] = lq[d - qlo];
+  const std::uint32_t jump = q_min + p2;
+  for (int j = 0; j < n; ++j) {
+    const std::uint32_t step = std::min(pad[j], pad[j + 2]) + p1;
+    const std::uint32_t best = std::min(std::min(pad[j + 1], step), jump);
+    const std::uint32_t v = c[j] == kNoCost ? kInfinite : c[j] + best - q_min;
+    l[j] = v;
     l_min = std::min(l_min, v);
   }
   return l_min;
@@ -64,6 +67,10 @@ class Scan {
     const Direction* dirs = top_down_ ? kTopDown : kBottomUp;
     std::size_t row_max = 0;
     for (int y = 0; y < h; ++y) row_max = std::max(row_max, row_size(y));
+    pad_.assign(static_cast<std::size_t>(o_.disparities) + 2, kInfinite);
+    for (int step = 0; step < 256; ++step) {
+      jumps_[step] = sgm_jump_penalty(o_.p1, o_.p2, o_.gradient, step);
+    }
     for (int k = 0; k < directions; ++k) {
       for (int j = 0; j < 2; ++j) {
         rows_[k][j].assign(row_max, 0);
@@ -99,11 +106,11 @@ class Scan {
             qlo = ranges_.lo(qx, qy);
             qhi = ranges_.hi(qx, qy);
             lq = rows_[k][side].data() + (volume_.offset(qx, qy) - volume_.offset(0, qy));
-            const int step = std::abs(int{gray_(x, y)} - int{gray_(qx, qy)});
-            p2 = sgm_jump_penalty(o_.p1, o_.p2, o_.gradient, step);
+            p2 = jumps_[static_cast<std::size_t>(std::abs(int{gray_(x, y)} - int{gray_(qx, qy)}))];
           }
           mins_[k][cur][static_cast<std::size_t>(x)] =
-              path_step(c, lo, hi, lq, qlo, qhi, q_min, o_.p1, p2, l);
+              path_step(c, lo, hi, lq, qlo, qhi, q_min, o_.p1, p2, l, pad_.data());
+          // Not-allowed candidates add 0: S is read only where C is allowed.
           for (int d = 0; d <= hi - lo; ++d) s[d] += l[d] == kInfinite ? 0 : l[d];
         }
       }
@@ -126,6 +133,8 @@ class Scan {
   // each pixel's minimum L (kInfinite: no allowed candidate, or not matched).
   std::vector<std::uint32_t> rows_[4][2];
   std::vector<std::uint32_t> mins_[4][2];
+  std::vector<std::uint32_t> pad_;
+  std::uint32_t jumps_[256];  // P2 by intensity step
 };
 
 // Winners of rows y0 .. y1 - 1 of one view from its two scans' S.
