@@ -23,6 +23,7 @@ void read_stereo_params(YamlReader& r, const YAML::Node& node, const std::string
                 "best_k",
                 "parent_radius",
                 "aggregation",
+                "sgm_cost",
                 "sgm_paths",
                 "sgm_p1",
                 "sgm_p2",
@@ -55,6 +56,8 @@ void read_stereo_params(YamlReader& r, const YAML::Node& node, const std::string
   r.read(node, path, "parent_radius", p.parent_radius, 0, 4);
   r.read_choice(node, path, "aggregation", p.aggregation,
                 {{"window", Aggregation::kWindow}, {"sgm", Aggregation::kSgm}});
+  r.read_choice(node, path, "sgm_cost", p.sgm_cost,
+                {{"pixel", SgmCost::kPixel}, {"window", SgmCost::kWindow}});
   r.read(node, path, "sgm_paths", p.sgm_paths, 4, 8);
   r.read(node, path, "sgm_p1", p.sgm_p1, 0, 255);
   r.read(node, path, "sgm_p2", p.sgm_p2, 0, 255);

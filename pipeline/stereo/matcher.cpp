@@ -176,12 +176,14 @@ void CpuStereoMatcher::match_level(const StereoInput& in, int s, StereoOutput& o
     }
     LevelMatchOptions window_opt = opt;
     window_opt.uniqueness = 0;
+    window_opt.subwindow = sgm_subwindow(params_);
+    window_opt.best_k = sgm_best_k(params_);
     matcher_.match(window, costs_, window_opt, pool);
     SgmOptions so;
     so.disparities = disparities;
     so.paths = params_.sgm_paths;
-    so.p1 = sgm_penalty(params_.sgm_p1, params_.subwindow, params_.best_k);
-    so.p2 = sgm_penalty(params_.sgm_p2, params_.subwindow, params_.best_k);
+    so.p1 = sgm_penalty(params_.sgm_p1, window_opt.subwindow, window_opt.best_k);
+    so.p2 = sgm_penalty(params_.sgm_p2, window_opt.subwindow, window_opt.best_k);
     so.gradient = params_.sgm_gradient;
     so.uniqueness = params_.uniqueness;
     so.subpixel = s == 0;

@@ -66,6 +66,14 @@ std::vector<ParameterError> check_params(const StereoParams& p) {
   return e;
 }
 
+int sgm_subwindow(const StereoParams& p) {
+  return p.sgm_cost == SgmCost::kPixel ? 1 : p.subwindow;
+}
+
+int sgm_best_k(const StereoParams& p) {
+  return p.sgm_cost == SgmCost::kPixel ? 0 : p.best_k;
+}
+
 std::vector<ParameterError> check_params_for_cuda(const StereoParams& p) {
   std::vector<ParameterError> e;
   if (p.aggregation == Aggregation::kSgm) {
@@ -170,6 +178,16 @@ std::string_view to_string(Aggregation a) {
       return "window";
     case Aggregation::kSgm:
       return "sgm";
+  }
+  return "?";
+}
+
+std::string_view to_string(SgmCost c) {
+  switch (c) {
+    case SgmCost::kPixel:
+      return "pixel";
+    case SgmCost::kWindow:
+      return "window";
   }
   return "?";
 }

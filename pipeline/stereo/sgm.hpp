@@ -1,8 +1,9 @@
 // Semi-global aggregation over each pixel's own search range (docs/ALGORITHM.md "Semi-global
 // aggregation"; Hirschmüller 2008, on per-pixel ranges as in Rothermel et al.'s tSGM).
 //
-// The cost C(p, d) is the adaptive-window cost A (adaptive_window.hpp) of every candidate d in
-// pixel p's range [lo(p), hi(p)], kNoCost where d is not allowed (its target pixel is outside the
+// The cost C(p, d) is the window pass's A (adaptive_window.hpp; with stereo.sgm_cost pixel, a
+// window of 1 pixel: the pixel cost) of every candidate d in pixel p's range [lo(p), hi(p)],
+// kNoCost where d is not allowed (its target pixel is outside the
 // image or background). Along each path direction r, in scan order,
 //   L_r(p, d) = C(p, d) + min(L_r(q, d), L_r(q, d +- 1) + P1, m_q + P2(p, q)) - m_q,
 // q = p - r, m_q = min_k L_r(q, k). Where q's range does not hold d (or d +- 1), that term is left
@@ -14,8 +15,8 @@
 // same rules as the window (confidence.hpp, pixel_ops.hpp), on S, with S(d +- 1) missing where
 // d +- 1 is outside the range.
 //
-// P1 = sgm_p1 * n and P2 = sgm_p2 * n, n = (1 + best_k) * subwindow^2 pixel costs in A (so the
-// penalties mean the same for every window); with sgm_gradient g > 0,
+// P1 = sgm_p1 * n and P2 = sgm_p2 * n, n = (1 + best_k) * subwindow^2 pixel costs in A (1 for
+// the pixel cost); with sgm_gradient g > 0,
 // P2(p, q) = max(P1, P2 * g / (g + |I(p) - I(q)|)) on the reference view's raw intensities: a
 // depth jump is cheaper across an intensity edge.
 //

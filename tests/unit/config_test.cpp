@@ -92,12 +92,13 @@ TEST(StereoYaml, ErrorsNameLineColumnAndKey) {
 
 TEST(StereoYaml, ReadsTheSemiGlobalKeysAndNamesTheirMistakes) {
   const std::string file = write_temp(
-      "stereo:\n  aggregation: sgm\n  sgm_paths: 4\n  sgm_p1: 3\n  sgm_p2: 40\n"
-      "  sgm_gradient: 0\n");
+      "stereo:\n  aggregation: sgm\n  sgm_paths: 8\n  sgm_p1: 3\n  sgm_p2: 40\n"
+      "  sgm_gradient: 0\n  sgm_cost: window\n");
   const StereoParams p = load_stereo_params_file(file);
   std::remove(file.c_str());
   EXPECT_EQ(p.aggregation, Aggregation::kSgm);
-  EXPECT_EQ(p.sgm_paths, 4);
+  EXPECT_EQ(p.sgm_paths, 8);
+  EXPECT_EQ(p.sgm_cost, SgmCost::kWindow);
   EXPECT_EQ(p.sgm_p1, 3);
   EXPECT_EQ(p.sgm_p2, 40);
   EXPECT_EQ(p.sgm_gradient, 0);

@@ -76,7 +76,7 @@ std::vector<std::vector<std::uint32_t>> naive_sgm(
     const StereoParams& p, const Gray8& gray, const std::vector<int>& lo,
     const std::vector<std::vector<std::uint32_t>>& cost) {
   const int w = gray.width(), h = gray.height();
-  const int n = (1 + p.best_k) * p.subwindow * p.subwindow;
+  const int n = (1 + sgm_best_k(p)) * sgm_subwindow(p) * sgm_subwindow(p);
   const std::uint32_t p1 = static_cast<std::uint32_t>(p.sgm_p1 * n);
   const std::uint32_t p2 = static_cast<std::uint32_t>(p.sgm_p2 * n);
   const int dirs8[8][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}, {1, 1}, {-1, -1}, {-1, 1}, {1, -1}};
@@ -227,7 +227,7 @@ NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& r
             for (int d = los[i]; d <= his[i]; ++d) {
               a[i].push_back(
                   candidate_allowed(side, x, y, d)
-                      ? naive_aggregated_cost(side, costs, p.subwindow, p.best_k, x, y, d)
+                      ? naive_aggregated_cost(side, costs, sgm_subwindow(p), sgm_best_k(p), x, y, d)
                       : kNaiveNone);
             }
           }

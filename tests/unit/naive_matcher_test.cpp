@@ -5,6 +5,7 @@
 // (STEREOD_NAIVE_CASES=N).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "cpu_cases.hpp"
@@ -97,13 +98,17 @@ TEST_P(NaiveMatcher, RandomSgmCasesBitExact) {
     CaseRng rng(seed * 7 + 3);  // its own draws: the cases above stay what they were
     const StereoParams window = c.params;
     c.params.aggregation = Aggregation::kSgm;
+    c.params.sgm_cost = rng.chance(50) ? SgmCost::kPixel : SgmCost::kWindow;
     c.params.sgm_paths = rng.chance(50) ? 4 : 8;
-    c.params.sgm_p1 = rng.chance(20) ? 0 : rng.range(1, 8);
-    c.params.sgm_p2 = c.params.sgm_p1 + (rng.chance(20) ? 0 : rng.range(1, 60));
+    const int p_max = c.params.sgm_cost == SgmCost::kPixel ? 120 : 8;
+    c.params.sgm_p1 = rng.chance(20) ? 0 : rng.range(1, p_max);
+    c.params.sgm_p2 =
+        std::min(255, c.params.sgm_p1 + (rng.chance(20) ? 0 : rng.range(1, 8 * p_max)));
     c.params.sgm_gradient = rng.chance(30) ? 0 : rng.range(1, 64);
-    c.name += " sgm p1 " + std::to_string(c.params.sgm_p1) + " p2 " +
-              std::to_string(c.params.sgm_p2) + " g " + std::to_string(c.params.sgm_gradient) +
-              " paths " + std::to_string(c.params.sgm_paths);
+    c.name += std::string(" sgm ") + std::string(to_string(c.params.sgm_cost)) + " p1 " +
+              std::to_string(c.params.sgm_p1) + " p2 " + std::to_string(c.params.sgm_p2) + " g " +
+              std::to_string(c.params.sgm_gradient) + " paths " +
+              std::to_string(c.params.sgm_paths);
     const NaiveResult want =
         naive_match(c.params, c.left, c.right, c.left_foreground, c.right_foreground);
     CpuStereoMatcher m(c.params);
