@@ -59,8 +59,8 @@ void read_stereo_params(YamlReader& r, const YAML::Node& node, const std::string
   r.read_choice(node, path, "sgm_cost", p.sgm_cost,
                 {{"pixel", SgmCost::kPixel}, {"window", SgmCost::kWindow}});
   r.read(node, path, "sgm_paths", p.sgm_paths, 4, 8);
-  r.read(node, path, "sgm_p1", p.sgm_p1, 0, 255);
-  r.read(node, path, "sgm_p2", p.sgm_p2, 0, 255);
+  r.read(node, path, "sgm_p1", p.sgm_p1, 0, kMaxSgmPenalty);
+  r.read(node, path, "sgm_p2", p.sgm_p2, 0, kMaxSgmPenalty);
   r.read(node, path, "sgm_gradient", p.sgm_gradient, 0, 255);
   r.read(node, path, "cross_check", p.cross_check);
   r.read(node, path, "cross_check_tolerance", p.cross_check_tolerance, 0, 16);

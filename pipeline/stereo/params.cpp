@@ -49,8 +49,8 @@ std::vector<ParameterError> check_params(const StereoParams& p) {
   if (p.sgm_paths != 4 && p.sgm_paths != 8) {
     e.push_back(describe("sgm_paths", p.sgm_paths, "must be 4 or 8"));
   }
-  check_range(e, "sgm_p1", p.sgm_p1, 0, 255);
-  check_range(e, "sgm_p2", p.sgm_p2, 0, 255);
+  check_range(e, "sgm_p1", p.sgm_p1, 0, kMaxSgmPenalty);
+  check_range(e, "sgm_p2", p.sgm_p2, 0, kMaxSgmPenalty);
   if (p.sgm_p2 < p.sgm_p1) {
     e.push_back(describe("sgm_p2", p.sgm_p2,
                          "must be at least sgm_p1 (" + std::to_string(p.sgm_p1) +

@@ -149,6 +149,9 @@ constexpr int kMinImageSide = 16;  // smallest image the matcher accepts
 constexpr int kMinLevelSide = 8;   // smallest side any pyramid level may have
 constexpr int kMaxLevels = 6;
 constexpr int kMaxDisparity = 1024;
+// Largest sgm_p1 / sgm_p2 (per pixel cost): with the largest window (9 sub-windows of 81 pixel
+// costs) and 8 paths, S = 8 (C + P2) stays far below 2^32.
+constexpr int kMaxSgmPenalty = 1023;
 
 // Levels the matcher actually uses: at most p.levels, fewer when the coarsest level would search
 // fewer than p.min_coarse_disparities disparities.

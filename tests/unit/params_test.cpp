@@ -51,7 +51,7 @@ TEST(Params, EachOutOfRangeValueIsNamed) {
       {[](StereoParams& p) { p.speckle_size = -1; }, "stereo.speckle_size = -1"},
       {[](StereoParams& p) { p.speckle_range = 17; }, "stereo.speckle_range = 17"},
       {[](StereoParams& p) { p.sgm_paths = 6; }, "stereo.sgm_paths = 6: must be 4 or 8"},
-      {[](StereoParams& p) { p.sgm_p1 = 256; }, "stereo.sgm_p1 = 256"},
+      {[](StereoParams& p) { p.sgm_p1 = 1024; }, "stereo.sgm_p1 = 1024"},
       {[](StereoParams& p) { p.sgm_p2 = 1; }, "stereo.sgm_p2 = 1: must be at least sgm_p1"},
       {[](StereoParams& p) { p.sgm_gradient = -1; }, "stereo.sgm_gradient = -1"},
   };
