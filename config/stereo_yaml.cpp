@@ -22,6 +22,12 @@ void read_stereo_params(YamlReader& r, const YAML::Node& node, const std::string
                 "subwindow",
                 "best_k",
                 "parent_radius",
+                "aggregation",
+                "sgm_cost",
+                "sgm_paths",
+                "sgm_p1",
+                "sgm_p2",
+                "sgm_gradient",
                 "cross_check",
                 "cross_check_tolerance",
                 "uniqueness",
@@ -48,6 +54,14 @@ void read_stereo_params(YamlReader& r, const YAML::Node& node, const std::string
   r.read(node, path, "subwindow", p.subwindow, 1, 9);
   r.read(node, path, "best_k", p.best_k, 0, 8);
   r.read(node, path, "parent_radius", p.parent_radius, 0, 4);
+  r.read_choice(node, path, "aggregation", p.aggregation,
+                {{"window", Aggregation::kWindow}, {"sgm", Aggregation::kSgm}});
+  r.read_choice(node, path, "sgm_cost", p.sgm_cost,
+                {{"pixel", SgmCost::kPixel}, {"window", SgmCost::kWindow}});
+  r.read(node, path, "sgm_paths", p.sgm_paths, 4, 8);
+  r.read(node, path, "sgm_p1", p.sgm_p1, 0, kMaxSgmPenalty);
+  r.read(node, path, "sgm_p2", p.sgm_p2, 0, kMaxSgmPenalty);
+  r.read(node, path, "sgm_gradient", p.sgm_gradient, 0, 255);
   r.read(node, path, "cross_check", p.cross_check);
   r.read(node, path, "cross_check_tolerance", p.cross_check_tolerance, 0, 16);
   r.read(node, path, "uniqueness", p.uniqueness, 0, 99);

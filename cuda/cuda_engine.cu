@@ -799,6 +799,7 @@ class CudaEngine final : public Engine {
  public:
   explicit CudaEngine(const EngineOptions& o) {
     validate_for_images(o.stereo, o.width, o.height, o.width, o.height);
+    for (const auto& e : check_params_for_cuda(o.stereo)) throw e;
     validate_background_params(o.background);
     check_engine_options(o);
     STEREOD_CUDA(cudaSetDevice(o.gpu_device));
@@ -843,6 +844,7 @@ class CudaEngine final : public Engine {
   void set_params(const StereoParams& stereo, const BackgroundParams& background) override {
     validate_for_images(stereo, pair_->options.width, pair_->options.height, pair_->options.width,
                         pair_->options.height);
+    for (const auto& e : check_params_for_cuda(stereo)) throw e;
     validate_background_params(background);
     group_->set_params(*pair_, stereo, background);
   }

@@ -10,6 +10,7 @@
 #include "stereo/confidence.hpp"
 #include "stereo/pixel_costs.hpp"
 #include "stereo/pixel_ops.hpp"
+#include "stereo/sgm.hpp"
 #include "thread_pool.hpp"
 
 namespace stereod {
@@ -158,9 +159,14 @@ void scan_band(const SubwindowSums& sums, int y, int x0, int s, const DisparityB
 // wherever the largest possible A fits, else 32.
 class RowMatcher {
  public:
-  RowMatcher(const MatchSide& side, const SearchRanges& ranges, const LevelMatchOptions& o,
-             const WindowPlan& plan, AdaptiveWindowMatcher::Part& part)
-      : side_(side), ranges_(ranges), o_(o), plan_(plan), part_(part) {
+  RowMatcher(const ViewMatch& view, const LevelMatchOptions& o, const WindowPlan& plan,
+             AdaptiveWindowMatcher::Part& part)
+      : side_(view.side),
+        ranges_(*view.ranges),
+        volume_(view.volume),
+        o_(o),
+        plan_(plan),
+        part_(part) {
     // Which targets a candidate may use, per row: margins as wide as the search plus a chunk, so
     // x + direction * d indexes it for every lane; 0 outside the image.
     margin_ = o.disparities + kWindowLanes;
@@ -187,6 +193,7 @@ class RowMatcher {
 
   const MatchSide& side_;
   const SearchRanges& ranges_;
+  CostVolume* volume_;
   const LevelMatchOptions& o_;
   const WindowPlan& plan_;
   AdaptiveWindowMatcher::Part& part_;  // allowed: all ones where the target exists and is
@@ -249,28 +256,20 @@ long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
   long long evaluated = 0;
   for (int i = 0; i < lanes; ++i) {
     evaluated += state.count[i];
-    int d = state.best_d[i];
     auto cost_at = [&](int dd) {
       return aggregated[static_cast<std::size_t>(dd - band.lo) * kLanes + i];
     };
-    // The runner-up: the lowest A among the allowed candidates at least 2 from the winner (its
-    // own neighbours do not compete), for the uniqueness test and the confidence.
-    T second = kNone;
-    if (d != kNoDisparity && (o_.uniqueness > 0 || confidence)) {
+    if (volume_) {  // every candidate's A for the semi-global pass (kNoCost: not allowed)
+      std::uint32_t* out = volume_->at(x0 + i, y);
       for (int dd = lo[i]; dd <= hi[i]; ++dd) {
-        const T a = cost_at(dd);  // kNone where not allowed
-        if (std::abs(dd - d) > 1 && a < second) second = a;
+        const T a = cost_at(dd);
+        out[dd - lo[i]] = a == kNone ? kNoCost : a;
       }
     }
-    if (d != kNoDisparity && o_.uniqueness > 0 && second != kNone &&
-        rival_makes_ambiguous(second, best[i], o_.uniqueness)) {
-      d = kNoDisparity;
-    }
+    std::uint8_t* c = confidence ? confidence + x0 + i : nullptr;
+    const int d = apply_winner_rules(int{state.best_d[i]}, best[i], lo[i], hi[i], cost_at, kNone,
+                                     o_.uniqueness, c);
     disparity[x0 + i] = static_cast<std::int16_t>(d);
-    if (confidence) {
-      confidence[x0 + i] =
-          d == kNoDisparity ? std::uint8_t{0} : match_confidence(best[i], second, second != kNone);
-    }
     if (!q4) continue;
     if (d == kNoDisparity) {
       q4[x0 + i] = kInvalidDisparity;
@@ -281,10 +280,7 @@ long long RowMatcher::match_chunk(const SubwindowSums& sums, int y, int k,
     // that candidate is not allowed. The rule itself is the CUDA engine's (pixel_ops.hpp).
     q4[x0 + i] = subpixel_disparity(d, o_.disparities, best[i], cost_at, kNone, o_.refine_subpixel);
     if (cost_ratio) {
-      const bool neighbours =
-          d >= 1 && d + 1 < o_.disparities && cost_at(d - 1) != kNone && cost_at(d + 1) != kNone;
-      cost_ratio[x0 + i] = winner_cost_ratio(neighbours ? cost_at(d - 1) : 0, best[i],
-                                             neighbours ? cost_at(d + 1) : 0, neighbours);
+      cost_ratio[x0 + i] = winner_cost_ratio_at(d, o_.disparities, best[i], cost_at, kNone);
     }
   }
   return evaluated;
@@ -391,8 +387,8 @@ void AdaptiveWindowMatcher::match(const ViewMatch (&views)[2], const CostTables&
       Part& part = parts_[static_cast<std::size_t>(p)];
       part.pixel_costs.start(views[0].side, costs);
       for (int v = 0; v < 2; ++v) part.sums[v].start(plans_[v], o.disparities);
-      RowMatcher rows[2] = {RowMatcher(views[0].side, *views[0].ranges, o, plans_[0], part),
-                            RowMatcher(views[1].side, *views[1].ranges, o, plans_[1], part)};
+      RowMatcher rows[2] = {RowMatcher(views[0], o, plans_[0], part),
+                            RowMatcher(views[1], o, plans_[1], part)};
       const int y0 = bounds[static_cast<std::size_t>(p)];
       const int y1 = bounds[static_cast<std::size_t>(p) + 1];
       // Rows in order: the sums of rows up to y + s, from the costs of rows up to y + s + s/2.

@@ -30,6 +30,7 @@
 namespace stereod {
 
 class ThreadPool;
+class CostVolume;
 
 // One reference view of a level: what it reads and where its results go.
 struct ViewMatch {
@@ -44,6 +45,9 @@ struct ViewMatch {
   // Optional: each winner's confidence (confidence.hpp, from A of the winner and the lowest A of
   // the candidates at least 2 away from it), 0 where there is no winner.
   Image<std::uint8_t>* confidence = nullptr;
+  // Optional: every candidate's A over the pixel's range (kNoCost where not allowed), laid out
+  // for these ranges by the caller: the semi-global pass's input (sgm.hpp).
+  CostVolume* volume = nullptr;
 };
 
 // The matcher keeps its scratch buffers between calls: a frame allocates nothing once sizes settle.

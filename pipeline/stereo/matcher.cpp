@@ -161,7 +161,39 @@ void CpuStereoMatcher::match_level(const StereoInput& in, int s, StereoOutput& o
   }
   views[0].cost_ratio = s == 0 && in.cost_ratio_output ? &out.cost_ratio : nullptr;
   if (s == 0 && in.confidence) views[0].confidence = &out.confidence;
-  matcher_.match(views, costs_, opt, pool);
+  if (params_.aggregation == Aggregation::kSgm) {
+    // The window pass only fills the cost volumes (its own winners are overwritten); the
+    // semi-global pass then decides, with the same rules.
+    ViewMatch window[2] = {views[0], views[1]};
+    for_rows(pool, 2, [&](int v0, int v1) {
+      for (int v = v0; v < v1; ++v) volumes_[v].layout(lv.ranges[v]);
+    });
+    for (int v = 0; v < 2; ++v) {
+      window[v].q4 = nullptr;
+      window[v].cost_ratio = nullptr;
+      window[v].confidence = nullptr;
+      window[v].volume = &volumes_[v];
+      views[v].volume = &volumes_[v];
+    }
+    LevelMatchOptions window_opt = opt;
+    window_opt.uniqueness = 0;
+    window_opt.subwindow = sgm_subwindow(params_);
+    window_opt.best_k = sgm_best_k(params_);
+    matcher_.match(window, costs_, window_opt, pool);
+    SgmOptions so;
+    so.disparities = disparities;
+    so.paths = params_.sgm_paths;
+    so.p1 = sgm_penalty(params_.sgm_p1, window_opt.subwindow, window_opt.best_k);
+    so.p2 = sgm_penalty(params_.sgm_p2, window_opt.subwindow, window_opt.best_k);
+    so.gradient = params_.sgm_gradient;
+    so.uniqueness = params_.uniqueness;
+    so.subpixel = s == 0;
+    so.refine_subpixel = params_.subpixel;
+    const ImageView<const std::uint8_t> gray[2] = {lv.gray[0].view(), lv.gray[1].view()};
+    sgm_.match(views, gray, so, pool);
+  } else {
+    matcher_.match(views, costs_, opt, pool);
+  }
   out.candidates[s] = matcher_.candidates_evaluated();
   if (params_.cross_check) {
     cross_check(lv.disp[0], lv.disp[1], params_.cross_check_tolerance, lv.checked[0], lv.checked[1],

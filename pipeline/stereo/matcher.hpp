@@ -12,6 +12,7 @@
 #include "stereo/cost.hpp"
 #include "stereo/params.hpp"
 #include "stereo/search_range.hpp"
+#include "stereo/sgm.hpp"
 #include "stereo/speckle.hpp"
 
 namespace stereod {
@@ -109,6 +110,8 @@ class CpuStereoMatcher {
   std::shared_ptr<ThreadPool> pool_;
   std::vector<Level> levels_;
   AdaptiveWindowMatcher matcher_;
+  SgmMatcher sgm_;
+  CostVolume volumes_[2];  // with aggregation sgm: each view's A over its ranges
   Disparity16 q4_[2];
   SpeckleFilter speckle_[2];
 };

@@ -46,12 +46,41 @@ std::vector<ParameterError> check_params(const StereoParams& p) {
   check_odd(e, "subwindow", p.subwindow, 9);
   check_range(e, "best_k", p.best_k, 0, 8);
   check_range(e, "parent_radius", p.parent_radius, 0, 4);
+  if (p.sgm_paths != 4 && p.sgm_paths != 8) {
+    e.push_back(describe("sgm_paths", p.sgm_paths, "must be 4 or 8"));
+  }
+  check_range(e, "sgm_p1", p.sgm_p1, 0, kMaxSgmPenalty);
+  check_range(e, "sgm_p2", p.sgm_p2, 0, kMaxSgmPenalty);
+  if (p.sgm_p2 < p.sgm_p1) {
+    e.push_back(describe("sgm_p2", p.sgm_p2,
+                         "must be at least sgm_p1 (" + std::to_string(p.sgm_p1) +
+                             "): a jump must not cost less than a step of 1"));
+  }
+  check_range(e, "sgm_gradient", p.sgm_gradient, 0, 255);
   check_range(e, "cross_check_tolerance", p.cross_check_tolerance, 0, 16);
   check_range(e, "uniqueness", p.uniqueness, 0, 99);
   check_range(e, "ad_mean_radius", p.ad_mean_radius, 0, 3);
   check_range(e, "speckle_size", p.speckle_size, 0, 10000);
   check_range(e, "speckle_range", p.speckle_range, 0, 16);
   check_range(e, "fill_interpolate_max", p.fill_interpolate_max, 0, kMaxDisparity);
+  return e;
+}
+
+int sgm_subwindow(const StereoParams& p) {
+  return p.sgm_cost == SgmCost::kPixel ? 1 : p.subwindow;
+}
+
+int sgm_best_k(const StereoParams& p) {
+  return p.sgm_cost == SgmCost::kPixel ? 0 : p.best_k;
+}
+
+std::vector<ParameterError> check_params_for_cuda(const StereoParams& p) {
+  std::vector<ParameterError> e;
+  if (p.aggregation == Aggregation::kSgm) {
+    e.push_back(ParameterError::bad_value(
+        "stereo.aggregation", "sgm",
+        "the CUDA engine has no semi-global aggregation yet: it needs engine: cpu"));
+  }
   return e;
 }
 
@@ -141,6 +170,34 @@ std::string_view to_string(FillMode m) {
       return "background";
   }
   return "?";
+}
+
+std::string_view to_string(Aggregation a) {
+  switch (a) {
+    case Aggregation::kWindow:
+      return "window";
+    case Aggregation::kSgm:
+      return "sgm";
+  }
+  return "?";
+}
+
+std::string_view to_string(SgmCost c) {
+  switch (c) {
+    case SgmCost::kPixel:
+      return "pixel";
+    case SgmCost::kWindow:
+      return "window";
+  }
+  return "?";
+}
+
+Aggregation parse_aggregation(std::string_view name) {
+  if (name == "window") return Aggregation::kWindow;
+  if (name == "sgm") return Aggregation::kSgm;
+  throw ParameterError("stereo.aggregation",
+                       "stereo.aggregation = \"" + std::string(name) +
+                           "\": unknown aggregation (expected window or sgm)");
 }
 
 MatchingCost parse_matching_cost(std::string_view name) {

@@ -17,6 +17,18 @@ enum class MatchingCost {
   kAdCensus,  // both, each through a saturating lookup table, summed (Mei et al. 2011)
 };
 
+// How the matching costs of a pixel's candidates are aggregated before the winner is chosen.
+enum class Aggregation {
+  kWindow,  // the adaptive window alone (Zhao & Taubin): winner takes all over A
+  kSgm,     // semi-global: A (the window cost) aggregated along 4 or 8 paths (sgm.hpp)
+};
+
+// What semi-global aggregation aggregates (measured in docs/PERFORMANCE.md).
+enum class SgmCost {
+  kPixel,   // the pixel cost alone (the window with subwindow 1, best_k 0)
+  kWindow,  // the adaptive-window cost A with this configuration's subwindow and best_k
+};
+
 enum class FillMode {
   kIntensity,   // Chang & Maruyama: interpolate similar sides, else the side of closer intensity
   kBackground,  // interpolate similar sides, else the smaller disparity (occlusions are background)
@@ -46,6 +58,19 @@ struct StereoParams {
   int best_k = 4;         // k: how many of the 8 neighbouring sub-windows join the centre one
   int parent_radius = 3;  // r: parent neighbourhood (2r+1)^2 that bounds a finer level's search
 
+  // Semi-global aggregation (docs/ALGORITHM.md "Semi-global aggregation"): over each pixel's own
+  // search range at every level, of the cost sgm_cost names, along sgm_paths paths (4 or 8). The
+  // penalties are per pixel cost of that cost, i.e. multiplied by the (1 + best_k) * subwindow^2
+  // pixel costs it sums (1 for kPixel): P1 for a change of 1, P2 for a larger one, P2 divided
+  // down towards P1 by the intensity step between the path's neighbours: P2 * g / (g + |dI|),
+  // g = sgm_gradient (0: P2 unscaled). Defaults chosen on the v2 scenes only.
+  Aggregation aggregation = Aggregation::kWindow;
+  SgmCost sgm_cost = SgmCost::kPixel;
+  int sgm_paths = 4;
+  int sgm_p1 = 64;
+  int sgm_p2 = 255;
+  int sgm_gradient = 16;
+
   bool cross_check = true;
   int cross_check_tolerance = 1;  // |D_L(x) - D_R(x - D_L(x))| <= this survives
   // Uniqueness: the best cost must beat every candidate farther than 1 from it by this many percent
@@ -70,7 +95,8 @@ struct StereoParams {
   static auto tie_fields(Self& s) {
     return std::tie(s.max_disparity, s.levels, s.min_coarse_disparities, s.cost, s.census_width,
                     s.census_height, s.ad_truncation, s.lambda_ad, s.lambda_census,
-                    s.ad_mean_radius, s.subwindow, s.best_k, s.parent_radius, s.cross_check,
+                    s.ad_mean_radius, s.subwindow, s.best_k, s.parent_radius, s.aggregation,
+                    s.sgm_cost, s.sgm_paths, s.sgm_p1, s.sgm_p2, s.sgm_gradient, s.cross_check,
                     s.cross_check_tolerance, s.uniqueness, s.subpixel, s.speckle_size,
                     s.speckle_range, s.median, s.fill, s.fill_mode, s.fill_interpolate_max);
   }
@@ -104,6 +130,15 @@ class ParameterError : public std::invalid_argument {
 
 // Every problem with the parameters on their own (no image involved); empty when they are usable.
 std::vector<ParameterError> check_params(const StereoParams& p);
+// The window whose cost A fills the semi-global pass's volume: (1, 0) for SgmCost::kPixel, else
+// the configuration's subwindow and best_k.
+int sgm_subwindow(const StereoParams& p);
+int sgm_best_k(const StereoParams& p);
+
+// What the CUDA engine cannot run (today: aggregation sgm), each naming its key and why; empty when
+// it can. The CUDA engine throws the first of them, and the daemon's loader refuses them unless
+// `engine: cpu`, so that a configuration --check accepts is one the daemon runs as written.
+std::vector<ParameterError> check_params_for_cuda(const StereoParams& p);
 // Throws the first problem that check_params finds.
 void validate_params(const StereoParams& p);
 // Throws when the parameters cannot be used on left/right images of these sizes.
@@ -114,6 +149,9 @@ constexpr int kMinImageSide = 16;  // smallest image the matcher accepts
 constexpr int kMinLevelSide = 8;   // smallest side any pyramid level may have
 constexpr int kMaxLevels = 6;
 constexpr int kMaxDisparity = 1024;
+// Largest sgm_p1 / sgm_p2 (per pixel cost): with the largest window (9 sub-windows of 81 pixel
+// costs) and 8 paths, S = 8 (C + P2) stays far below 2^32.
+constexpr int kMaxSgmPenalty = 1023;
 
 // Levels the matcher actually uses: at most p.levels, fewer when the coarsest level would search
 // fewer than p.min_coarse_disparities disparities.
@@ -125,9 +163,12 @@ int level_disparities(int max_disparity, int scale);
 
 std::string_view to_string(MatchingCost c);
 std::string_view to_string(FillMode m);
+std::string_view to_string(Aggregation a);
+std::string_view to_string(SgmCost c);
 // Parses "ad", "census" or "ad_census" ("ad-census" too); throws ParameterError("stereo.cost",
 // ...).
 MatchingCost parse_matching_cost(std::string_view name);
 FillMode parse_fill_mode(std::string_view name);
+Aggregation parse_aggregation(std::string_view name);
 
 }  // namespace stereod

@@ -272,6 +272,18 @@ STEREOD_HD std::uint16_t subpixel_disparity(int d, int disparities, std::uint32_
       clamp_int(kSubpixelScale * d + offset, 0, kSubpixelScale * (disparities - 1)));
 }
 
+// The cost ratio of the winner d (winner_cost_ratio) from `cost_at`, the aggregated cost of a
+// candidate (`none` where it is not one): 1.0 where d is at either end of the range or a neighbour
+// is not a candidate.
+template <typename CostAt>
+STEREOD_HD std::uint32_t winner_cost_ratio_at(int d, int disparities, std::uint32_t best,
+                                              const CostAt& cost_at, std::uint32_t none) {
+  const bool neighbours =
+      d >= 1 && d + 1 < disparities && cost_at(d - 1) != none && cost_at(d + 1) != none;
+  return winner_cost_ratio(neighbours ? cost_at(d - 1) : 0, best, neighbours ? cost_at(d + 1) : 0,
+                           neighbours);
+}
+
 // The uniqueness test (ALGORITHM.md "Parameters"): a rival candidate more than 1 away from the
 // winner, whose aggregated cost is within `uniqueness` percent of the winner's, makes the match
 // ambiguous.

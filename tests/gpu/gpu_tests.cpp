@@ -560,6 +560,27 @@ TEST(Gpu, ParameterChangeMidStream) {
   expect_same_frame("after", cpu, *gpu, frame_of(p.left, p.right, 1));
 }
 
+// The CUDA engine has no semi-global aggregation: it refuses it, at construction and in
+// set_params, naming the key (the old parameters stay in force), instead of ignoring it.
+TEST(Gpu, SemiGlobalAggregationIsRefusedNotIgnored) {
+  REQUIRE_GPU();
+  StereoParams sp;
+  sp.max_disparity = 32;
+  StereoParams sgm = sp;
+  sgm.aggregation = Aggregation::kSgm;
+  try {
+    make_engine("cuda", options_for(160, 120, sgm, background_off()));
+    ADD_FAILURE() << "the CUDA engine accepted aggregation: sgm";
+  } catch (const ParameterError& e) {
+    EXPECT_EQ(e.parameter(), "stereo.aggregation");
+  }
+  auto gpu = make_engine("cuda", options_for(160, 120, sp, background_off()));
+  EXPECT_THROW(gpu->set_params(sgm, background_off()), ParameterError);
+  const auto p = random_pair(160, 120, 32, 77, false);
+  CpuPairProcessor cpu(sp, background_off());
+  expect_same_frame("after the refusal", cpu, *gpu, frame_of(p.left, p.right, 0));
+}
+
 // Settings away from the defaults: the generic matching kernel (s != 3), k != 4, uniqueness, the
 // paper's own-parent rule, no cross-check, AD only, the intensity fill, no median or speckles.
 TEST(Gpu, NonDefaultParametersBitExact) {

@@ -90,6 +90,36 @@ TEST(StereoYaml, ErrorsNameLineColumnAndKey) {
       << issues[3].to_string();
 }
 
+TEST(StereoYaml, ReadsTheSemiGlobalKeysAndNamesTheirMistakes) {
+  const std::string file = write_temp(
+      "stereo:\n  aggregation: sgm\n  sgm_paths: 8\n  sgm_p1: 3\n  sgm_p2: 40\n"
+      "  sgm_gradient: 0\n  sgm_cost: window\n");
+  const StereoParams p = load_stereo_params_file(file);
+  std::remove(file.c_str());
+  EXPECT_EQ(p.aggregation, Aggregation::kSgm);
+  EXPECT_EQ(p.sgm_paths, 8);
+  EXPECT_EQ(p.sgm_cost, SgmCost::kWindow);
+  EXPECT_EQ(p.sgm_p1, 3);
+  EXPECT_EQ(p.sgm_p2, 40);
+  EXPECT_EQ(p.sgm_gradient, 0);
+  const auto issues = issues_of(
+      "stereo:\n  aggregation: sgn\n  sgm_paths: 6\n  sgm_p1: 9\n  sgm_p2: 8\n"
+      "  sgm_gradient: 300\n");
+  ASSERT_EQ(issues.size(), 4u);
+  EXPECT_EQ(issues[0].key, "stereo.aggregation");
+  EXPECT_EQ(issues[0].line, 2);
+  EXPECT_NE(issues[0].message.find("did you mean \"sgm\""), std::string::npos) << issues[0].message;
+  EXPECT_EQ(issues[1].key, "stereo.sgm_paths");
+  EXPECT_EQ(issues[1].line, 3);
+  EXPECT_NE(issues[1].message.find("must be 4 or 8"), std::string::npos) << issues[1].message;
+  EXPECT_EQ(issues[2].key, "stereo.sgm_p2");
+  EXPECT_EQ(issues[2].line, 5);
+  EXPECT_EQ(issues[2].column, 11);
+  EXPECT_NE(issues[2].message.find("at least sgm_p1 (9)"), std::string::npos) << issues[2].message;
+  EXPECT_EQ(issues[3].key, "stereo.sgm_gradient");
+  EXPECT_NE(issues[3].message.find("out of range"), std::string::npos) << issues[3].message;
+}
+
 TEST(StereoYaml, RulesBetweenKeysAndWrongShapes) {
   auto issues = issues_of("stereo:\n  census_width: 9\n  census_height: 9\n");
   ASSERT_EQ(issues.size(), 1u);

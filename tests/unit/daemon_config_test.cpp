@@ -92,6 +92,34 @@ TEST(DaemonConfig, MistakesAreReportedAtTheirKey) {
   EXPECT_TRUE(mentions(v, "pairs[0].calibration", "1280x720"));
 }
 
+// Whatever --check accepts, the daemon must run: semi-global aggregation exists on the CPU engine
+// only, so the loader refuses it unless the engine is cpu ("auto" may pick CUDA).
+TEST(DaemonConfig, SemiGlobalAggregationNeedsTheCpuEngine) {
+  const std::string sgm_pair =
+      "cameras:\n"
+      "  - {name: a, source: 'test://', width: 64, height: 48}\n"
+      "  - {name: b, source: 'test://', width: 64, height: 48}\n"
+      "pairs:\n"
+      "  - name: p\n"
+      "    left: a\n"
+      "    right: b\n"
+      "    stereo:\n"
+      "      max_disparity: 16\n"
+      "      aggregation: sgm\n";
+  for (const std::string engine : {"", "engine: auto\n", "engine: cuda\n"}) {
+    const auto v = issues(sgm_pair + engine);
+    ASSERT_EQ(v.size(), 1u) << engine << test::all_issues(v);
+    EXPECT_TRUE(mentions(v, "pairs[0].stereo.aggregation", "CUDA engine has no semi-global"))
+        << test::all_issues(v);
+    EXPECT_EQ(v[0].line, 10);
+    EXPECT_EQ(v[0].column, 20);
+  }
+  EXPECT_TRUE(issues(sgm_pair + "engine: cpu\n").empty());
+  // From the top-level defaults too.
+  EXPECT_FALSE(issues(kBase + "stereo: {aggregation: sgm}\n").empty());
+  EXPECT_TRUE(issues(kBase + "engine: cpu\nstereo: {aggregation: sgm}\n").empty());
+}
+
 // Regression: issues came out in the order the checks ran (a misspelt camera of a pair, checked
 // late, after a stereo key below it), not in the file's order.
 TEST(DaemonConfig, IssuesAreInFileOrder) {

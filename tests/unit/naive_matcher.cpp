@@ -1,6 +1,8 @@
 #include "naive_matcher.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <functional>
 
 #include "stereo/adaptive_window.hpp"
 #include "stereo/confidence.hpp"
@@ -63,6 +65,82 @@ void remove_speckles(Disparity16& d, int min_size, int max_step) {
   }
 }
 
+constexpr std::uint32_t kNaiveNone = 0xFFFFFFFFu;
+
+// Semi-global aggregation written out from its definition (docs/ALGORITHM.md "Semi-global
+// aggregation"): for every path direction and pixel, L by recursion along the path (memoised), the
+// textbook minimum over all of the predecessor's candidates with penalty 0, P1 or P2 by |k - d|.
+// `cost[i]` holds pixel i's A over lo[i] .. lo[i] + size - 1 (kNaiveNone where not allowed).
+// Returns S per pixel over the same candidates (kNaiveNone where not allowed).
+std::vector<std::vector<std::uint32_t>> naive_sgm(
+    const StereoParams& p, const Gray8& gray, const std::vector<int>& lo,
+    const std::vector<std::vector<std::uint32_t>>& cost) {
+  const int w = gray.width(), h = gray.height();
+  const int n = (1 + sgm_best_k(p)) * sgm_subwindow(p) * sgm_subwindow(p);
+  const std::uint32_t p1 = static_cast<std::uint32_t>(p.sgm_p1 * n);
+  const std::uint32_t p2 = static_cast<std::uint32_t>(p.sgm_p2 * n);
+  const int dirs8[8][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}, {1, 1}, {-1, -1}, {-1, 1}, {1, -1}};
+  std::vector<std::vector<std::uint32_t>> total(cost.size());
+  for (std::size_t i = 0; i < cost.size(); ++i) total[i].assign(cost[i].size(), 0);
+  for (int r = 0; r < p.sgm_paths; ++r) {
+    const int dx = dirs8[r][0], dy = dirs8[r][1];
+    std::vector<std::vector<std::uint32_t>> memo(cost.size());
+    std::vector<bool> done(cost.size(), false);
+    // L along direction r at pixel (x, y).
+    std::function<const std::vector<std::uint32_t>&(int, int)> path_cost =
+        [&](int x, int y) -> const std::vector<std::uint32_t>& {
+      const std::size_t i = static_cast<std::size_t>(y * w + x);
+      if (done[i]) return memo[i];
+      std::vector<std::uint32_t> l(cost[i].size(), kNaiveNone);
+      const int qx = x - dx, qy = y - dy;
+      const bool inside = qx >= 0 && qx < w && qy >= 0 && qy < h;
+      std::vector<std::uint32_t> lq;
+      int qlo = 0;
+      std::uint32_t q_min = kNaiveNone;
+      if (inside) {
+        lq = path_cost(qx, qy);
+        qlo = lo[static_cast<std::size_t>(qy * w + qx)];
+        for (std::uint32_t v : lq) q_min = std::min(q_min, v);
+      }
+      std::uint32_t jump = p2;
+      if (inside && p.sgm_gradient > 0) {
+        const int step = std::abs(int{gray(x, y)} - int{gray(qx, qy)});
+        jump = std::max<std::uint32_t>(
+            p1, static_cast<std::uint32_t>(std::uint64_t{p2} * p.sgm_gradient /
+                                           static_cast<std::uint64_t>(p.sgm_gradient + step)));
+      }
+      for (std::size_t j = 0; j < l.size(); ++j) {
+        if (cost[i][j] == kNaiveNone) continue;
+        if (q_min == kNaiveNone) {  // no predecessor with a candidate: the path starts here
+          l[j] = cost[i][j];
+          continue;
+        }
+        const int d = lo[i] + static_cast<int>(j);
+        std::uint32_t best = kNaiveNone;
+        for (std::size_t k = 0; k < lq.size(); ++k) {
+          if (lq[k] == kNaiveNone) continue;
+          const int step = std::abs(qlo + static_cast<int>(k) - d);
+          const std::uint32_t pen = step == 0 ? 0 : (step == 1 ? p1 : jump);
+          best = std::min(best, lq[k] + pen);
+        }
+        l[j] = cost[i][j] + best - q_min;
+      }
+      memo[i] = l;
+      done[i] = true;
+      return memo[i];
+    };
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        const auto& l = path_cost(x, y);
+        auto& t = total[static_cast<std::size_t>(y * w + x)];
+        for (std::size_t j = 0; j < l.size(); ++j)
+          t[j] = l[j] == kNaiveNone ? kNaiveNone : t[j] + l[j];
+      }
+    }
+  }
+  return total;
+}
+
 }  // namespace
 
 NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& right,
@@ -123,6 +201,8 @@ NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& r
       Image<std::int16_t>& win = out.winners[v][static_cast<std::size_t>(s)];
       win.resize(w, h, kNoDisparity);
       if (s == 0) q4[v].resize(w, h, kInvalidDisparity);
+      // Every pixel's range (hi < lo: not matched), then, with aggregation sgm, S over it.
+      std::vector<int> los(static_cast<std::size_t>(w * h), 1), his(los.size(), 0);
       for (int y = 0; y < h; ++y) {
         for (int x = 0; x < w; ++x) {
           if (!foreground(*masks[v], s, x, y)) continue;
@@ -133,19 +213,53 @@ NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& r
                          parent.width(), parent.height(), x, y, p.parent_radius, disparities, lo,
                          hi);
           }
+          los[static_cast<std::size_t>(y * w + x)] = lo;
+          his[static_cast<std::size_t>(y * w + x)] = hi;
+        }
+      }
+      const bool sgm = p.aggregation == Aggregation::kSgm;
+      std::vector<std::vector<std::uint32_t>> sums;
+      if (sgm) {
+        std::vector<std::vector<std::uint32_t>> a(los.size());
+        for (int y = 0; y < h; ++y) {
+          for (int x = 0; x < w; ++x) {
+            const std::size_t i = static_cast<std::size_t>(y * w + x);
+            for (int d = los[i]; d <= his[i]; ++d) {
+              a[i].push_back(
+                  candidate_allowed(side, x, y, d)
+                      ? naive_aggregated_cost(side, costs, sgm_subwindow(p), sgm_best_k(p), x, y, d)
+                      : kNaiveNone);
+            }
+          }
+        }
+        sums = naive_sgm(p, lv[s].gray[v], los, a);
+      }
+      for (int y = 0; y < h; ++y) {
+        for (int x = 0; x < w; ++x) {
+          if (!foreground(*masks[v], s, x, y)) continue;
+          const std::size_t i = static_cast<std::size_t>(y * w + x);
+          const int lo = los[i], hi = his[i];
+          // The window compares A of any allowed candidate (even just outside the range, for the
+          // subpixel fit); sgm has S only over the range.
+          auto usable = [&](int d) {
+            if (sgm)
+              return d >= lo && d <= hi && sums[i][static_cast<std::size_t>(d - lo)] != kNaiveNone;
+            return candidate_allowed(side, x, y, d);
+          };
           auto cost = [&](int d) {
+            if (sgm) return sums[i][static_cast<std::size_t>(d - lo)];
             return naive_aggregated_cost(side, costs, p.subwindow, p.best_k, x, y, d);
           };
           int best_d = kNoDisparity;
           std::uint32_t best = 0;
           for (int d = lo; d <= hi; ++d) {
-            if (!candidate_allowed(side, x, y, d)) continue;
+            if (!usable(d)) continue;
             const std::uint32_t a = cost(d);
             if (best_d == kNoDisparity || a < best) best = a, best_d = d;
           }
           if (best_d != kNoDisparity && p.uniqueness > 0) {
             for (int d = lo; d <= hi; ++d) {
-              if (std::abs(d - best_d) <= 1 || !candidate_allowed(side, x, y, d)) continue;
+              if (std::abs(d - best_d) <= 1 || !usable(d)) continue;
               if (std::uint64_t{cost(d)} * (100 - p.uniqueness) < std::uint64_t{best} * 100) {
                 best_d = kNoDisparity;
                 break;
@@ -157,7 +271,7 @@ NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& r
             bool has_second = false;
             std::uint32_t second = 0;
             for (int d = lo; d <= hi; ++d) {
-              if (std::abs(d - best_d) <= 1 || !candidate_allowed(side, x, y, d)) continue;
+              if (std::abs(d - best_d) <= 1 || !usable(d)) continue;
               const std::uint32_t a = cost(d);
               if (!has_second || a < second) second = a;
               has_second = true;
@@ -167,9 +281,8 @@ NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& r
           if (s == 0 && best_d != kNoDisparity) {
             // `subpixel` off: exactly 16 d. On: the parabola where both neighbours are allowed.
             int offset = 0;
-            if (p.subpixel && best_d >= 1 && best_d + 1 < disparities &&
-                candidate_allowed(side, x, y, best_d - 1) &&
-                candidate_allowed(side, x, y, best_d + 1)) {
+            if (p.subpixel && best_d >= 1 && best_d + 1 < disparities && usable(best_d - 1) &&
+                usable(best_d + 1)) {
               offset = subpixel_offset(cost(best_d - 1), best, cost(best_d + 1));
             }
             q4[v](x, y) = static_cast<std::uint16_t>(

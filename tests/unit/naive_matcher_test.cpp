@@ -5,6 +5,7 @@
 // (STEREOD_NAIVE_CASES=N).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "cpu_cases.hpp"
@@ -12,6 +13,7 @@
 #include "naive_matcher.hpp"
 #include "stereo/confidence.hpp"
 #include "stereo/matcher.hpp"
+#include "stereo/sgm.hpp"
 
 using namespace stereod;
 using namespace stereod::testing;
@@ -30,6 +32,27 @@ std::string first_difference(const Image<T>& want, const Image<T>& got) {
     }
   }
   return "";
+}
+
+// The first place where the engine's last compute() differs from the naive result: every level's
+// winners of both views, the final maps, the confidence.
+std::string difference_from_naive(const NaiveResult& want, const CpuStereoMatcher& m,
+                                  const StereoOutput& got) {
+  if (got.levels_used != static_cast<int>(want.winners[0].size())) return "levels differ";
+  for (int s = got.levels_used - 1; s >= 0; --s) {
+    for (int v = 0; v < 2; ++v) {
+      const std::string d = first_difference(want.winners[v][s], m.level_disparity(s, v));
+      if (!d.empty()) {
+        return "winners, level " + std::to_string(s) + (v == 0 ? " left: " : " right: ") + d;
+      }
+    }
+  }
+  std::string d = first_difference(want.left, got.left);
+  if (!d.empty()) return "left output: " + d;
+  d = first_difference(want.right, got.right);
+  if (!d.empty()) return "right output: " + d;
+  d = first_difference(want.confidence, got.confidence);
+  return d.empty() ? d : "confidence: " + d;
 }
 
 }  // namespace
@@ -57,16 +80,7 @@ TEST_P(NaiveMatcher, RandomCasesBitExact) {
     StereoInput in = stereo_input(c);
     in.confidence = true;
     m.compute(in, got);
-    ASSERT_EQ(got.levels_used, static_cast<int>(want.winners[0].size())) << c.name;
-    for (int s = got.levels_used - 1; s >= 0; --s) {
-      for (int v = 0; v < 2; ++v) {
-        ASSERT_EQ(first_difference(want.winners[v][s], m.level_disparity(s, v)), "")
-            << c.name << ": winners, level " << s << (v == 0 ? " left" : " right");
-      }
-    }
-    ASSERT_EQ(first_difference(want.left, got.left), "") << c.name << ": left output";
-    ASSERT_EQ(first_difference(want.right, got.right), "") << c.name << ": right output";
-    ASSERT_EQ(first_difference(want.confidence, got.confidence), "") << c.name << ": confidence";
+    ASSERT_EQ(difference_from_naive(want, m, got), "") << c.name;
     for (std::uint8_t v : got.confidence.pixels()) graded += v > 1 && v < 255;
   }
   EXPECT_GT(graded, 0);
@@ -99,6 +113,84 @@ TEST(Subpixel, OffPublishesTheIntegerWinnersOnly) {
   }
   EXPECT_GT(valid, 0);
   EXPECT_GT(fractional, 0);  // with it on, the parabola does move some answers
+}
+
+// Semi-global aggregation (aggregation: sgm) against the naive recursion, on the same random cases
+// with random penalties, paths and gradient scaling (STEREOD_NAIVE_SGM_CASES=N for more).
+TEST_P(NaiveMatcher, RandomSgmCasesBitExact) {
+  const char* env = std::getenv("STEREOD_NAIVE_SGM_CASES");
+  const int cases = env ? std::atoi(env) : 60;
+  ASSERT_GT(cases, 0);
+  long long smoothed = 0;  // pixels where sgm chose differently from the window alone
+  for (int i = 0; i < cases; ++i) {
+    const std::uint64_t seed = 8000 + static_cast<std::uint64_t>(i);
+    MatcherCase c = random_matcher_case(seed, 56, 44);
+    CaseRng rng(seed * 7 + 3);  // its own draws: the cases above stay what they were
+    const StereoParams window = c.params;
+    c.params.aggregation = Aggregation::kSgm;
+    c.params.sgm_cost = rng.chance(50) ? SgmCost::kPixel : SgmCost::kWindow;
+    c.params.sgm_paths = rng.chance(50) ? 4 : 8;
+    const int p_max = c.params.sgm_cost == SgmCost::kPixel ? 120 : 8;
+    c.params.sgm_p1 = rng.chance(20) ? 0 : rng.range(1, p_max);
+    c.params.sgm_p2 =
+        std::min(255, c.params.sgm_p1 + (rng.chance(20) ? 0 : rng.range(1, 8 * p_max)));
+    c.params.sgm_gradient = rng.chance(30) ? 0 : rng.range(1, 64);
+    c.name += std::string(" sgm ") + std::string(to_string(c.params.sgm_cost)) + " p1 " +
+              std::to_string(c.params.sgm_p1) + " p2 " + std::to_string(c.params.sgm_p2) + " g " +
+              std::to_string(c.params.sgm_gradient) + " paths " +
+              std::to_string(c.params.sgm_paths);
+    const NaiveResult want =
+        naive_match(c.params, c.left, c.right, c.left_foreground, c.right_foreground);
+    CpuStereoMatcher m(c.params);
+    StereoOutput got;
+    StereoInput in = stereo_input(c);
+    in.confidence = true;
+    in.cost_ratio_output = true;
+    m.compute(in, got);
+    ASSERT_EQ(difference_from_naive(want, m, got), "") << c.name;
+    const NaiveResult plain =
+        naive_match(window, c.left, c.right, c.left_foreground, c.right_foreground);
+    for (std::size_t k = 0; k < plain.winners[0][0].size(); ++k) {
+      smoothed += plain.winners[0][0].data()[k] != want.winners[0][0].data()[k];
+    }
+  }
+  EXPECT_GT(smoothed, 0) << "the cases never tell sgm from the window";
+}
+
+// A frame whose search ranges would need more than kSgmMaxCells in a view fails with an error
+// that says so (the engine publishes an error frame) instead of taking the host's memory: one
+// level, so every pixel searches the whole range, 1100 x 512 x 64 cells.
+TEST(Sgm, AFrameBeyondTheCellLimitFailsWithAnError) {
+  ASSERT_GT(1100ull * 512 * 64, kSgmMaxCells);
+  StereoParams p;
+  p.aggregation = Aggregation::kSgm;
+  p.levels = 1;
+  p.max_disparity = 64;
+  Gray8 left(1100, 512), right(1100, 512);
+  for (int y = 0; y < 512; ++y) {
+    for (int x = 0; x < 1100; ++x) left(x, y) = right(x, y) = static_cast<std::uint8_t>(x * 7 + y);
+  }
+  StereoInput in;
+  in.left = left.view();
+  in.right = right.view();
+  StereoOutput out;
+  CpuStereoMatcher m(p);
+  try {
+    m.compute(in, out);
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cost cells"), std::string::npos) << e.what();
+  }
+  // Within the limit the same matcher goes on working.
+  Gray8 small_left(320, 240), small_right(320, 240);
+  for (int y = 0; y < 240; ++y) {
+    for (int x = 0; x < 320; ++x) {
+      small_left(x, y) = small_right(x, y) = static_cast<std::uint8_t>(x * 7 + y);
+    }
+  }
+  in.left = small_left.view();
+  in.right = small_right.view();
+  EXPECT_NO_THROW(m.compute(in, out));
 }
 
 // The formula of docs/PROTOCOL.md "confidence8", case by case.

@@ -50,6 +50,10 @@ TEST(Params, EachOutOfRangeValueIsNamed) {
       {[](StereoParams& p) { p.ad_mean_radius = 4; }, "stereo.ad_mean_radius = 4"},
       {[](StereoParams& p) { p.speckle_size = -1; }, "stereo.speckle_size = -1"},
       {[](StereoParams& p) { p.speckle_range = 17; }, "stereo.speckle_range = 17"},
+      {[](StereoParams& p) { p.sgm_paths = 6; }, "stereo.sgm_paths = 6: must be 4 or 8"},
+      {[](StereoParams& p) { p.sgm_p1 = 1024; }, "stereo.sgm_p1 = 1024"},
+      {[](StereoParams& p) { p.sgm_p2 = 1; }, "stereo.sgm_p2 = 1: must be at least sgm_p1"},
+      {[](StereoParams& p) { p.sgm_gradient = -1; }, "stereo.sgm_gradient = -1"},
   };
   for (const auto& c : cases) {
     StereoParams p;
@@ -61,6 +65,23 @@ TEST(Params, EachOutOfRangeValueIsNamed) {
     EXPECT_THROW(validate_params(p), ParameterError);
     EXPECT_THROW(CpuStereoMatcher m(p, 1), ParameterError);
   }
+}
+
+// The CUDA engine has no semi-global aggregation: the one check that both it and the daemon's
+// loader go through names the key and says why.
+TEST(Params, TheCudaCheckRefusesSemiGlobalAggregation) {
+  StereoParams p;
+  EXPECT_TRUE(check_params_for_cuda(p).empty());
+  p.aggregation = Aggregation::kSgm;
+  const auto errors = check_params_for_cuda(p);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].parameter(), "stereo.aggregation");
+  EXPECT_NE(std::string(errors[0].what()).find("CUDA engine has no semi-global"), std::string::npos)
+      << errors[0].what();
+  EXPECT_TRUE(check_params(p).empty());  // the CPU engine runs it
+  EXPECT_EQ(parse_aggregation("sgm"), Aggregation::kSgm);
+  EXPECT_EQ(to_string(Aggregation::kWindow), "window");
+  EXPECT_THROW(parse_aggregation("cross"), ParameterError);
 }
 
 TEST(Params, UnknownCostNameIsAnError) {

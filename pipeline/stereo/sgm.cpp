@@ -1,0 +1,251 @@
+#include "stereo/sgm.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "stereo/confidence.hpp"
+#include "stereo/pixel_ops.hpp"
+#include "thread_pool.hpp"
+
+namespace stereod {
+namespace {
+
+// L of a candidate that is not allowed: larger than any real L, and small enough that adding a
+// penalty cannot overflow (L <= C + P2 < 2^20 for real candidates).
+constexpr std::uint32_t kInfinite = 0x3FFFFFFFu;
+
+// One path direction: the predecessor of (x, y) is (x - dx, y - dy).
+struct Direction {
+  int dx, dy;
+};
+// Top-down scan (predecessor above or to the left), then bottom-up; the first two of each are the
+// 4-path set.
+constexpr Direction kTopDown[4] = {{1, 0}, {0, 1}, {1, 1}, {-1, 1}};
+constexpr Direction kBottomUp[4] = {{-1, 0}, {0, -1}, {-1, -1}, {1, -1}};
+
+// L of pixel p over its range [lo, hi] (costs c, kNoCost where not allowed) from its predecessor's
+// Lq over [qlo, qhi] with minimum q_min (q_min == kInfinite: no predecessor, the path restarts).
+// `pad` is scratch of at least hi - lo + 3 values. Returns the minimum of the new L.
+std::uint32_t path_step(const std::uint32_t* c, int lo, int hi, const std::uint32_t* lq, int qlo,
+                        int qhi, std::uint32_t q_min, std::uint32_t p1, std::uint32_t p2,
+                        std::uint32_t* __restrict l, std::uint32_t* __restrict pad) {
+  const int n = hi - lo + 1;
+  std::uint32_t l_min = kInfinite;
+  if (q_min == kInfinite) {
+    for (int j = 0; j < n; ++j) {
+      l[j] = c[j] == kNoCost ? kInfinite : c[j];
+      l_min = std::min(l_min, l[j]);
+    }
+    return l_min;
+  }
+  // pad[j] = Lq(lo - 1 + j), infinite outside q's range: the loop below then has no branches.
+  const int first = std::max(qlo, lo - 1), last = std::min(qhi, hi + 1);
+  std::fill(pad, pad + n + 2, kInfinite);
+  for (int d = first; d <= last; ++d) pad[d - lo + 1] = lq[d - qlo];
+  const std::uint32_t jump = q_min + p2;
+  for (int j = 0; j < n; ++j) {
+    const std::uint32_t step = std::min(pad[j], pad[j + 2]) + p1;
+    const std::uint32_t best = std::min(std::min(pad[j + 1], step), jump);
+    const std::uint32_t v = c[j] == kNoCost ? kInfinite : c[j] + best - q_min;
+    l[j] = v;
+    l_min = std::min(l_min, v);
+  }
+  return l_min;
+}
+
+// One scan (top-down or bottom-up) of one view over `paths` directions, S of those paths into
+// `sums` (laid out as the volume).
+class Scan {
+ public:
+  Scan(const CostVolume& volume, const SearchRanges& ranges, ImageView<const std::uint8_t> gray,
+       const SgmOptions& o, bool top_down, std::uint32_t* sums)
+      : volume_(volume), ranges_(ranges), gray_(gray), o_(o), top_down_(top_down), sums_(sums) {}
+
+  void run() {
+    const int w = volume_.width(), h = volume_.height();
+    const int directions = o_.paths / 2;
+    const Direction* dirs = top_down_ ? kTopDown : kBottomUp;
+    std::size_t row_max = 0;
+    for (int y = 0; y < h; ++y) row_max = std::max(row_max, row_size(y));
+    pad_.assign(static_cast<std::size_t>(o_.disparities) + 2, kInfinite);
+    for (int step = 0; step < 256; ++step) {
+      jumps_[step] = sgm_jump_penalty(o_.p1, o_.p2, o_.gradient, step);
+    }
+    for (int k = 0; k < directions; ++k) {
+      for (int j = 0; j < 2; ++j) {
+        rows_[k][j].assign(row_max, 0);
+        mins_[k][j].assign(static_cast<std::size_t>(w), kInfinite);
+      }
+    }
+    for (int i = 0; i < h; ++i) {
+      const int y = top_down_ ? i : h - 1 - i;
+      const int cur = i & 1, prev = cur ^ 1;
+      const std::size_t row0 = volume_.offset(0, y);
+      for (int j = 0; j < w; ++j) {
+        const int x = top_down_ ? j : w - 1 - j;
+        const int lo = ranges_.lo(x, y), hi = ranges_.hi(x, y);
+        if (hi < lo) {
+          for (int k = 0; k < directions; ++k)
+            mins_[k][cur][static_cast<std::size_t>(x)] = kInfinite;
+          continue;
+        }
+        const std::size_t at = volume_.offset(x, y);
+        const std::uint32_t* c = volume_.at(x, y);
+        std::uint32_t* s = sums_ + at;
+        for (int d = 0; d <= hi - lo; ++d) s[d] = 0;
+        for (int k = 0; k < directions; ++k) {
+          const int qx = x - dirs[k].dx, qy = y - dirs[k].dy;
+          std::uint32_t* l = rows_[k][cur].data() + (at - row0);
+          const std::uint32_t* lq = nullptr;
+          std::uint32_t q_min = kInfinite;
+          int qlo = 1, qhi = 0;
+          std::uint32_t p2 = o_.p2;
+          if (qx >= 0 && qx < w && qy >= 0 && qy < h) {
+            const int side = qy == y ? cur : prev;
+            q_min = mins_[k][side][static_cast<std::size_t>(qx)];
+            qlo = ranges_.lo(qx, qy);
+            qhi = ranges_.hi(qx, qy);
+            lq = rows_[k][side].data() + (volume_.offset(qx, qy) - volume_.offset(0, qy));
+            p2 = jumps_[static_cast<std::size_t>(std::abs(int{gray_(x, y)} - int{gray_(qx, qy)}))];
+          }
+          mins_[k][cur][static_cast<std::size_t>(x)] =
+              path_step(c, lo, hi, lq, qlo, qhi, q_min, o_.p1, p2, l, pad_.data());
+          // Not-allowed candidates add 0: S is read only where C is allowed.
+          for (int d = 0; d <= hi - lo; ++d) s[d] += l[d] == kInfinite ? 0 : l[d];
+        }
+      }
+    }
+  }
+
+ private:
+  std::size_t row_size(int y) const {
+    const std::size_t end = y + 1 < volume_.height() ? volume_.offset(0, y + 1) : volume_.size();
+    return end - volume_.offset(0, y);
+  }
+
+  const CostVolume& volume_;
+  const SearchRanges& ranges_;
+  ImageView<const std::uint8_t> gray_;
+  const SgmOptions& o_;
+  bool top_down_;
+  std::uint32_t* sums_;
+  // Per direction, L of the current and the previous row (laid out as the volume's rows), and
+  // each pixel's minimum L (kInfinite: no allowed candidate, or not matched).
+  std::vector<std::uint32_t> rows_[4][2];
+  std::vector<std::uint32_t> mins_[4][2];
+  std::vector<std::uint32_t> pad_;
+  std::uint32_t jumps_[256];  // P2 by intensity step
+};
+
+// Winners of rows y0 .. y1 - 1 of one view from its two scans' S.
+void pick_winners(const ViewMatch& view, const CostVolume& volume, const std::uint32_t* s_down,
+                  const std::uint32_t* s_up, const SgmOptions& o, int y0, int y1) {
+  const int w = volume.width();
+  for (int y = y0; y < y1; ++y) {
+    std::int16_t* disparity = view.disparity->row(y);
+    std::uint16_t* q4 = view.q4 ? view.q4->row(y) : nullptr;
+    std::uint32_t* ratio = view.cost_ratio ? view.cost_ratio->row(y) : nullptr;
+    std::uint8_t* confidence = view.confidence ? view.confidence->row(y) : nullptr;
+    for (int x = 0; x < w; ++x) {
+      const int lo = view.ranges->lo(x, y), hi = view.ranges->hi(x, y);
+      const std::size_t at = volume.offset(x, y);
+      const std::uint32_t* c = volume.at(x, y);
+      // S, kNoCost where the candidate is not allowed or outside the range.
+      auto cost_at = [&](int d) -> std::uint32_t {
+        if (d < lo || d > hi || c[d - lo] == kNoCost) return kNoCost;
+        return s_down[at + static_cast<std::size_t>(d - lo)] +
+               s_up[at + static_cast<std::size_t>(d - lo)];
+      };
+      int d = kNoDisparity;
+      std::uint32_t best = kNoCost;
+      for (int dd = lo; dd <= hi; ++dd) {
+        const std::uint32_t v = cost_at(dd);
+        if (v < best) best = v, d = dd;  // ties: the smaller d
+      }
+      d = apply_winner_rules(d, best, lo, hi, cost_at, kNoCost, o.uniqueness,
+                             confidence ? confidence + x : nullptr);
+      disparity[x] = static_cast<std::int16_t>(d);
+      if (!q4) continue;
+      if (d == kNoDisparity) {
+        q4[x] = kInvalidDisparity;
+        if (ratio) ratio[x] = kNoCost;
+        continue;
+      }
+      q4[x] = subpixel_disparity(d, o.disparities, best, cost_at, kNoCost, o.refine_subpixel);
+      if (ratio) ratio[x] = winner_cost_ratio_at(d, o.disparities, best, cost_at, kNoCost);
+    }
+  }
+}
+
+}  // namespace
+
+void CostVolume::layout(const SearchRanges& ranges) {
+  width_ = ranges.lo.width();
+  height_ = ranges.lo.height();
+  offsets_.resize(static_cast<std::size_t>(width_) * static_cast<std::size_t>(height_) + 1);
+  std::size_t n = 0;
+  for (int y = 0; y < height_; ++y) {
+    const std::int16_t* lo = ranges.lo.row(y);
+    const std::int16_t* hi = ranges.hi.row(y);
+    for (int x = 0; x < width_; ++x) {
+      offsets_[static_cast<std::size_t>(y) * static_cast<std::size_t>(width_) +
+               static_cast<std::size_t>(x)] = n;
+      n += hi[x] >= lo[x] ? static_cast<std::size_t>(hi[x] - lo[x] + 1) : 0;
+    }
+  }
+  if (n > kSgmMaxCells) {
+    throw std::runtime_error(
+        "stereo.aggregation sgm: this frame's search ranges need " + std::to_string(n) +
+        " cost cells in one view (" + std::to_string(n * 12 >> 20) + " MiB with the path sums); " +
+        "the limit is " + std::to_string(kSgmMaxCells) +
+        " (lower max_disparity or the image size, or use aggregation: window)");
+  }
+  offsets_.back() = n;
+  values_.resize(n);
+}
+
+std::uint32_t sgm_penalty(int per_pixel_cost, int subwindow, int best_k) {
+  return static_cast<std::uint32_t>(per_pixel_cost * (1 + best_k) * subwindow * subwindow);
+}
+
+std::uint32_t sgm_jump_penalty(std::uint32_t p1, std::uint32_t p2, int gradient, int step) {
+  if (gradient <= 0) return p2;
+  const std::uint64_t scaled = std::uint64_t{p2} * static_cast<std::uint64_t>(gradient) /
+                               static_cast<std::uint64_t>(gradient + step);
+  return std::max(p1, static_cast<std::uint32_t>(scaled));
+}
+
+void SgmMatcher::match(const ViewMatch (&views)[2], const ImageView<const std::uint8_t> (&gray)[2],
+                       const SgmOptions& o, ThreadPool* pool) {
+  if (o.paths != 4 && o.paths != 8) throw std::logic_error("SgmMatcher: 4 or 8 paths");
+  for (int v = 0; v < 2; ++v) {
+    if (!views[v].volume) throw std::logic_error("SgmMatcher: a view without its cost volume");
+    for (auto& s : sums_[v]) s.resize(views[v].volume->size());
+    const int w = views[v].volume->width(), h = views[v].volume->height();
+    views[v].disparity->ensure_size(w, h);
+    if (views[v].q4) views[v].q4->ensure_size(w, h);
+    if (views[v].cost_ratio) views[v].cost_ratio->ensure_size(w, h);
+    if (views[v].confidence) views[v].confidence->ensure_size(w, h);
+  }
+  // The two scans of both views are independent: four tasks.
+  for_rows(pool, 4, [&](int t0, int t1) {
+    for (int t = t0; t < t1; ++t) {
+      const int v = t / 2;
+      const bool top_down = t % 2 == 0;
+      Scan(*views[v].volume, *views[v].ranges, gray[v], o, top_down,
+           sums_[v][top_down ? 0 : 1].data())
+          .run();
+    }
+  });
+  const int h = views[0].volume->height();
+  for_rows(pool, 2 * h, [&](int r0, int r1) {
+    for (int v = 0; v < 2; ++v) {
+      const int y0 = std::max(r0 - v * h, 0), y1 = std::min(r1 - v * h, h);
+      if (y0 >= y1) continue;
+      pick_winners(views[v], *views[v].volume, sums_[v][0].data(), sums_[v][1].data(), o, y0, y1);
+    }
+  });
+}
+
+}  // namespace stereod

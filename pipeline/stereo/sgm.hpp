@@ -1,0 +1,101 @@
+// Semi-global aggregation over each pixel's own search range (docs/ALGORITHM.md "Semi-global
+// aggregation"; Hirschmüller 2008, on per-pixel ranges as in Rothermel et al.'s tSGM).
+//
+// The cost C(p, d) is the window pass's A (adaptive_window.hpp; with stereo.sgm_cost pixel, a
+// window of 1 pixel: the pixel cost) of every candidate d in pixel p's range [lo(p), hi(p)],
+// kNoCost where d is not allowed (its target pixel is outside the
+// image or background). Along each path direction r, in scan order,
+//   L_r(p, d) = C(p, d) + min(L_r(q, d), L_r(q, d +- 1) + P1, m_q + P2(p, q)) - m_q,
+// q = p - r, m_q = min_k L_r(q, k). Where q's range does not hold d (or d +- 1), that term is left
+// out: a candidate the previous pixel did not try can only be reached by a jump (P2), or a step
+// (P1) from a neighbour it did try. Where q is outside the image, is not matched, or has no
+// allowed candidate, the path starts afresh: L_r(p, d) = C(p, d). A candidate that is not allowed
+// has L = infinity on every path and is never chosen. S(p, d) = sum over the paths of L_r(p, d);
+// the winner and everything after it (uniqueness, confidence, subpixel, cost ratio) follow the
+// same rules as the window (confidence.hpp, pixel_ops.hpp), on S, with S(d +- 1) missing where
+// d +- 1 is outside the range.
+//
+// P1 = sgm_p1 * n and P2 = sgm_p2 * n, n = (1 + best_k) * subwindow^2 pixel costs in A (1 for
+// the pixel cost); with sgm_gradient g > 0,
+// P2(p, q) = max(P1, P2 * g / (g + |I(p) - I(q)|)) on the reference view's raw intensities: a
+// depth jump is cheaper across an intensity edge.
+//
+// Paths: 4 (left, right, up, down) or 8 (and the diagonals). The four whose predecessor lies above
+// or to the left are one top-down scan, the other four one bottom-up scan; each keeps two rows of
+// L per direction, so the memory is the volume's C and two S, whatever the paths.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "image.hpp"
+#include "stereo/adaptive_window.hpp"
+#include "stereo/search_range.hpp"
+
+namespace stereod {
+
+class ThreadPool;
+
+// The most (pixel, candidate) cells one view's volume may hold. A view keeps the volume and two
+// scans' sums, 12 bytes a cell: 2^25 cells are 384 MiB per view, 768 MiB for a pair. The cells
+// follow the search ranges, so an ordinary frame needs a fraction of w * h * D (about 9 cells a
+// pixel where the parent is known), but a pixel without a parent searches its level's whole
+// range: a frame whose coarse levels failed (a covered lens, a blank wall at every level) could
+// need w * h * D cells. Such a frame fails with an error (the engine publishes it as an error
+// frame) instead of taking the host's memory.
+constexpr std::size_t kSgmMaxCells = std::size_t{1} << 25;
+
+// One value per (pixel, candidate of its range), rows of pixels in order, each pixel's candidates
+// lo .. hi in order.
+class CostVolume {
+ public:
+  // Sizes the volume for these ranges (contents undefined). Throws std::runtime_error, saying how
+  // many cells were needed, where they exceed kSgmMaxCells.
+  void layout(const SearchRanges& ranges);
+  std::uint32_t* at(int x, int y) { return values_.data() + offset(x, y); }
+  const std::uint32_t* at(int x, int y) const { return values_.data() + offset(x, y); }
+  std::size_t offset(int x, int y) const {
+    return offsets_[static_cast<std::size_t>(y) * static_cast<std::size_t>(width_) +
+                    static_cast<std::size_t>(x)];
+  }
+  std::size_t size() const { return values_.size(); }
+  int width() const { return width_; }
+  int height() const { return height_; }
+
+ private:
+  int width_ = 0, height_ = 0;
+  std::vector<std::size_t> offsets_;  // per pixel, and one past the end
+  std::vector<std::uint32_t> values_;
+};
+
+struct SgmOptions {
+  int disparities = 0;           // the level's range is 0 .. disparities - 1
+  int paths = 8;                 // 4 or 8
+  std::uint32_t p1 = 0, p2 = 0;  // already multiplied by the window's pixel count
+  int gradient = 0;              // 0: P2 is not scaled by the intensity step
+  int uniqueness = 0;
+  bool subpixel = false;        // the finest level: q4 (and cost ratios where asked for)
+  bool refine_subpixel = true;  // with `subpixel`: the parabola offset (false: exactly 16*d)
+};
+
+// The penalties of StereoParams-style per-pixel-cost values for a window of `subwindow` and
+// `best_k`.
+std::uint32_t sgm_penalty(int per_pixel_cost, int subwindow, int best_k);
+// P2 between neighbours whose intensities differ by `step` (the rule above).
+std::uint32_t sgm_jump_penalty(std::uint32_t p1, std::uint32_t p2, int gradient, int step);
+
+// Keeps its scratch between calls.
+class SgmMatcher {
+ public:
+  // Both views of a level: views[v].volume holds C, views[v].ranges the ranges, gray[v] the
+  // reference view's raw intensities; the outputs of ViewMatch (disparity, and optionally q4,
+  // cost ratio, confidence) are written as the window matcher would.
+  void match(const ViewMatch (&views)[2], const ImageView<const std::uint8_t> (&gray)[2],
+             const SgmOptions& options, ThreadPool* pool);
+
+ private:
+  std::vector<std::uint32_t> sums_[2][2];  // per view: the top-down and the bottom-up scan's S
+};
+
+}  // namespace stereod
