@@ -249,8 +249,9 @@ class Loader {
       const YAML::Node cn = n[i];
       const std::string path = indexed("cameras", i);
       if (!r_.expect_map(cn, path, false)) continue;
-      r_.check_keys(cn, path,
-                    {"name", "source", "width", "height", "fps", "format", "color", "loop"});
+      r_.check_keys(
+          cn, path,
+          {"name", "source", "width", "height", "fps", "format", "color", "loop", "raw_format"});
       const std::size_t issues_before = r_.issues().size();
       CameraConfig cam;
       r_.read(cn, path, "name", cam.name);
@@ -260,6 +261,7 @@ class Loader {
       r_.read(cn, path, "format", cam.source_format);
       r_.read(cn, path, "color", cam.color);
       r_.read(cn, path, "loop", cam.loop);
+      r_.read(cn, path, "raw_format", cam.raw_format);
       if (cn["fps"].IsDefined()) {
         std::string fps;
         r_.read(cn, path, "fps", fps);
@@ -549,6 +551,7 @@ class Loader {
     }
     const std::string sizes = check_pair_sizes(left, right);
     if (!sizes.empty()) r_.add(pn, path, sizes);
+    check_raw_formats(cams, left, right, vertical);
     bool vertical_ok = true;
     if (vertical) vertical_ok = check_vertical(cams.node, cams.path, c, p, left, *vertical);
     if (params_ok && sizes.empty() && vertical_ok) {
@@ -638,6 +641,33 @@ class Loader {
 
   // The vertical camera: not the reference or the horizontal partner, on the reference's rig, of
   // its size. False when it does not fit.
+  // The engine converts a pair's YUV frames only when both its cameras deliver YUV, and not for
+  // trinocular pairs (their transpositions take gray or RGB).
+  void check_raw_formats(const PairCameras& cams, const CameraConfig& left,
+                         const CameraConfig& right, const CameraConfig* vertical) {
+    if (vertical) {
+      for (const auto& [cam, key] :
+           {std::pair<const CameraConfig*, const char*>{&left, cams.left_key},
+            {&right, cams.right_key},
+            {vertical, "vertical"}}) {
+        if (cam->raw_format.empty()) continue;
+        r_.add(cams.node[key], cams.path + "." + key,
+               "camera '" + cam->name + "' has raw_format " + cam->raw_format +
+                   ": trinocular pairs take no raw formats (leave raw_format out: GStreamer "
+                   "converts to RGB)");
+      }
+      return;
+    }
+    if (left.raw_format.empty() == right.raw_format.empty()) return;
+    const CameraConfig& raw = left.raw_format.empty() ? right : left;
+    const CameraConfig& other = left.raw_format.empty() ? left : right;
+    r_.add(cams.node[cams.right_key], cams.path + "." + cams.right_key,
+           "camera '" + raw.name + "' has raw_format " + raw.raw_format + ", camera '" +
+               other.name +
+               "' none: a pair's cameras both have a raw_format (UYVY or NV12) "
+               "or neither");
+  }
+
   bool check_vertical(const YAML::Node& cams, const std::string& cams_path, const DaemonConfig& c,
                       const PairConfig& p, const CameraConfig& reference,
                       const CameraConfig& vertical) {
@@ -893,7 +923,7 @@ class Loader {
 bool same_camera(const CameraConfig& a, const CameraConfig& b) {
   return a.name == b.name && a.uri == b.uri && a.width == b.width && a.height == b.height &&
          a.fps.num == b.fps.num && a.fps.den == b.fps.den && a.source_format == b.source_format &&
-         a.color == b.color && a.loop == b.loop;
+         a.color == b.color && a.loop == b.loop && a.raw_format == b.raw_format;
 }
 
 bool same_rig(const RigConfig& a, const RigConfig& b) {

@@ -14,6 +14,7 @@
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "device_pipeline.hpp"
+#include "kernels/yuv_to_rgb.hpp"
 
 namespace stereod {
 namespace {
@@ -75,6 +76,14 @@ struct PairSlot {
   std::uint64_t generation = 0;
   FrameInput borrowed;  // input uploaded straight from the caller's page-locked memory
   bool is_borrowed = false;
+  // A YUV frame (FrameInput::left_yuv): its bytes go up as they are (from `borrowed`, or packed in
+  // `yuv_in`) into `dev_yuv` and a kernel makes the RGB of the color-only path from them. Both
+  // buffers are taken at the slot's first YUV frame: pairs of RGB or gray cameras never need them.
+  bool yuv = false;
+  YuvView yuv_host[2];    // where the bytes come from (the caller's views, or packed in yuv_in)
+  YuvView yuv_device[2];  // where they go (packed in dev_yuv)
+  PinnedBuffer<std::uint8_t> yuv_in;
+  DeviceBuffer<std::uint8_t> dev_yuv;
   PairLayout layout;
   bool modeling = false;
   long long model_frame = 0;  // frames the pair's model had seen before this one
@@ -240,7 +249,7 @@ class Group {
     slot->state = SlotState::kReserved;
     try {
       STEREOD_CUDA(cudaSetDevice(device_));
-      const bool derive = gray_from_color(f);
+      const bool derive = gray_from_color(f) || yuv_input(f);
       const bool has_color = !f.left_color.empty() && !f.right_color.empty();
       const BackgroundParams& bg = pair->applied_generation != pair->generation
                                        ? pair->pending_background
@@ -527,6 +536,10 @@ class Group {
     if (p.options.zero_copy) return;
     const SlotLayout& l = p.layout;
     const int w = width_, h = height_;
+    if (s.yuv) {
+      upload_yuv(p, s, st);
+      return;
+    }
     if (s.is_borrowed) {
       const FrameInput& f = s.borrowed;
       if (!s.layout.derive_gray) {
@@ -550,6 +563,43 @@ class Group {
     const std::size_t end = s.layout.color_input ? l.rgb[1] + 3 * l.px : l.gray[1] + l.px;
     STEREOD_CUDA(cudaMemcpyAsync(s.dev_in.get() + begin, s.in.get() + begin, end - begin,
                                  cudaMemcpyHostToDevice, st));
+  }
+
+  // Each camera's YUV bytes (planes row by row from the caller's memory, or packed from the slot)
+  // and their conversion to the slot's RGB, in stream order before the batch reads it.
+  void upload_yuv(const PairState& p, const PairSlot& s, cudaStream_t st) {
+    for (int i = 0; i < 2; ++i) {
+      const YuvView& from = s.yuv_host[i];
+      const YuvView& to = s.yuv_device[i];
+      const bool nv12 = from.format == YuvFormat::kNv12;
+      const int row = nv12 ? from.width : 2 * from.width;
+      STEREOD_CUDA(cudaMemcpy2DAsync(const_cast<std::uint8_t*>(to.data), to.stride, from.data,
+                                     from.stride, row, from.height, cudaMemcpyHostToDevice, st));
+      if (nv12) {
+        STEREOD_CUDA(cudaMemcpy2DAsync(const_cast<std::uint8_t*>(to.chroma), to.chroma_stride,
+                                       from.chroma, from.chroma_stride, row, from.height / 2,
+                                       cudaMemcpyHostToDevice, st));
+      }
+      cuda::launch_yuv_to_rgb(to, s.dev_in.get() + p.layout.rgb[i], st);
+    }
+  }
+
+  // The slot's YUV frame: its source views and device views (buffers taken at the first one).
+  void fill_yuv(PairState& p, PairSlot& s, const FrameInput& f) {
+    const std::size_t per_camera = align_up(2 * p.layout.px);  // UYVY's size, NV12's is less
+    if (!s.dev_yuv.get()) s.dev_yuv.allocate(2 * per_camera);
+    const YuvView in[2] = {f.left_yuv, f.right_yuv};
+    for (int i = 0; i < 2; ++i) {
+      s.yuv_device[i] = packed_yuv(in[i].format, s.dev_yuv.get() + i * per_camera, width_, height_);
+      if (s.is_borrowed) {
+        s.yuv_host[i] = in[i];
+        continue;
+      }
+      if (!s.yuv_in.get()) s.yuv_in.allocate(2 * per_camera, false);
+      std::uint8_t* packed = s.yuv_in.get() + i * per_camera;
+      copy_packed(in[i], packed);
+      s.yuv_host[i] = packed_yuv(in[i].format, packed, width_, height_);
+    }
   }
 
   void download(const PairState& p, PairSlot& s, cudaStream_t st) {
@@ -599,8 +649,15 @@ class Group {
     const SlotLayout& l = p.layout;
     s.layout = layout;
     s.is_borrowed = f.pinned && !p.options.zero_copy;
+    s.yuv = yuv_input(f) && !p.options.zero_copy;
+    if (s.yuv) fill_yuv(p, s, f);
     if (s.is_borrowed) {
       s.borrowed = f;
+    } else if (yuv_input(f)) {
+      if (p.options.zero_copy) {  // the kernels read the slot's mapped memory: converted here
+        yuv_to_rgb(f.left_yuv, s.in.get() + l.rgb[0], 3 * w);
+        yuv_to_rgb(f.right_yuv, s.in.get() + l.rgb[1], 3 * w);
+      }
     } else {
       std::uint8_t* in = s.in.get();
       if (!layout.derive_gray) {

@@ -44,9 +44,29 @@ void attach_left_image(const CameraFrame& frame, const RectificationMap* map,
     RgbImage color;
   };
   auto images = std::make_shared<Images>();
-  const bool color = !frame.color.empty() && (o.left == publish::LeftOutput::kColor ||
-                                              o.points == publish::PointsOutput::kXyzRgb);
+  const bool yuv = !frame.yuv.empty();
+  const bool color = (yuv || !frame.color.empty()) && (o.left == publish::LeftOutput::kColor ||
+                                                       o.points == publish::PointsOutput::kXyzRgb);
   const bool gray = o.left == publish::LeftOutput::kGray || !color;
+  if (yuv) {
+    // The engine converted this camera's frame on its own side: the image published is the same
+    // RGB (yuv_pixel_rgb), made here once more on the host, only when it is asked for.
+    RgbImage rgb;
+    yuv_to_rgb(frame.yuv, rgb);
+    Gray8 luma;
+    if (gray) rgb_to_gray(rgb, luma);
+    if (map) {
+      if (gray) remap(luma.view(), *map, images->gray);
+      if (color) remap_rgb(view_of(rgb), *map, images->color);
+    } else {
+      if (gray) images->gray = std::move(luma);
+      if (color) images->color = std::move(rgb);
+    }
+    if (gray) f.left_gray = images->gray.view();
+    if (color) f.left_color = images->color.bytes();
+    f.left_keep_alive = std::move(images);
+    return;
+  }
   if (gray) {
     if (map) {
       remap(frame.gray, *map, images->gray);
@@ -83,6 +103,8 @@ FrameInput frame_input(std::uint64_t sequence, const CameraFrame& left, const Ca
   if (color) {
     in.left_color = left.color;
     in.right_color = right.color;
+    in.left_yuv = left.yuv;  // cameras with a raw_format (the loader pairs them only together)
+    in.right_yuv = right.yuv;
     if (vertical) in.vertical_color = vertical->color;
   } else {
     in.left = left.gray;
@@ -339,8 +361,8 @@ void Daemon::submit_set(Rig& rig, Pair& p, const FrameSet& set) {
     vertical = set.frames[static_cast<std::size_t>(p.vertical_index)];
     if (!vertical || vertical->status != FrameStatus::kOk) return;
   }
-  const bool color =
-      !left->color.empty() && !right->color.empty() && (!vertical || !vertical->color.empty());
+  const auto colored = [](const CameraFrame& c) { return !c.color.empty() || !c.yuv.empty(); };
+  const bool color = colored(*left) && colored(*right) && (!vertical || colored(*vertical));
   // A color camera with a gray one: all are matched gray, a color one's luma.
   for (std::shared_ptr<const CameraFrame>* cp : {&left, &right, &vertical}) {
     std::shared_ptr<const CameraFrame>& c = *cp;

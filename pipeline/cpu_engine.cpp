@@ -96,13 +96,17 @@ class CpuEngine final : public Engine {
       state_->slots[index].state = SlotState::kQueued;  // reserved; the worker waits for the queue
     }
     Slot& s = state_->slots[index];
-    s.has_color = !f.left_color.empty() && !f.right_color.empty();
+    const bool yuv = yuv_input(f);
+    s.has_color = yuv || (!f.left_color.empty() && !f.right_color.empty());
     s.confidence = f.confidence;
-    if (s.has_color) {
+    if (yuv) {  // the CUDA engine converts the same way on the device
+      yuv_to_rgb(f.left_yuv, s.left_color);
+      yuv_to_rgb(f.right_yuv, s.right_color);
+    } else if (s.has_color) {
       copy_into(f.left_color, s.left_color);
       copy_into(f.right_color, s.right_color);
     }
-    if (gray_from_color(f)) {
+    if (yuv || gray_from_color(f)) {
       rgb_to_gray(s.left_color, s.left);  // what the CUDA engine computes on the device
       rgb_to_gray(s.right_color, s.right);
     } else {

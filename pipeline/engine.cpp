@@ -9,6 +9,26 @@ namespace stereod {
 void check_frame_size(const FrameInput& f, int width, int height) {
   auto size = [](int w, int h) { return std::to_string(w) + "x" + std::to_string(h); };
   const bool has_color = !f.left_color.empty() && !f.right_color.empty();
+  if (yuv_input(f)) {
+    const YuvView& l = f.left_yuv;
+    const YuvView& r = f.right_yuv;
+    if (l.width != width || l.height != height || r.width != width || r.height != height) {
+      throw ParameterError("frame", "frame " + std::to_string(f.sequence) + " is " +
+                                        size(l.width, l.height) + " / " + size(r.width, r.height) +
+                                        " (YUV), the engine expects " + size(width, height));
+    }
+    for (const YuvView* v : {&l, &r}) {
+      const bool nv12 = v->format == YuvFormat::kNv12;
+      if (width % 2 != 0 || (nv12 && (height % 2 != 0 || v->chroma == nullptr))) {
+        throw ParameterError("frame", std::string(yuv_format_name(v->format)) + " frame " +
+                                          std::to_string(f.sequence) + " of " +
+                                          size(width, height) +
+                                          ": needs an even width (and height, and a chroma plane, "
+                                          "for NV12)");
+      }
+    }
+    return;
+  }
   if (gray_from_color(f)) {
     if (f.left_color.width != width || f.left_color.height != height ||
         f.right_color.width != width || f.right_color.height != height) {

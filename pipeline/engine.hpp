@@ -70,6 +70,11 @@ struct FrameInput {
   // caller had converted it.
   RgbView left_color;
   RgbView right_color;
+  // Frames as a YUV camera delivers them (yuv.hpp), in place of everything above (left, right and
+  // their color empty): the engine converts them to RGB (yuv_pixel_rgb: on the GPU with the CUDA
+  // engine) and goes on as with a color-only frame of that RGB. Not for trinocular engines.
+  YuvView left_yuv;
+  YuvView right_yuv;
   // Trinocular engines only (trinocular/trinocular_engine.hpp): the vertical partner's frame, of
   // the reference's size; left is the reference, right the horizontal partner.
   ImageView<const std::uint8_t> vertical;
@@ -87,6 +92,13 @@ struct FrameInput {
 inline bool gray_from_color(const FrameInput& f) {
   return f.left.data == nullptr && f.right.data == nullptr && !f.left_color.empty() &&
          !f.right_color.empty();
+}
+
+// True when the frame comes as YUV only (left_yuv, right_yuv) and is matched on the luma of its
+// RGB.
+inline bool yuv_input(const FrameInput& f) {
+  return f.left.data == nullptr && f.right.data == nullptr && f.left_color.empty() &&
+         f.right_color.empty() && !f.left_yuv.empty() && !f.right_yuv.empty();
 }
 
 // Page-locked host memory for FrameInput::pinned (ordinary memory where no CUDA is available).

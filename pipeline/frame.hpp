@@ -10,6 +10,7 @@
 
 #include "image.hpp"
 #include "stereo/pixel_ops.hpp"
+#include "yuv.hpp"
 
 namespace stereod {
 
@@ -57,6 +58,15 @@ inline std::uint8_t luma(std::uint8_t r, std::uint8_t g, std::uint8_t b) {
   return luma_bt601(r, g, b);
 }
 void rgb_to_gray(const RgbImage& rgb, Gray8& gray);
+// A YUV frame's RGB (yuv_pixel_rgb), into a packed image (resized if needed): what both engines
+// and the daemon's published `left` image make of a camera that delivers YUV.
+void yuv_to_rgb(const YuvView& src, RgbImage& dst);
+void yuv_to_rgb(const YuvView& src, std::uint8_t* dst, std::ptrdiff_t dst_stride);
+// A frame of `format` whose rows (and planes) lie packed from `data`: UYVY rows of 2 * width
+// bytes; NV12's Y plane, then its chroma plane, width bytes a row.
+YuvView packed_yuv(YuvFormat format, const std::uint8_t* data, int width, int height);
+// Copies a frame into `dst` in the packed layout (yuv_packed_bytes of them).
+void copy_packed(const YuvView& src, std::uint8_t* dst);
 
 enum class FrameStatus {
   kOk,
@@ -71,21 +81,23 @@ using PixelAllocator = std::function<std::shared_ptr<std::uint8_t>(std::size_t b
 std::shared_ptr<std::uint8_t> allocate_pixels(std::size_t bytes);  // ordinary memory
 
 // One camera's frame as delivered by ingest: 8-bit gray from a gray camera, packed RGB from a
-// color camera (the engines derive the gray they match from it: luma_bt601), never both.
+// color camera (the engines derive the gray they match from it: luma_bt601), or, from a color
+// camera with a `raw_format`, its own UYVY or NV12 (the engine converts it: yuv.hpp); only one.
 struct CameraFrame {
   std::string camera;                  // the camera's name in the configuration
   std::uint64_t sequence = 0;          // per camera, counting delivered buffers from 0
   std::int64_t capture_time_ns = 0;    // CLOCK_REALTIME nanoseconds (buffer time + base time)
   ImageView<const std::uint8_t> gray;  // gray cameras (rows packed); empty for color cameras
   RgbView color;                       // color cameras (rows packed); empty for gray cameras
+  YuvView yuv;  // color cameras with a raw_format (rows packed, NV12's planes back to back)
   FrameStatus status = FrameStatus::kOk;
   std::string error;
   // synthetic:// cameras and replayed images: the source's frame index (SyntheticScene::render
   // renders this frame and its ground truth; for images, the file's number); -1 otherwise.
   std::int64_t source_index = -1;
 
-  // The memory `gray` or `color` point into, kept by the frame pool across frames. A copy of a
-  // frame shares it (and keeps it alive): reserve() then never writes into it again.
+  // The memory `gray`, `color` or `yuv` point into, kept by the frame pool across frames. A copy of
+  // a frame shares it (and keeps it alive): reserve() then never writes into it again.
   std::shared_ptr<std::uint8_t> storage;
   std::size_t storage_bytes = 0;
   // Makes room for a frame of `bytes` bytes (reusing the storage when it is big enough and no
@@ -93,7 +105,8 @@ struct CameraFrame {
   std::uint8_t* reserve(std::size_t bytes, const PixelAllocator& allocate);
 };
 
-// The frame's pixels as an owned image (tests, tools): its gray, or the luma of its color.
+// The frame's pixels as an owned image (tests, tools): its gray, or the luma of its color (of its
+// YUV's RGB).
 Gray8 gray_of(const CameraFrame& frame);
 
 // The frames of one rig whose capture times lie within the sync tolerance, in the rig's camera

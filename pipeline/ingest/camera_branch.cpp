@@ -85,6 +85,11 @@ bool CameraBranch::copy_into(GstSample* sample, CameraFrame& frame) {
   const int h = GST_VIDEO_FRAME_HEIGHT(&video);
   const int stride = GST_VIDEO_FRAME_PLANE_STRIDE(&video, 0);
   const auto* src = static_cast<const std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&video, 0));
+  if (!config_.raw_format.empty()) {
+    const bool copied = copy_yuv(video, frame);
+    gst_video_frame_unmap(&video);
+    return copied;
+  }
   // The one copy of the frame path: from GStreamer's buffer into the frame's (pooled, possibly
   // page-locked) memory, rows packed (GStreamer pads rows to 4 bytes).
   const std::size_t row = static_cast<std::size_t>(w) * (config_.color ? 3 : 1);
@@ -95,6 +100,7 @@ bool CameraBranch::copy_into(GstSample* sample, CameraFrame& frame) {
     for (int y = 0; y < h; ++y) std::memcpy(dst + row * y, src + stride * y, row);
   }
   gst_video_frame_unmap(&video);
+  frame.yuv = {};
   if (config_.color) {
     frame.color = {dst, w, h, static_cast<std::ptrdiff_t>(row)};
     frame.gray = {};
@@ -102,6 +108,34 @@ bool CameraBranch::copy_into(GstSample* sample, CameraFrame& frame) {
     frame.gray = {dst, w, h, w};
     frame.color = {};
   }
+  return true;
+}
+
+bool CameraBranch::copy_yuv(const GstVideoFrame& video, CameraFrame& frame) {
+  YuvView from;
+  switch (GST_VIDEO_FRAME_FORMAT(&video)) {
+    case GST_VIDEO_FORMAT_UYVY:
+      from.format = YuvFormat::kUyvy;
+      break;
+    case GST_VIDEO_FORMAT_NV12:
+      from.format = YuvFormat::kNv12;
+      from.chroma = static_cast<const std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&video, 1));
+      from.chroma_stride = GST_VIDEO_FRAME_PLANE_STRIDE(&video, 1);
+      break;
+    default:  // the caps ask for raw_format: not expected
+      return false;
+  }
+  from.data = static_cast<const std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&video, 0));
+  from.stride = GST_VIDEO_FRAME_PLANE_STRIDE(&video, 0);
+  from.width = GST_VIDEO_FRAME_WIDTH(&video);
+  from.height = GST_VIDEO_FRAME_HEIGHT(&video);
+  // The same one copy as for RGB, of 2 (UYVY) or 1.5 (NV12) bytes a pixel instead of 3.
+  std::uint8_t* dst =
+      frame.reserve(yuv_packed_bytes(from.format, from.width, from.height), allocate_);
+  copy_packed(from, dst);
+  frame.yuv = packed_yuv(from.format, dst, from.width, from.height);
+  frame.color = {};
+  frame.gray = {};
   return true;
 }
 

@@ -2,7 +2,8 @@
 // into a CameraFrame from a small pool (so buffers are reused, and come from the rig's
 // PixelAllocator: page-locked memory the CUDA engine uploads from directly) with the camera's
 // sequence number and realtime capture time, and hands the frame to the rig. A camera delivers one
-// format: GRAY8, or RGB when it is a color camera (the engines derive the gray from it).
+// format: GRAY8, or RGB when it is a color camera (the engines derive the gray from it), or the
+// UYVY or NV12 a color camera with a raw_format names (the engine converts it: yuv.hpp).
 #pragma once
 
 #include <gst/app/gstappsink.h>
@@ -60,6 +61,7 @@ class CameraBranch {
   static void on_eos(GstAppSink* appsink, gpointer self);
   void handle(GstElement* appsink, GstSample* sample);
   bool copy_into(GstSample* sample, CameraFrame& frame);
+  bool copy_yuv(const GstVideoFrame& video, CameraFrame& frame);  // raw_format cameras
   std::shared_ptr<CameraFrame> acquire();  // from the pool; nullptr (counted, warned) when empty
   void finish(std::shared_ptr<CameraFrame> frame, std::int64_t capture_ns,
               std::int64_t source_index);

@@ -221,6 +221,30 @@ std::vector<IngestIssue> validate_camera(const CameraConfig& cam) {
                             "or MJPG"});
     }
   }
+  if (!cam.raw_format.empty()) {
+    if (cam.raw_format != "UYVY" && cam.raw_format != "NV12") {
+      issues.push_back({who, "raw_format",
+                        "\"" + cam.raw_format +
+                            "\": expected UYVY or NV12 (the formats the "
+                            "engines convert), or leave it out to have GStreamer convert to RGB"});
+    } else if (!cam.color) {
+      issues.push_back({who, "raw_format",
+                        "only color cameras take a raw format (set color: true, or leave "
+                        "raw_format out: a gray camera's frames are converted to GRAY8)"});
+    } else if (uri_ok &&
+               (uri.scheme == SourceScheme::kSynthetic || uri.scheme == SourceScheme::kImages ||
+                uri.scheme == SourceScheme::kCsi)) {
+      issues.push_back({who, "raw_format",
+                        "not for " + cam.uri.substr(0, cam.uri.find(':')) +
+                            ":// cameras (they deliver RGB); only v4l2, test, gst, rtsp and "
+                            "file sources"});
+    } else if (cam.width % 2 != 0 || (cam.raw_format == "NV12" && cam.height % 2 != 0)) {
+      issues.push_back({who, "raw_format",
+                        cam.raw_format + " needs an even width" +
+                            (cam.raw_format == "NV12" ? " and height" : "") + ", the camera is " +
+                            std::to_string(cam.width) + "x" + std::to_string(cam.height)});
+    }
+  }
   return issues;
 }
 

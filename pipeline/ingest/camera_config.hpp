@@ -42,7 +42,11 @@ struct CameraConfig {
   // "GRAY8", ...) or "MJPG" for motion JPEG; empty lets GStreamer choose. v4l2:// only.
   std::string source_format;
   bool color = false;  // also deliver 8-bit RGB (the background model wants it)
-  bool loop = true;    // file:// and images://: start over at the end; false: end cleanly
+  // Color cameras: "UYVY" or "NV12" takes the frames in that format (GStreamer converts only when
+  // the source delivers another) and leaves their conversion to RGB to the pair's engine, on the
+  // GPU with the CUDA engine (yuv.hpp); empty: GStreamer converts every frame to RGB.
+  std::string raw_format;
+  bool loop = true;  // file:// and images://: start over at the end; false: end cleanly
 };
 
 // Restarting a rig whose source failed: exponential backoff from `initial` up to `max`, back to

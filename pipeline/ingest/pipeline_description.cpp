@@ -110,7 +110,11 @@ std::string source_fragment(const CameraConfig& cam, const SourceUri& uri) {
 }
 
 std::string camera_branch_description(const CameraConfig& cam, const SourceUri& uri) {
-  const char* format = cam.color ? "RGB" : "GRAY8";
+  // A raw format (UYVY, NV12) is what the engine converts: videoconvert passes such frames
+  // through untouched when the source delivers that format already.
+  const char* format = !cam.raw_format.empty() ? cam.raw_format.c_str()
+                       : cam.color             ? "RGB"
+                                               : "GRAY8";
   const std::string sink = appsink(cam.color ? kColorSinkName : kGraySinkName);
   const bool replay =
       (uri.scheme == SourceScheme::kSynthetic || uri.scheme == SourceScheme::kImages) &&

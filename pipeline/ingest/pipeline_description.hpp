@@ -8,7 +8,10 @@
 //            ! appsink name=stereod_gray sync=false max-buffers=2 drop=true
 //
 // A color camera delivers RGB only (format=RGB, appsink stereod_rgb): the engines derive the gray
-// they match from it (BT.601 luma), so GStreamer converts each frame once. Video files (file://),
+// they match from it (BT.601 luma), so GStreamer converts each frame once. A color camera with a
+// raw_format (UYVY, NV12) delivers that format to the same appsink instead: its engine converts
+// it (on the GPU with the CUDA engine), and videoconvert only acts when the source delivers
+// another format. Video files (file://),
 // test://?live=false and gst:// descriptions pass through `identity sync=true`, which paces them
 // to the pipeline clock at their own timestamps. images:// cameras are an appsrc and a decoder:
 // the rig's ImageFeeder pushes their files, paced and in lockstep (image_feeder.hpp). A gst://

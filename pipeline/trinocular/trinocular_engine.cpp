@@ -78,6 +78,8 @@ class TrinocularEngine final : public Engine {
   std::string_view name() const override { return name_; }
 
   SubmitStatus submit(const FrameInput& f) override {
+    // The transpositions work on gray and RGB; the daemon's loader refuses YUV cameras here.
+    if (yuv_input(f)) throw ParameterError("frame", "a trinocular pair takes no YUV frames");
     check_frame_size(f, options_.width, options_.height);
     const bool from_color = gray_from_color(f);
     const bool vertical_ok =

@@ -427,3 +427,39 @@ TEST(Daemon, TrinocularRigEndToEnd) {
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(5s), 0);
 }
+
+// Cameras with a raw_format reach the engine as YUV: frames come out, and the published left
+// image is their RGB (white stays white in color, and in gray).
+TEST(Daemon, RawFormatCamerasEndToEnd) {
+  for (const char* left : {"color", "gray"}) {
+    Fixture f(std::string("raw_") + left);
+    std::ostringstream c;
+    c << "engine: cpu\n"
+         "cameras:\n"
+         "  - {name: a, source: 'test://?pattern=white', width: 64, height: 48, fps: 10, "
+         "color: true, raw_format: UYVY}\n"
+         "  - {name: b, source: 'test://?pattern=white', width: 64, height: 48, fps: 10, "
+         "color: true, raw_format: NV12}\n"
+         "pairs:\n"
+         "  - {name: p, left: a, right: b, stereo: {max_disparity: 16}}\n"
+         "publish: {endpoint: '"
+      << f.endpoint << "', outputs: {left: " << left << "}}\n";
+    write_text(f.config, c.str());
+    NotifySocket notify(f.notify_path);
+    DaemonProcess d(f.config, f.log, f.notify_path);
+    ASSERT_GE(notify.wait_for("READY=1", 0, 20s), 0) << read_text(f.log);
+    client::Subscriber sub(f.endpoint);
+    for (int n = 0; n < 3; ++n) {
+      const client::Frame fr = next_frame(sub, 20s);
+      ASSERT_TRUE(fr.header().ok()) << fr.header().info.error;
+      EXPECT_EQ(fr.left_channels(), std::string(left) == "color" ? 3 : 1);
+      const auto img = fr.left();
+      ASSERT_EQ(img.height, 48);
+      for (int y = 0; y < img.height; ++y) {
+        for (int x = 0; x < img.width; ++x) ASSERT_EQ(img(x, y), 255) << x << "," << y;
+      }
+    }
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(5s), 0);
+  }
+}

@@ -321,3 +321,50 @@ TEST(DaemonConfig, DirectionOutputIsAPublishKey) {
   const DaemonConfig e = parse_daemon_config(kBase, "t.yaml");
   EXPECT_TRUE(diff_configs(e, d).publisher_outputs);
 }
+
+// raw_format (UYVY, NV12): for color cameras of live sources whose pair partner has one too and
+// that are not trinocular; each mistake at the camera's or pair's key, naming the camera.
+TEST(DaemonConfig, RawFormatsAreCheckedAtTheirKey) {
+  const auto two = [](const std::string& a, const std::string& b) {
+    return "cameras:\n"
+           "  - {name: a, source: 'test://', width: 64, height: 48, color: true" +
+           a +
+           "}\n"
+           "  - {name: b, source: 'test://', width: 64, height: 48, color: true" +
+           b +
+           "}\n"
+           "pairs:\n"
+           "  - {name: p, left: a, right: b, stereo: {max_disparity: 16}}\n";
+  };
+  EXPECT_TRUE(issues(two(", raw_format: UYVY", ", raw_format: NV12")).empty());
+  auto v = issues(two(", raw_format: YUY2", ", raw_format: UYVY"));
+  EXPECT_TRUE(mentions(v, "cameras[0].raw_format", "expected UYVY or NV12")) << test::all_issues(v);
+  v = issues(two(", raw_format: UYVY", ""));
+  EXPECT_TRUE(mentions(v, "pairs[0].right", "camera 'a' has raw_format UYVY, camera 'b' none"))
+      << test::all_issues(v);
+  v = issues(
+      "cameras:\n"
+      "  - {name: a, source: 'test://', width: 64, height: 48, raw_format: NV12}\n"
+      "  - {name: b, source: 'synthetic://right', width: 64, height: 48, color: true, "
+      "raw_format: NV12}\n"
+      "  - {name: c, source: 'test://', width: 63, height: 48, color: true, raw_format: UYVY}\n"
+      "pairs:\n"
+      "  - {name: p, left: a, right: b, stereo: {max_disparity: 16}}\n");
+  EXPECT_TRUE(mentions(v, "cameras[0].raw_format", "only color cameras")) << test::all_issues(v);
+  EXPECT_TRUE(mentions(v, "cameras[1].raw_format", "not for synthetic://")) << test::all_issues(v);
+  EXPECT_TRUE(mentions(v, "cameras[2].raw_format", "needs an even width, the camera is 63x48"))
+      << test::all_issues(v);
+  v = issues(
+      "cameras:\n"
+      "  - {name: a, source: 'test://', width: 64, height: 48, color: true, raw_format: UYVY}\n"
+      "  - {name: b, source: 'test://', width: 64, height: 48, color: true, raw_format: UYVY}\n"
+      "  - {name: c, source: 'test://', width: 64, height: 48, color: true}\n"
+      "pairs:\n"
+      "  - name: t\n"
+      "    stereo: {max_disparity: 16}\n"
+      "    trinocular: {reference: a, horizontal: b, vertical: c, vertical_position: above}\n");
+  EXPECT_TRUE(mentions(v, "pairs[0].trinocular.reference", "trinocular pairs take no raw"))
+      << test::all_issues(v);
+  EXPECT_TRUE(mentions(v, "pairs[0].trinocular.horizontal", "camera 'b' has raw_format UYVY"))
+      << test::all_issues(v);
+}

@@ -329,3 +329,16 @@ TEST(PipelineDescription, SyntheticAndReplayedCamerasAreOneRawAppsrc) {
                        "format=GRAY8,width=320,height=240,framerate=30/1\" ! appsink "
                        "name=stereod_gray"));
 }
+
+// A color camera with a raw_format ends in that format at the color appsink; videoconvert stays
+// (a no-op when the source delivers the format already).
+TEST(PipelineDescription, RawFormatCamerasEndInTheirFormat) {
+  CameraConfig c = camera("cam", "");
+  c.color = true;
+  c.raw_format = "NV12";
+  EXPECT_EQ(camera_branch_description(c, parse_source_uri("test://")),
+            "videotestsrc is-live=true pattern=smpte ! videorate drop-only=true ! videoscale ! "
+            "videoconvert ! video/x-raw,format=NV12,width=640,height=480,framerate=30/1 ! "
+            "appsink name=stereod_rgb sync=false max-buffers=2 drop=true "
+            "enable-last-sample=false qos=false");
+}
