@@ -14,13 +14,16 @@
 # INFLIGHT (2), MASK (false: the mask output), STEREOD / STEREOD_SUB (the commands), KEEP (a folder
 # to keep each run's config, logs and subscriber output in), SOURCE: replay (the default), or
 # gst-FORMAT (e.g. gst-UYVY, gst-NV12, gst-RGB): each camera a live videotestsrc (pattern ball)
-# delivering FORMAT at SIZE and FPS, as a real camera would, converted to RGB by the rig's
-# pipeline on the CPU (gst-RGB: no conversion), to measure what conversion costs per camera.
+# delivering FORMAT at SIZE and FPS, as a real camera would, to measure what conversion costs per
+# camera. CONVERT (gst-UYVY and gst-NV12 only): engine (the default: the cameras' raw_format is
+# FORMAT, their frames go to the engine as they are and it converts them, on the GPU with the CUDA
+# engine) or gstreamer (no raw_format: videoconvert converts each frame to RGB on the CPU, as
+# before raw formats existed).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 SIZE=${SIZE:-1280x720} FPS=${FPS:-30} D=${D:-128} SECONDS_=${DURATION:-60} WARMUP=${WARMUP:-5}
 REPLAY=${REPLAY:-30} ENGINE=${ENGINE:-cuda} DEVICES=${DEVICES:-} INFLIGHT=${INFLIGHT:-2}
-MASK=${MASK:-false} SOURCE=${SOURCE:-replay}
+MASK=${MASK:-false} SOURCE=${SOURCE:-replay} CONVERT=${CONVERT:-engine}
 STEREOD=${STEREOD:-build/daemon/stereod}
 STEREOD_SUB=${STEREOD_SUB:-build/tools/stereod-sub}
 w=${SIZE%x*} h=${SIZE#*x}
@@ -54,7 +57,11 @@ for n in "$@"; do
         else
           src="gst://videotestsrc is-live=true pattern=ball ! video/x-raw,format=${SOURCE#gst-},width=$w,height=$h,framerate=$FPS/1"
         fi
-        echo "  - {name: ${side:0:1}$i, source: '$src', width: $w, height: $h, fps: $FPS, color: true}"
+        raw=""
+        case "$SOURCE:$CONVERT" in
+          gst-UYVY:engine | gst-NV12:engine) raw=", raw_format: ${SOURCE#gst-}" ;;
+        esac
+        echo "  - {name: ${side:0:1}$i, source: '$src', width: $w, height: $h, fps: $FPS, color: true$raw}"
       done
     done
     echo "rigs:"
