@@ -68,10 +68,17 @@ void attach_left_image(const CameraFrame& frame, const RectificationMap* map,
     return;
   }
   if (gray) {
+    // A color camera's frame has no gray of its own: its luma, as the engines derive it.
+    Gray8 luma;
+    ImageView<const std::uint8_t> g = frame.gray;
+    if (g.empty() && !frame.color.empty()) {
+      rgb_to_gray(frame.color, luma);
+      g = luma.view();
+    }
     if (map) {
-      remap(frame.gray, *map, images->gray);
+      remap(g, *map, images->gray);
     } else {
-      copy_into(frame.gray, images->gray);
+      copy_into(g, images->gray);
     }
     f.left_gray = images->gray.view();
   }

@@ -14,6 +14,10 @@ void copy_into(const RgbView& src, RgbImage& dst) {
 }
 
 void rgb_to_gray(const RgbImage& rgb, Gray8& gray) {
+  rgb_to_gray(view_of(rgb), gray);
+}
+
+void rgb_to_gray(const RgbView& rgb, Gray8& gray) {
   gray.ensure_size(rgb.width, rgb.height);
   for (int y = 0; y < rgb.height; ++y) {
     const std::uint8_t* s = rgb.row(y);

@@ -429,21 +429,28 @@ TEST(Daemon, TrinocularRigEndToEnd) {
 }
 
 // Cameras with a raw_format reach the engine as YUV: frames come out, and the published left
-// image is their RGB (white stays white in color, and in gray).
+// image is their RGB (white stays white in color, and in gray). The same for RGB cameras: asked
+// for gray, their left image is their luma (regression: a color camera's frame has no gray of its
+// own, and `left: gray` sent no left image at all).
 TEST(Daemon, RawFormatCamerasEndToEnd) {
-  for (const char* left : {"color", "gray"}) {
+  for (const char* left : {"color", "gray", "gray-rgb"}) {
+    const bool rgb = std::string(left) == "gray-rgb";
     Fixture f(std::string("raw_") + left);
     std::ostringstream c;
     c << "engine: cpu\n"
          "cameras:\n"
          "  - {name: a, source: 'test://?pattern=white', width: 64, height: 48, fps: 10, "
-         "color: true, raw_format: UYVY}\n"
+         "color: true"
+      << (rgb ? "" : ", raw_format: UYVY")
+      << "}\n"
          "  - {name: b, source: 'test://?pattern=white', width: 64, height: 48, fps: 10, "
-         "color: true, raw_format: NV12}\n"
+         "color: true"
+      << (rgb ? "" : ", raw_format: NV12")
+      << "}\n"
          "pairs:\n"
          "  - {name: p, left: a, right: b, stereo: {max_disparity: 16}}\n"
          "publish: {endpoint: '"
-      << f.endpoint << "', outputs: {left: " << left << "}}\n";
+      << f.endpoint << "', outputs: {left: " << (rgb ? "gray" : left) << "}}\n";
     write_text(f.config, c.str());
     NotifySocket notify(f.notify_path);
     DaemonProcess d(f.config, f.log, f.notify_path);
@@ -452,7 +459,7 @@ TEST(Daemon, RawFormatCamerasEndToEnd) {
     for (int n = 0; n < 3; ++n) {
       const client::Frame fr = next_frame(sub, 20s);
       ASSERT_TRUE(fr.header().ok()) << fr.header().info.error;
-      EXPECT_EQ(fr.left_channels(), std::string(left) == "color" ? 3 : 1);
+      ASSERT_EQ(fr.left_channels(), std::string(left) == "color" ? 3 : 1);
       const auto img = fr.left();
       ASSERT_EQ(img.height, 48);
       for (int y = 0; y < img.height; ++y) {
