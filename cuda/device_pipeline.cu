@@ -284,6 +284,7 @@ BatchShape DevicePipeline::shape(int count) const {
   // The window path does not keep the runner-up cost the confidence needs: with confidence, the
   // general matcher (which keeps the four lowest costs of each pixel anyway) runs instead.
   s.sgm = stereo_.aggregation == Aggregation::kSgm;
+  s.sgm_window_cost = stereo_.sgm_cost == SgmCost::kWindow;
   s.sgm_paths = stereo_.sgm_paths;
   s.max_disparity = stereo_.max_disparity;
   s.window_path =
@@ -308,7 +309,10 @@ std::string DevicePipeline::batch_key() const {
     key += b ? '1' : '0';
   }
   // The path kernel's grid and scratch follow the paths and the disparities.
-  if (s.sgm) key += "/sgm" + std::to_string(s.sgm_paths) + "d" + std::to_string(s.max_disparity);
+  if (s.sgm) {
+    key += "/sgm" + std::to_string(s.sgm_paths) + (s.sgm_window_cost ? "w" : "p") + "d" +
+           std::to_string(s.max_disparity);
+  }
   return key;
 }
 
@@ -409,12 +413,18 @@ void enqueue_batch(const BatchShape& shape, const BatchRecord* batch, const Work
   mark("census, mean removal");
   for (int s = shape.levels - 1; s >= 0; --s) {
     launch_search_ranges(shape, batch, ws, s, stream);
-    if (shape.sgm)
-      launch_sgm(shape, batch, s, stream);
-    else if (shape.window_path)
+    if (shape.sgm) {
+      // Marked apart for the profile (--profile): the costs, the paths, the winners.
+      launch_sgm_volume(shape, batch, s, stream);
+      mark("sgm costs level " + std::to_string(s));
+      launch_sgm_paths(shape, batch, s, stream);
+      mark("sgm paths level " + std::to_string(s));
+      launch_sgm_winners(shape, batch, s, stream);
+    } else if (shape.window_path) {
       launch_match_window(shape, batch, ws, s, stream);
-    else
+    } else {
       launch_match_generic(shape, batch, s, stream);
+    }
     mark("match level " + std::to_string(s) + " (" + std::to_string(shape.level_width[s]) + "x" +
          std::to_string(shape.level_height[s]) + ")");
   }

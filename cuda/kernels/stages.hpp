@@ -35,6 +35,7 @@ struct BatchShape {
   // Semi-global aggregation (sgm.cu) instead of the window's winners, along sgm_paths paths; the
   // finest level's disparities size its path kernel's scratch.
   bool sgm = false;
+  bool sgm_window_cost = false;  // sgm_cost window (else the pixel cost)
   int sgm_paths = 4;
   int max_disparity = 0;
 
@@ -83,10 +84,15 @@ int match_window_workers();
 void launch_match_generic(const BatchShape& shape, const BatchRecord* batch, int level,
                           cudaStream_t stream, bool volume = false);
 
-// Semi-global aggregation at one level, after the search ranges (sgm.cu): the volume's layout
-// (a scan of the range widths), its costs (launch_match_generic's volume mode), the paths, and
-// the winners.
-void launch_sgm(const BatchShape& shape, const BatchRecord* batch, int level, cudaStream_t stream);
+// Semi-global aggregation at one level, after the search ranges (sgm.cu): the volume's layout (a
+// scan of the range widths) and its costs (the pixel cost, or launch_match_generic's volume
+// mode); the paths; the winners.
+void launch_sgm_volume(const BatchShape& shape, const BatchRecord* batch, int level,
+                       cudaStream_t stream);
+void launch_sgm_paths(const BatchShape& shape, const BatchRecord* batch, int level,
+                      cudaStream_t stream);
+void launch_sgm_winners(const BatchShape& shape, const BatchRecord* batch, int level,
+                        cudaStream_t stream);
 
 // Finest level, over the tiles that were matched: the left-right check of the subpixel map and
 // speckle labelling within each tile; then labels joined across tile borders; then component
