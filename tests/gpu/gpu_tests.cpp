@@ -709,6 +709,64 @@ TEST(Gpu, SemiGlobalRandomCasesBitExact) {
   std::printf("[ GPU      ] %d semi-global cases bit-exact\n", compared);
 }
 
+// Semi-global pairs batched together (one launch covers several pairs' volumes and paths), each
+// equal to its own CPU engine: two with different penalties share batches, 8 paths go apart.
+TEST(Gpu, SemiGlobalBatchedPairsEqualCpu) {
+  REQUIRE_GPU();
+  std::vector<StereoParams> params(3);
+  for (auto& sp : params) {
+    sp.max_disparity = 48;
+    sp.aggregation = Aggregation::kSgm;
+  }
+  params[1].sgm_p1 = 20, params[1].sgm_p2 = 100, params[1].sgm_gradient = 0;
+  params[1].uniqueness = 10;
+  params[2].sgm_paths = 8;
+  BackgroundParams bp;
+  bp.warmup = 2;
+  auto group = make_engine_group();
+  std::vector<std::unique_ptr<Engine>> gpus;
+  std::vector<std::unique_ptr<CpuPairProcessor>> cpus;
+  std::vector<std::unique_ptr<SyntheticScene>> scenes;
+  for (const auto& sp : params) {
+    EngineOptions o = sgm_options(320, 240, sp, bp);
+    o.group = group;
+    gpus.push_back(make_engine("cuda", o));
+    cpus.push_back(std::make_unique<CpuPairProcessor>(sp, bp));
+    scenes.push_back(std::make_unique<SyntheticScene>(
+        scene_options(320, 240, 48, 21 + static_cast<std::uint32_t>(scenes.size()))));
+  }
+  for (int frame = 0; frame < 5; ++frame) {
+    std::vector<SyntheticFrame> frames(gpus.size());
+    cuda_engine_hold_launches(*gpus.front(), true);
+    for (std::size_t k = 0; k < gpus.size(); ++k) {
+      scenes[k]->render(frame, frames[k]);
+      ASSERT_EQ(gpus[k]->submit(color_frame(frames[k], frame)), SubmitStatus::kAccepted);
+    }
+    cuda_engine_hold_launches(*gpus.front(), false);
+    for (std::size_t k = 0; k < gpus.size(); ++k) {
+      auto r = gpus[k]->poll(60s);
+      ASSERT_TRUE(r && r->ok) << "pair " << k << " frame " << frame;
+      PairOutput ref;
+      const SyntheticFrame& sf = frames[k];
+      PairFrame pf{sf.left_gray.view(), sf.right_gray.view(), view_of(sf.left), view_of(sf.right)};
+      pf.cost_ratio_output = true;
+      cpus[k]->process(pf, ref);
+      const std::string what = "pair " + std::to_string(k) + " frame " + std::to_string(frame);
+      EXPECT_EQ(first_difference(ref.stereo.left.data(), r->disparity.data, 320, 240), "")
+          << what << " (left)";
+      EXPECT_EQ(first_difference(ref.stereo.right.data(), r->right_disparity.data, 320, 240), "")
+          << what << " (right)";
+      EXPECT_EQ(first_difference(ref.stereo.cost_ratio.data(), r->cost_ratio.data, 320, 240), "")
+          << what << " (cost ratio)";
+      EXPECT_EQ(first_difference(ref.foreground.data(), r->foreground.data, 320, 240), "")
+          << what << " (mask)";
+    }
+    if (HasFailure()) return;
+  }
+  const CudaBatchStats stats = cuda_engine_batch_stats(*gpus.front());
+  EXPECT_LT(stats.batches, stats.frames) << "the first two pairs never shared a batch";
+}
+
 // A frame whose volume would pass kSgmMaxCells fails on both engines with the same error, and the
 // engine goes on: parameters that fit give bit-exact frames again, with no new device memory
 // between frames (the volume is allocated with the parameters, at its largest).
