@@ -7,7 +7,8 @@
 //    the row totals into row starts and the level's cell count. A view over kSgmMaxCells fails the
 //    frame like the CPU's (the count goes to the slot's error word) and the later stages skip it.
 // 2. Costs: C and S = 0. sgm_cost window: match_generic.cu's volume mode (the window with the
-//    configuration's s and k); sgm_cost pixel: the pixel cost, one thread per pixel.
+//    configuration's s and k); sgm_cost pixel: the pixel cost, a warp per 32 pixels of a row with
+//    its lanes over each pixel's candidates (coalesced).
 // 3. Paths: one warp per path line (a row, a column or a diagonal), pixels in path order, its lanes
 //    over the pixel's candidates (32 at a time). The predecessor's L lies in shared memory indexed
 //    by disparity (two planes per warp, the previous pixel's and the current one's), its minimum
