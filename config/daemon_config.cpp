@@ -493,13 +493,6 @@ class Loader {
     read_stereo_params(r_, pn["stereo"], path + ".stereo", p.stereo);
     read_background_params(r_, pn["background"], path + ".background", p.background);
     if (!tri) read_calibration(pn["calibration"], path + ".calibration", p.calibration);
-    if (c.engine != "cpu") {
-      // "auto" may pick the CUDA engine: refuse here what it could not run.
-      for (const auto& e : check_params_for_cuda(p.stereo)) {
-        r_.add(node_at(pn, e.parameter()), path + "." + e.parameter(),
-               e.reason() + " (engine is " + c.engine + ")");
-      }
-    }
     const bool params_ok = r_.issues().size() == before;
     if (tri && !p.trinocular) {
       c.pairs.push_back(p);

@@ -15,6 +15,7 @@
 #include "device_buffer.hpp"
 #include "device_pipeline.hpp"
 #include "kernels/yuv_to_rgb.hpp"
+#include "stereo/sgm.hpp"
 
 namespace stereod {
 namespace {
@@ -37,7 +38,8 @@ std::size_t align_up(std::size_t n) {
 struct SlotLayout {
   std::size_t px = 0;
   std::size_t gray[2] = {0, 0}, rgb[2] = {0, 0}, in_bytes = 0;
-  std::size_t disp0 = 0, fg = 0, tested = 0, disp1 = 0, confidence = 0, ratio = 0, out_bytes = 0;
+  std::size_t disp0 = 0, fg = 0, tested = 0, sgm_cells = 0, disp1 = 0, confidence = 0, ratio = 0,
+              out_bytes = 0;
   SlotLayout(std::size_t pixels, bool with_ratio) : px(pixels) {
     std::size_t o = 0;
     for (int i = 0; i < 2; ++i) {
@@ -53,7 +55,8 @@ struct SlotLayout {
     disp0 = 0;
     fg = align_up(2 * px);
     tested = align_up(fg + px);
-    disp1 = align_up(tested + sizeof(unsigned long long) * 2 * kMaxLevels);
+    sgm_cells = align_up(tested + sizeof(unsigned long long) * 2 * kMaxLevels);
+    disp1 = align_up(sgm_cells + sizeof(unsigned long long));
     confidence = align_up(disp1 + 2 * px);
     // The winners' cost ratios (EngineOptions::cost_ratio_output) only where asked for.
     ratio = align_up(confidence + px);
@@ -86,6 +89,7 @@ struct PairSlot {
   DeviceBuffer<std::uint8_t> dev_yuv;
   PairLayout layout;
   bool modeling = false;
+  bool sgm = false;           // semi-global aggregation: the frame's error word comes back too
   long long model_frame = 0;  // frames the pair's model had seen before this one
   bool background_active = false;
   int levels = 0;
@@ -130,6 +134,7 @@ struct PairState {
     io.disparity[1] = reinterpret_cast<std::uint16_t*>(out + layout.disp1);
     io.foreground = out + layout.fg;
     io.tested = reinterpret_cast<unsigned long long*>(out + layout.tested);
+    io.sgm_cells = reinterpret_cast<unsigned long long*>(out + layout.sgm_cells);
     if (options.cost_ratio_output) {
       io.cost_ratio = reinterpret_cast<std::uint32_t*>(out + layout.ratio);
     }
@@ -619,6 +624,10 @@ class Group {
       STEREOD_CUDA(cudaMemcpyAsync(s.out.get() + l.confidence, s.dev_out.get() + l.confidence, l.px,
                                    cudaMemcpyDeviceToHost, st));
     }
+    if (s.sgm) {
+      STEREOD_CUDA(cudaMemcpyAsync(s.out.get() + l.sgm_cells, s.dev_out.get() + l.sgm_cells,
+                                   sizeof(unsigned long long), cudaMemcpyDeviceToHost, st));
+    }
   }
 
   cudaGraphExec_t graph_for(BatchSlot& b, const std::string& key, const cuda::BatchShape& shape) {
@@ -673,6 +682,7 @@ class Group {
     s.capture_time_ns = f.capture_time_ns;
     s.generation = p.applied_generation;
     s.modeling = p.background.enabled;
+    s.sgm = p.stereo.aggregation == Aggregation::kSgm;
     s.levels = p.device->levels();
     s.model_frame = p.model_frames;
     s.background_active = s.modeling && p.model_frames >= p.background.warmup;
@@ -732,7 +742,16 @@ class Group {
         std::chrono::duration<double, std::milli>(Clock::now() - s.submitted).count();
     r.ok = s.ok;
     r.error = s.error;
-    if (s.ok) {
+    if (s.ok && s.sgm) {
+      // A view whose volume would pass kSgmMaxCells: the frame fails, as on the CPU.
+      const auto cells =
+          *reinterpret_cast<const unsigned long long*>(s.out.get() + pair->layout.sgm_cells);
+      if (cells != 0) {
+        r.ok = false;
+        r.error = sgm_volume_error(static_cast<std::size_t>(cells));
+      }
+    }
+    if (r.ok) {
       const int w = width_, h = height_;
       const SlotLayout& l = pair->layout;
       const std::uint8_t* out = s.out.get();
@@ -856,7 +875,6 @@ class CudaEngine final : public Engine {
  public:
   explicit CudaEngine(const EngineOptions& o) {
     validate_for_images(o.stereo, o.width, o.height, o.width, o.height);
-    for (const auto& e : check_params_for_cuda(o.stereo)) throw e;
     validate_background_params(o.background);
     check_engine_options(o);
     STEREOD_CUDA(cudaSetDevice(o.gpu_device));
@@ -901,7 +919,6 @@ class CudaEngine final : public Engine {
   void set_params(const StereoParams& stereo, const BackgroundParams& background) override {
     validate_for_images(stereo, pair_->options.width, pair_->options.height, pair_->options.width,
                         pair_->options.height);
-    for (const auto& e : check_params_for_cuda(stereo)) throw e;
     validate_background_params(background);
     group_->set_params(*pair_, stereo, background);
   }

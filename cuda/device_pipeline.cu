@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "background/background_ops.hpp"
+#include "stereo/sgm.hpp"
 
 namespace stereod::cuda {
 namespace {
@@ -66,6 +67,27 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
   const bool census = tables_.uses_census;
   const bool ad = stereo.ad_mean_radius > 0 && stereo.cost != MatchingCost::kCensus;
   const bool modeling = background.enabled;
+  const bool sgm = stereo.aggregation == Aggregation::kSgm;
+  // The volume holds at most kSgmMaxCells cells (a frame that needs more fails, as on the CPU),
+  // and never more than a level whose every pixel searches its whole range.
+  std::size_t capacity = 0;
+  for (int s = 0; s < levels; ++s) {
+    capacity = std::max(capacity,
+                        static_cast<std::size_t>(level_side(width_, s)) *
+                            static_cast<std::size_t>(level_side(height_, s)) *
+                            static_cast<std::size_t>(level_disparities(stereo.max_disparity, s)));
+  }
+  sgm_capacity_ = sgm ? std::min(capacity, kSgmMaxCells) : 0;
+  for (int i = 0; i < 2; ++i) {
+    keep_if(sgm, sgm_cost_[i], sgm_capacity_);
+    keep_if(sgm, sgm_sum_[i], sgm_capacity_);
+  }
+  if (sgm && sgm_cells_.size() != 2 * kMaxLevels) {
+    sgm_cells_.allocate(2 * kMaxLevels);
+    STEREOD_CUDA(cudaMemset(sgm_cells_.get(), 0, sgm_cells_.bytes()));
+  } else if (!sgm) {
+    sgm_cells_.release();
+  }
   for (int s = 0; s < levels; ++s) {
     Level& lv = level_[s];
     lv.w = level_side(width_, s);
@@ -104,6 +126,8 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
       keep_if(modeling, lv.block_fg[i], blocks);
       keep_if(modeling, lv.still[i], n);
       keep_if(modeling, lv.prev[i], n);
+      keep_if(sgm, lv.sgm_rel[i], n);
+      keep_if(sgm, lv.sgm_row[i], static_cast<std::size_t>(lv.h));
     }
   }
   const std::size_t full = static_cast<std::size_t>(width_) * height_;
@@ -184,6 +208,12 @@ MemberArgs DevicePipeline::make_args(int slot) const {
   a.out_cost_ratio = layout_.cost_ratio_output ? io.cost_ratio : nullptr;
   a.out_confidence = layout_.confidence ? io.confidence : nullptr;
   a.tested = io.tested;
+  for (int i = 0; i < 2; ++i) {
+    a.sgm_cost[i] = sgm_cost_[i].get();
+    a.sgm_sum[i] = sgm_sum_[i].get();
+  }
+  a.sgm_capacity = sgm_capacity_;
+  a.out_sgm_cells = sgm_capacity_ > 0 ? io.sgm_cells : nullptr;
   for (int s = 0; s < levels_; ++s) {
     const Level& lv = level_[s];
     LevelBuffers& b = a.level[s];
@@ -220,6 +250,9 @@ MemberArgs DevicePipeline::make_args(int slot) const {
       b.tile_done[i] = lv.tile_done[i].get();
       b.key[i] = lv.key[i].get();
       b.cmcp[i] = lv.cmcp[i].get();
+      b.sgm_rel[i] = lv.sgm_rel[i].get();
+      b.sgm_row[i] = lv.sgm_row[i].get();
+      b.sgm_cells[i] = sgm_cells_.get() ? sgm_cells_.get() + 2 * s + i : nullptr;
     }
   }
   return a;
@@ -250,7 +283,12 @@ BatchShape DevicePipeline::shape(int count) const {
   s.mean_removal = stereo_.ad_mean_radius > 0 && stereo_.cost != MatchingCost::kCensus;
   // The window path does not keep the runner-up cost the confidence needs: with confidence, the
   // general matcher (which keeps the four lowest costs of each pixel anyway) runs instead.
-  s.window_path = stereo_.subwindow == 3 && stereo_.uniqueness == 0 && !layout_.confidence;
+  s.sgm = stereo_.aggregation == Aggregation::kSgm;
+  s.sgm_window_cost = stereo_.sgm_cost == SgmCost::kWindow;
+  s.sgm_paths = stereo_.sgm_paths;
+  s.max_disparity = stereo_.max_disparity;
+  s.window_path =
+      !s.sgm && stereo_.subwindow == 3 && stereo_.uniqueness == 0 && !layout_.confidence;
   s.best4 = stereo_.best_k == 4;
   s.speckles = stereo_.speckle_size > 0;
   s.fill = stereo_.fill;
@@ -269,6 +307,11 @@ std::string DevicePipeline::batch_key() const {
        {s.rectify, s.derive_gray, s.color, s.modeling, s.census, s.mean_removal, s.window_path,
         s.best4, s.speckles, s.fill, s.right_output, s.confidence, s.cost_ratio}) {
     key += b ? '1' : '0';
+  }
+  // The path kernel's grid and scratch follow the paths and the disparities.
+  if (s.sgm) {
+    key += "/sgm" + std::to_string(s.sgm_paths) + (s.sgm_window_cost ? "w" : "p") + "d" +
+           std::to_string(s.max_disparity);
   }
   return key;
 }
@@ -370,10 +413,18 @@ void enqueue_batch(const BatchShape& shape, const BatchRecord* batch, const Work
   mark("census, mean removal");
   for (int s = shape.levels - 1; s >= 0; --s) {
     launch_search_ranges(shape, batch, ws, s, stream);
-    if (shape.window_path)
+    if (shape.sgm) {
+      // Marked apart for the profile (--profile): the costs, the paths, the winners.
+      launch_sgm_volume(shape, batch, s, stream);
+      mark("sgm costs level " + std::to_string(s));
+      launch_sgm_paths(shape, batch, s, stream);
+      mark("sgm paths level " + std::to_string(s));
+      launch_sgm_winners(shape, batch, s, stream);
+    } else if (shape.window_path) {
       launch_match_window(shape, batch, ws, s, stream);
-    else
+    } else {
       launch_match_generic(shape, batch, s, stream);
+    }
     mark("match level " + std::to_string(s) + " (" + std::to_string(shape.level_width[s]) + "x" +
          std::to_string(shape.level_height[s]) + ")");
   }

@@ -28,7 +28,8 @@ struct SlotIo {
   std::uint8_t* foreground = nullptr;                // null: modeling off
   unsigned long long* tested = nullptr;
   std::uint32_t* cost_ratio = nullptr;  // the left view's winners' cost ratios (null: not asked)
-  std::uint8_t* confidence = nullptr;   // the left view's confidence8 (filled when asked for)
+  unsigned long long* sgm_cells = nullptr;  // semi-global aggregation's error word (MemberArgs)
+  std::uint8_t* confidence = nullptr;       // the left view's confidence8 (filled when asked for)
 };
 
 // How a pair's frames arrive and what it returns (beyond the parameters).
@@ -101,6 +102,7 @@ class DevicePipeline {
     DeviceBuffer<std::uint8_t> raw[2], closed[2], mask[2], block_fg[2];
     DeviceBuffer<std::uint16_t> still[2];
     DeviceBuffer<std::uint8_t> prev[2];
+    DeviceBuffer<std::uint32_t> sgm_rel[2], sgm_row[2];  // semi-global volume layout
   };
 
   MemberArgs make_args(int slot) const;
@@ -118,6 +120,11 @@ class DevicePipeline {
   int levels_ = 0;
   std::vector<Level> level_;
   DeviceBuffer<std::uint16_t> q4_[2];
+  // Semi-global aggregation: each view's volume (C and S), reused by every level, and the cell
+  // count of each (level, view).
+  DeviceBuffer<std::uint32_t> sgm_cost_[2], sgm_sum_[2];
+  DeviceBuffer<unsigned long long> sgm_cells_;
+  std::size_t sgm_capacity_ = 0;
   DeviceBuffer<std::int32_t> label_[2], local_size_[2], size_[2];
   DeviceBuffer<std::uint8_t> post_active_[2];
   DeviceBuffer<std::int32_t> map_[2];  // rectification maps (empty: none)

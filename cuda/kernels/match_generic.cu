@@ -62,7 +62,8 @@ __device__ __forceinline__ View view_of(const MemberArgs& a, int level, int view
   return v;
 }
 
-__device__ __forceinline__ Params params_of(const MemberArgs& a, int level) {
+// `volume`: the semi-global pass's window (sgm_subwindow, sgm_best_k).
+__device__ __forceinline__ Params params_of(const MemberArgs& a, int level, bool volume) {
   const LevelBuffers& lv = a.level[level];
   const bool coarsest = level + 1 >= a.levels;
   return Params{lv.width,
@@ -70,8 +71,8 @@ __device__ __forceinline__ Params params_of(const MemberArgs& a, int level) {
                 coarsest ? 0 : a.level[level + 1].width,
                 coarsest ? 0 : a.level[level + 1].height,
                 lv.disparities,
-                a.stereo.subwindow,
-                a.stereo.best_k,
+                volume ? sgm_subwindow(a.stereo) : a.stereo.subwindow,
+                volume ? sgm_best_k(a.stereo) : a.stereo.best_k,
                 a.stereo.parent_radius,
                 a.stereo.cross_check_tolerance,
                 a.stereo.uniqueness,
@@ -113,7 +114,10 @@ __device__ __forceinline__ void top4_insert(std::uint32_t (&v)[4], int (&d)[4], 
 // ran before). At least one block per SM is all the bound asks: with the confidence's four lowest
 // costs the kernel needs 96 registers, and without the second argument ptxas capped sm_87 at 80
 // and spilled.
-template <bool kRatio>
+// kVolume: semi-global aggregation's volume pass. Each pixel's range is the one search_ranges
+// wrote (the volume's layout follows it), and every candidate's A (kNoCost where it is not
+// allowed) goes to the volume, with S zeroed for the paths; no winners.
+template <bool kRatio, bool kVolume>
 __global__ void __launch_bounds__(kBlockW* kBlockH, 1)
     match_generic_kernel(const BatchRecord* __restrict__ batch, int level) {
   __shared__ std::uint32_t pc[kGenTileH][kGenTileW];  // pixel costs of the tile and its halo
@@ -126,7 +130,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 1)
   const MemberArgs& args = *batch->member[blockIdx.z >> 1];
   const int view = blockIdx.z & 1;
   const View v = view_of(args, level, view);
-  const Params a = params_of(args, level);
+  const Params a = params_of(args, level, kVolume);
   const int tid = threadIdx.y * kBlockW + threadIdx.x;
   const int x0 = blockIdx.x * kBlockW, y0 = blockIdx.y * kBlockH;
   const int x = x0 + threadIdx.x, y = y0 + threadIdx.y;
@@ -146,10 +150,25 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 1)
   const bool inside = x < w && y < h;
   bool matched = inside && (!v.ref_fg || v.ref_fg[y * w + x] != 0);
   int lo = 0, hi = nd - 1;
-  if (matched && v.parent_this) checked_parent_range(a, v, x, y, lo, hi);
+  std::uint32_t* cells = nullptr;  // kVolume: this pixel's C
+  std::uint32_t* sums = nullptr;   // and S
+  if (kVolume) {
+    const LevelBuffers& lv = args.level[level];
+    if (*lv.sgm_cells[view] > args.sgm_capacity) return;  // the frame fails (sgm_layout_total)
+    lo = inside ? lv.lo[view][y * w + x] : 0;
+    hi = inside ? lv.hi[view][y * w + x] : -1;
+    matched = hi >= lo;
+    if (matched) {
+      const std::size_t at = std::size_t{lv.sgm_row[view][y]} + lv.sgm_rel[view][y * w + x];
+      cells = args.sgm_cost[view] + at;
+      sums = args.sgm_sum[view] + at;
+    }
+  } else if (matched && v.parent_this) {
+    checked_parent_range(a, v, x, y, lo, hi);
+  }
   // Candidates beyond the image edge are never allowed: no need to visit them.
   const int reach = v.direction < 0 ? x : w - 1 - x;
-  const int pad = a.subpixel ? 1 : 0;
+  const int pad = a.subpixel && !kVolume ? 1 : 0;
   if (matched) {
     const int need_lo = max(0, lo - pad);
     const int need_hi = min(min(nd - 1, hi + pad), reach);
@@ -208,7 +227,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 1)
 
     if (matched) {
       const bool in_range = d >= lo && d <= hi;
-      const bool needed = in_range || (a.subpixel && d >= lo - 1 && d <= hi + 1);
+      const bool needed = in_range || (!kVolume && a.subpixel && d >= lo - 1 && d <= hi + 1);
       const int tx = x + v.direction * d;
       const bool allowed = tx >= 0 && tx < w && (!v.tgt_fg || v.tgt_fg[y * w + tx] != 0);
       std::uint32_t agg = kNone;
@@ -219,11 +238,16 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 1)
                                sw[r + s][c],     sw[r + s][c + s]};
         agg = sw[r][c] + sum_smallest_k_of_8(nb, a.best_k);
       }
-      if (pending_cp) {
+      if (kVolume) {
+        if (in_range) {
+          cells[d - lo] = allowed ? agg : kNoCost;
+          sums[d - lo] = 0;
+        }
+      } else if (pending_cp) {
         cp = agg;
         pending_cp = false;
       }
-      if (in_range && allowed) {
+      if (!kVolume && in_range && allowed) {
         if (agg < best) {
           best = agg;
           best_d = d;
@@ -239,6 +263,14 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 1)
   }
 
   if (!inside) return;
+  if (kVolume) {
+    // Candidates past the image edge, which the tile's walk did not visit: never allowed.
+    for (int d = max(lo, reach + 1); d <= hi; ++d) {
+      cells[d - lo] = kNoCost;
+      sums[d - lo] = 0;
+    }
+    return;
+  }
   // The runner-up: the smallest cost at least 2 from the winner. The winner and its two
   // neighbours are at most three of the four lowest, so the four hold it when there is one.
   std::uint32_t second = kNone;
@@ -283,13 +315,15 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 1)
 }  // namespace
 
 void launch_match_generic(const BatchShape& shape, const BatchRecord* batch, int level,
-                          cudaStream_t stream) {
+                          cudaStream_t stream, bool volume) {
   const dim3 grid =
       member_grid(shape.level_width[level], shape.level_height[level], 2 * shape.count);
-  if (shape.cost_ratio && level == 0) {
-    match_generic_kernel<true><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
+  if (volume) {
+    match_generic_kernel<false, true><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
+  } else if (shape.cost_ratio && level == 0) {
+    match_generic_kernel<true, false><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
   } else {
-    match_generic_kernel<false><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
+    match_generic_kernel<false, false><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
   }
   STEREOD_CUDA_LAUNCHED("match_generic_kernel");
 }

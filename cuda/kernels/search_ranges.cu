@@ -41,6 +41,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   const bool finest = level == 0;
   const bool listed_for_post = finest && (view == 0 || a.out_disp[1] != nullptr);
   const std::uint8_t* mask = a.modeling ? lv.mask[view] : nullptr;
+  // Semi-global aggregation reads every pixel's range, as the CPU has it (sgm.cu).
+  const bool sgm = a.stereo.aggregation == Aggregation::kSgm;
 
   // A tile without foreground in this view: nothing to match.
   bool active = true;
@@ -57,6 +59,10 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
       if (x >= w || y >= h) continue;
       lv.disp[view][y * w + x] = kNoDisparity;
       if (finest) a.q4[view][y * w + x] = kInvalidDisparity;
+      if (sgm && !active) {  // no foreground: not matched
+        lv.lo[view][y * w + x] = 0;
+        lv.hi[view][y * w + x] = -1;
+      }
     }
     if (finest && tid == 0) a.post_active[view][t] = 0;
   };
@@ -127,11 +133,12 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
         hi = clamp_int(2 * mx + 2, 0, nd - 1);
       }
     }
-    // Candidates whose partner lies outside the image are never allowed.
+    // Candidates whose partner lies outside the image are never allowed. The semi-global volume
+    // keeps them (as kNoCost), so that it holds the CPU's cells and fails where the CPU's does.
+    lv.lo[view][i] = static_cast<std::int16_t>(lo);
+    lv.hi[view][i] = static_cast<std::int16_t>(sgm ? hi : min(hi, dir < 0 ? x : w - 1 - x));
     const int reach = dir < 0 ? x : w - 1 - x;
     hi = min(hi, reach);
-    lv.lo[view][i] = static_cast<std::int16_t>(lo);
-    lv.hi[view][i] = static_cast<std::int16_t>(hi);
     if (lo <= hi) {
       atomicMin(&tile_lo, lo);
       atomicMax(&tile_hi, hi);

@@ -57,6 +57,11 @@ struct LevelBuffers {
   std::uint32_t* tile_done[2] = {nullptr, nullptr};  // segments finished, for split tiles
   std::uint32_t* key[2] = {nullptr, nullptr};        // split tiles: (cost << 16) | d, the minimum
   std::uint32_t* cmcp[2] = {nullptr, nullptr};       // finest level, split tiles: [segment][pixel]
+  // Semi-global aggregation (null without it): where each pixel's cells start in the member's
+  // volume, row start + the pixel's offset within its row, and the level's cell count per view.
+  std::uint32_t* sgm_rel[2] = {nullptr, nullptr};  // per pixel
+  std::uint32_t* sgm_row[2] = {nullptr, nullptr};  // per row: its total, then its start
+  unsigned long long* sgm_cells[2] = {nullptr, nullptr};
 };
 
 struct MemberArgs {
@@ -100,6 +105,13 @@ struct MemberArgs {
   // (the engine clears it), then written by the matching kernels where they match.
   std::uint32_t* out_cost_ratio = nullptr;
   unsigned long long* tested = nullptr;  // [camera * levels + level]
+  // Semi-global aggregation: each view's volume (C, then S; one level at a time) of
+  // `sgm_capacity` cells, and this frame's error word in the slot's output: the cells of the first
+  // view found over kSgmMaxCells (the frame then fails, as on the CPU), 0 when none was.
+  std::uint32_t* sgm_cost[2] = {nullptr, nullptr};
+  std::uint32_t* sgm_sum[2] = {nullptr, nullptr};
+  unsigned long long sgm_capacity = 0;
+  unsigned long long* out_sgm_cells = nullptr;
 };
 
 struct BatchRecord {

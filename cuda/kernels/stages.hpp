@@ -32,6 +32,12 @@ struct BatchShape {
   bool cost_ratio = false;    // return the left view's winners' cost ratios (trinocular pairs)
   bool confidence = false;    // the left view's matching confidence (match_generic.cu)
   int max_segments = 1;       // segments of the finest level's widest range
+  // Semi-global aggregation (sgm.cu) instead of the window's winners, along sgm_paths paths; the
+  // finest level's disparities size its path kernel's scratch.
+  bool sgm = false;
+  bool sgm_window_cost = false;  // sgm_cost window (else the pixel cost)
+  int sgm_paths = 4;
+  int max_disparity = 0;
 
   int tiles_x(int level) const { return (level_width[level] + kTileW - 1) / kTileW; }
   int tiles_y(int level) const { return (level_height[level] + kTileH - 1) / kTileH; }
@@ -72,9 +78,21 @@ void launch_match_window(const BatchShape& shape, const BatchRecord* batch, cons
 // How many blocks of the window matcher the current device keeps resident.
 int match_window_workers();
 
-// Any sub-window size and the uniqueness test: one block per 32 x 8 pixels, every pixel.
+// Any sub-window size and the uniqueness test: one block per 32 x 8 pixels, every pixel. With
+// `volume` (semi-global aggregation) it writes every candidate's A into the volume instead of
+// choosing winners.
 void launch_match_generic(const BatchShape& shape, const BatchRecord* batch, int level,
-                          cudaStream_t stream);
+                          cudaStream_t stream, bool volume = false);
+
+// Semi-global aggregation at one level, after the search ranges (sgm.cu): the volume's layout (a
+// scan of the range widths) and its costs (the pixel cost, or launch_match_generic's volume
+// mode); the paths; the winners.
+void launch_sgm_volume(const BatchShape& shape, const BatchRecord* batch, int level,
+                       cudaStream_t stream);
+void launch_sgm_paths(const BatchShape& shape, const BatchRecord* batch, int level,
+                      cudaStream_t stream);
+void launch_sgm_winners(const BatchShape& shape, const BatchRecord* batch, int level,
+                        cudaStream_t stream);
 
 // Finest level, over the tiles that were matched: the left-right check of the subpixel map and
 // speckle labelling within each tile; then labels joined across tile borders; then component

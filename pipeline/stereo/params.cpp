@@ -66,24 +66,6 @@ std::vector<ParameterError> check_params(const StereoParams& p) {
   return e;
 }
 
-int sgm_subwindow(const StereoParams& p) {
-  return p.sgm_cost == SgmCost::kPixel ? 1 : p.subwindow;
-}
-
-int sgm_best_k(const StereoParams& p) {
-  return p.sgm_cost == SgmCost::kPixel ? 0 : p.best_k;
-}
-
-std::vector<ParameterError> check_params_for_cuda(const StereoParams& p) {
-  std::vector<ParameterError> e;
-  if (p.aggregation == Aggregation::kSgm) {
-    e.push_back(ParameterError::bad_value(
-        "stereo.aggregation", "sgm",
-        "the CUDA engine has no semi-global aggregation yet: it needs engine: cpu"));
-  }
-  return e;
-}
-
 void validate_params(const StereoParams& p) {
   auto errors = check_params(p);
   if (!errors.empty()) throw errors.front();

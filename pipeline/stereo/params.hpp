@@ -9,6 +9,8 @@
 #include <tuple>
 #include <vector>
 
+#include "stereo/pixel_ops.hpp"
+
 namespace stereod {
 
 enum class MatchingCost {
@@ -132,13 +134,14 @@ class ParameterError : public std::invalid_argument {
 std::vector<ParameterError> check_params(const StereoParams& p);
 // The window whose cost A fills the semi-global pass's volume: (1, 0) for SgmCost::kPixel, else
 // the configuration's subwindow and best_k.
-int sgm_subwindow(const StereoParams& p);
-int sgm_best_k(const StereoParams& p);
+// Host-device: the CUDA engine's volume pass reads them too.
+STEREOD_HD int sgm_subwindow(const StereoParams& p) {
+  return p.sgm_cost == SgmCost::kPixel ? 1 : p.subwindow;
+}
+STEREOD_HD int sgm_best_k(const StereoParams& p) {
+  return p.sgm_cost == SgmCost::kPixel ? 0 : p.best_k;
+}
 
-// What the CUDA engine cannot run (today: aggregation sgm), each naming its key and why; empty when
-// it can. The CUDA engine throws the first of them, and the daemon's loader refuses them unless
-// `engine: cpu`, so that a configuration --check accepts is one the daemon runs as written.
-std::vector<ParameterError> check_params_for_cuda(const StereoParams& p);
 // Throws the first problem that check_params finds.
 void validate_params(const StereoParams& p);
 // Throws when the parameters cannot be used on left/right images of these sizes.

@@ -4,16 +4,13 @@
 #include <stdexcept>
 #include <string>
 
-#include "stereo/confidence.hpp"
-#include "stereo/pixel_ops.hpp"
+#include "stereo/sgm_ops.hpp"
 #include "thread_pool.hpp"
 
 namespace stereod {
 namespace {
 
-// L of a candidate that is not allowed: larger than any real L, and small enough that adding a
-// penalty cannot overflow (L <= C + P2 < 2^20 for real candidates).
-constexpr std::uint32_t kInfinite = 0x3FFFFFFFu;
+constexpr std::uint32_t kInfinite = kSgmInfinite;
 
 // One path direction: the predecessor of (x, y) is (x - dx, y - dy).
 struct Direction {
@@ -34,7 +31,7 @@ std::uint32_t path_step(const std::uint32_t* c, int lo, int hi, const std::uint3
   std::uint32_t l_min = kInfinite;
   if (q_min == kInfinite) {
     for (int j = 0; j < n; ++j) {
-      l[j] = c[j] == kNoCost ? kInfinite : c[j];
+      l[j] = sgm_start_cost(c[j]);
       l_min = std::min(l_min, l[j]);
     }
     return l_min;
@@ -45,9 +42,7 @@ std::uint32_t path_step(const std::uint32_t* c, int lo, int hi, const std::uint3
   for (int d = first; d <= last; ++d) pad[d - lo + 1] = lq[d - qlo];
   const std::uint32_t jump = q_min + p2;
   for (int j = 0; j < n; ++j) {
-    const std::uint32_t step = std::min(pad[j], pad[j + 2]) + p1;
-    const std::uint32_t best = std::min(std::min(pad[j + 1], step), jump);
-    const std::uint32_t v = c[j] == kNoCost ? kInfinite : c[j] + best - q_min;
+    const std::uint32_t v = sgm_path_cost(c[j], pad[j + 1], pad[j], pad[j + 2], q_min, p1, jump);
     l[j] = v;
     l_min = std::min(l_min, v);
   }
@@ -112,7 +107,7 @@ class Scan {
           mins_[k][cur][static_cast<std::size_t>(x)] =
               path_step(c, lo, hi, lq, qlo, qhi, q_min, o_.p1, p2, l, pad_.data());
           // Not-allowed candidates add 0: S is read only where C is allowed.
-          for (int d = 0; d <= hi - lo; ++d) s[d] += l[d] == kInfinite ? 0 : l[d];
+          for (int d = 0; d <= hi - lo; ++d) s[d] += sgm_sum_term(l[d]);
         }
       }
     }
@@ -157,28 +152,25 @@ void pick_winners(const ViewMatch& view, const CostVolume& volume, const std::ui
         return s_down[at + static_cast<std::size_t>(d - lo)] +
                s_up[at + static_cast<std::size_t>(d - lo)];
       };
-      int d = kNoDisparity;
-      std::uint32_t best = kNoCost;
-      for (int dd = lo; dd <= hi; ++dd) {
-        const std::uint32_t v = cost_at(dd);
-        if (v < best) best = v, d = dd;  // ties: the smaller d
-      }
-      d = apply_winner_rules(d, best, lo, hi, cost_at, kNoCost, o.uniqueness,
-                             confidence ? confidence + x : nullptr);
-      disparity[x] = static_cast<std::int16_t>(d);
-      if (!q4) continue;
-      if (d == kNoDisparity) {
-        q4[x] = kInvalidDisparity;
-        if (ratio) ratio[x] = kNoCost;
-        continue;
-      }
-      q4[x] = subpixel_disparity(d, o.disparities, best, cost_at, kNoCost, o.refine_subpixel);
-      if (ratio) ratio[x] = winner_cost_ratio_at(d, o.disparities, best, cost_at, kNoCost);
+      const SgmWinner win =
+          sgm_pick_winner(lo, hi, cost_at, o.disparities, o.uniqueness, q4 != nullptr,
+                          o.refine_subpixel, confidence != nullptr, ratio != nullptr);
+      disparity[x] = static_cast<std::int16_t>(win.d);
+      if (confidence) confidence[x] = win.confidence;
+      if (q4) q4[x] = win.q4;
+      if (ratio) ratio[x] = win.cost_ratio;
     }
   }
 }
 
 }  // namespace
+
+std::string sgm_volume_error(std::size_t cells) {
+  return "stereo.aggregation sgm: this frame's search ranges need " + std::to_string(cells) +
+         " cost cells in one view (" + std::to_string(cells * 12 >> 20) +
+         " MiB with the path sums); the limit is " + std::to_string(kSgmMaxCells) +
+         " (lower max_disparity or the image size, or use aggregation: window)";
+}
 
 void CostVolume::layout(const SearchRanges& ranges) {
   width_ = ranges.lo.width();
@@ -194,26 +186,9 @@ void CostVolume::layout(const SearchRanges& ranges) {
       n += hi[x] >= lo[x] ? static_cast<std::size_t>(hi[x] - lo[x] + 1) : 0;
     }
   }
-  if (n > kSgmMaxCells) {
-    throw std::runtime_error(
-        "stereo.aggregation sgm: this frame's search ranges need " + std::to_string(n) +
-        " cost cells in one view (" + std::to_string(n * 12 >> 20) + " MiB with the path sums); " +
-        "the limit is " + std::to_string(kSgmMaxCells) +
-        " (lower max_disparity or the image size, or use aggregation: window)");
-  }
+  if (n > kSgmMaxCells) throw std::runtime_error(sgm_volume_error(n));
   offsets_.back() = n;
   values_.resize(n);
-}
-
-std::uint32_t sgm_penalty(int per_pixel_cost, int subwindow, int best_k) {
-  return static_cast<std::uint32_t>(per_pixel_cost * (1 + best_k) * subwindow * subwindow);
-}
-
-std::uint32_t sgm_jump_penalty(std::uint32_t p1, std::uint32_t p2, int gradient, int step) {
-  if (gradient <= 0) return p2;
-  const std::uint64_t scaled = std::uint64_t{p2} * static_cast<std::uint64_t>(gradient) /
-                               static_cast<std::uint64_t>(gradient + step);
-  return std::max(p1, static_cast<std::uint32_t>(scaled));
 }
 
 void SgmMatcher::match(const ViewMatch (&views)[2], const ImageView<const std::uint8_t> (&gray)[2],

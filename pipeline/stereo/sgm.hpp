@@ -27,11 +27,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "image.hpp"
 #include "stereo/adaptive_window.hpp"
 #include "stereo/search_range.hpp"
+#include "stereo/sgm_ops.hpp"  // the integer rules, shared with the CUDA engine
 
 namespace stereod {
 
@@ -45,6 +47,8 @@ class ThreadPool;
 // need w * h * D cells. Such a frame fails with an error (the engine publishes it as an error
 // frame) instead of taking the host's memory.
 constexpr std::size_t kSgmMaxCells = std::size_t{1} << 25;
+// The error of a frame whose view needs `cells` cells (both engines report it in these words).
+std::string sgm_volume_error(std::size_t cells);
 
 // One value per (pixel, candidate of its range), rows of pixels in order, each pixel's candidates
 // lo .. hi in order.
@@ -78,12 +82,6 @@ struct SgmOptions {
   bool subpixel = false;        // the finest level: q4 (and cost ratios where asked for)
   bool refine_subpixel = true;  // with `subpixel`: the parabola offset (false: exactly 16*d)
 };
-
-// The penalties of StereoParams-style per-pixel-cost values for a window of `subwindow` and
-// `best_k`.
-std::uint32_t sgm_penalty(int per_pixel_cost, int subwindow, int best_k);
-// P2 between neighbours whose intensities differ by `step` (the rule above).
-std::uint32_t sgm_jump_penalty(std::uint32_t p1, std::uint32_t p2, int gradient, int step);
 
 // Keeps its scratch between calls.
 class SgmMatcher {

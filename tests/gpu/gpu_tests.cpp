@@ -206,6 +206,49 @@ SyntheticPair random_pair(int w, int h, int max_disparity, std::uint32_t seed, b
   return render_planes(w, h, layers);
 }
 
+// One frame through both engines with every output asked for (both maps, the mask, the cost
+// ratios, and the confidence when `confidence`), compared bit for bit. The CPU's error frame
+// (r.ok false) must be the GPU's too, with the same message.
+void expect_same_outputs(const std::string& what, CpuPairProcessor& cpu, Engine& gpu, FrameInput in,
+                         bool confidence) {
+  in.confidence = confidence;
+  const int w = in.left.width, h = in.left.height;
+  PairOutput ref;
+  PairFrame pf{in.left, in.right, in.left_color, in.right_color};
+  pf.cost_ratio_output = true;
+  pf.confidence = confidence;
+  std::string cpu_error;
+  try {
+    cpu.process(pf, ref);
+  } catch (const std::exception& e) {
+    cpu_error = e.what();
+  }
+  ASSERT_EQ(gpu.submit(in), SubmitStatus::kAccepted) << what;
+  auto r = gpu.poll(60s);
+  ASSERT_TRUE(r) << what;
+  EXPECT_EQ(cpu_error, r->ok ? std::string() : r->error) << what;
+  if (!cpu_error.empty() || !r->ok) return;
+  EXPECT_EQ(first_difference(ref.stereo.left.data(), r->disparity.data, w, h), "")
+      << what << " (left)";
+  EXPECT_EQ(first_difference(ref.stereo.right.data(), r->right_disparity.data, w, h), "")
+      << what << " (right)";
+  EXPECT_EQ(first_difference(ref.foreground.data(), r->foreground.data, w, h), "")
+      << what << " (mask)";
+  EXPECT_EQ(first_difference(ref.stereo.cost_ratio.data(), r->cost_ratio.data, w, h), "")
+      << what << " (cost ratio)";
+  if (confidence) {
+    ASSERT_EQ(r->confidence.width, w) << what;
+    EXPECT_EQ(first_difference(ref.stereo.confidence.data(), r->confidence.data, w, h), "")
+        << what << " (confidence)";
+  }
+}
+
+EngineOptions sgm_options(int w, int h, const StereoParams& sp, const BackgroundParams& bp) {
+  EngineOptions o = options_for(w, h, sp, bp);
+  o.cost_ratio_output = true;
+  return o;
+}
+
 }  // namespace
 
 TEST(Gpu, DeviceSummaryNamesTheDevice) {
@@ -278,6 +321,34 @@ TEST(Gpu, MiddleburyScenesBitExact) {
     auto gpu = make_engine(
         "cuda", options_for(scene.left.width(), scene.left.height(), sp, background_off()));
     expect_same_frame(files.name, cpu, *gpu, frame_of(scene.left, scene.right));
+  }
+}
+
+// The bundled scenes (tests/data) in the semi-global modes: the default (pixel cost, 4 paths) and
+// the window cost over 8 paths, every output.
+TEST(Gpu, MiddleburyScenesSemiGlobalBitExact) {
+  REQUIRE_GPU();
+  const auto scenes = find_scenes(data_dir());
+  ASSERT_FALSE(scenes.empty());
+  for (const auto& files : scenes) {
+    const Scene scene = load_scene(files);
+    for (int mode = 0; mode < 2; ++mode) {
+      StereoParams sp;
+      sp.max_disparity = files.max_disparity;
+      sp.fill = true;
+      sp.aggregation = Aggregation::kSgm;
+      if (mode == 1) {
+        sp.sgm_cost = SgmCost::kWindow;
+        sp.sgm_paths = 8;
+        sp.sgm_p1 = 4;
+        sp.sgm_p2 = 32;
+      }
+      CpuPairProcessor cpu(sp, background_off());
+      auto gpu = make_engine(
+          "cuda", sgm_options(scene.left.width(), scene.left.height(), sp, background_off()));
+      expect_same_outputs(files.name + (mode ? " sgm window cost" : " sgm"), cpu, *gpu,
+                          frame_of(scene.left, scene.right), true);
+    }
   }
 }
 
@@ -561,25 +632,171 @@ TEST(Gpu, ParameterChangeMidStream) {
   expect_same_frame("after", cpu, *gpu, frame_of(p.left, p.right, 1));
 }
 
-// The CUDA engine has no semi-global aggregation: it refuses it, at construction and in
-// set_params, naming the key (the old parameters stay in force), instead of ignoring it.
-TEST(Gpu, SemiGlobalAggregationIsRefusedNotIgnored) {
+// Semi-global aggregation on random cases against the CPU engine, bit for bit: sizes, ranges and
+// levels, both costs (and the window's s and k under the window cost), 4 and 8 paths, penalties
+// and gradients over their ranges, uniqueness, subpixel on and off, the matching cost, with and
+// without the background model's masks (a short synthetic sequence), confidence on and off.
+TEST(Gpu, SemiGlobalRandomCasesBitExact) {
+  REQUIRE_GPU();
+  struct Size {
+    int w, h;
+  };
+  const Size sizes[] = {{16, 16},   {17, 31},   {64, 48},  {160, 120},
+                        {333, 257}, {320, 240}, {640, 480}};
+  const int ranges[] = {8, 15, 16, 32, 48, 64, 128};
+  std::mt19937 rng(16);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  int compared = 0;
+  for (int c = 0; c < 48; ++c) {
+    const Size size = sizes[pick(7)];
+    StereoParams sp;
+    sp.aggregation = Aggregation::kSgm;
+    sp.max_disparity = std::min(ranges[pick(7)], size.w - 1);
+    sp.levels = 1 + pick(4);
+    sp.sgm_cost = pick(2) ? SgmCost::kWindow : SgmCost::kPixel;
+    sp.sgm_paths = pick(2) ? 8 : 4;
+    sp.sgm_p1 = pick(4) == 0 ? 0 : pick(200);
+    sp.sgm_p2 = pick(5) == 0 ? sp.sgm_p1 : sp.sgm_p1 + pick(kMaxSgmPenalty - sp.sgm_p1 + 1);
+    sp.sgm_gradient = pick(3) == 0 ? 0 : pick(256);
+    if (pick(2)) {
+      sp.subwindow = 1 + 2 * pick(4);
+      sp.best_k = pick(9);
+    }
+    sp.uniqueness = pick(3) == 0 ? 1 + pick(30) : 0;
+    sp.subpixel = pick(4) != 0;
+    sp.cost = static_cast<MatchingCost>(pick(3));
+    sp.fill = pick(2) != 0;
+    // The synthetic video needs a few disparities beyond its background's.
+    const bool modeling = pick(3) == 0 && size.w >= 160 && sp.max_disparity >= 32;
+    const bool confidence = pick(2) != 0;
+    const bool noise = !modeling && pick(4) == 0;
+    BackgroundParams bp = background_off();
+    if (modeling) {
+      bp = BackgroundParams{};
+      bp.warmup = 2;
+      bp.color = pick(2) != 0;
+    }
+    if (!check_params(sp).empty()) continue;
+    try {
+      validate_for_images(sp, size.w, size.h, size.w, size.h);
+    } catch (const ParameterError&) {
+      continue;  // too many levels for the size: both engines refuse it (tested elsewhere)
+    }
+    std::ostringstream what;
+    what << "case " << c << ": " << size.w << "x" << size.h << " D=" << sp.max_disparity
+         << " L=" << sp.levels << " cost " << to_string(sp.sgm_cost) << " paths " << sp.sgm_paths
+         << " P1 " << sp.sgm_p1 << " P2 " << sp.sgm_p2 << " g " << sp.sgm_gradient << " s "
+         << sp.subwindow << " k " << sp.best_k << " uniqueness " << sp.uniqueness << " subpixel "
+         << sp.subpixel << (modeling ? " masks" : "") << (noise ? " noise" : "");
+    CpuPairProcessor cpu(sp, bp);
+    auto gpu = make_engine("cuda", sgm_options(size.w, size.h, sp, bp));
+    if (modeling) {
+      // Frames past the warm-up match only the foreground: masks on both sides.
+      SyntheticScene scene(scene_options(size.w, size.h, sp.max_disparity, rng()));
+      SyntheticFrame f;
+      for (int i = 0; i < 5; ++i) {
+        scene.render(i, f);
+        expect_same_outputs(what.str() + " frame " + std::to_string(i), cpu, *gpu,
+                            color_frame(f, i), confidence);
+        if (HasFailure()) return;
+      }
+    } else {
+      const auto p = random_pair(size.w, size.h, sp.max_disparity, rng(), noise);
+      expect_same_outputs(what.str(), cpu, *gpu, frame_of(p.left, p.right), confidence);
+      if (HasFailure()) return;
+    }
+    ++compared;
+  }
+  std::printf("[ GPU      ] %d semi-global cases bit-exact\n", compared);
+}
+
+// Semi-global pairs batched together (one launch covers several pairs' volumes and paths), each
+// equal to its own CPU engine: two with different penalties share batches, 8 paths go apart.
+TEST(Gpu, SemiGlobalBatchedPairsEqualCpu) {
+  REQUIRE_GPU();
+  std::vector<StereoParams> params(3);
+  for (auto& sp : params) {
+    sp.max_disparity = 48;
+    sp.aggregation = Aggregation::kSgm;
+  }
+  params[1].sgm_p1 = 20, params[1].sgm_p2 = 100, params[1].sgm_gradient = 0;
+  params[1].uniqueness = 10;
+  params[2].sgm_paths = 8;
+  BackgroundParams bp;
+  bp.warmup = 2;
+  auto group = make_engine_group();
+  std::vector<std::unique_ptr<Engine>> gpus;
+  std::vector<std::unique_ptr<CpuPairProcessor>> cpus;
+  std::vector<std::unique_ptr<SyntheticScene>> scenes;
+  for (const auto& sp : params) {
+    EngineOptions o = sgm_options(320, 240, sp, bp);
+    o.group = group;
+    gpus.push_back(make_engine("cuda", o));
+    cpus.push_back(std::make_unique<CpuPairProcessor>(sp, bp));
+    scenes.push_back(std::make_unique<SyntheticScene>(
+        scene_options(320, 240, 48, 21 + static_cast<std::uint32_t>(scenes.size()))));
+  }
+  for (int frame = 0; frame < 5; ++frame) {
+    std::vector<SyntheticFrame> frames(gpus.size());
+    cuda_engine_hold_launches(*gpus.front(), true);
+    for (std::size_t k = 0; k < gpus.size(); ++k) {
+      scenes[k]->render(frame, frames[k]);
+      ASSERT_EQ(gpus[k]->submit(color_frame(frames[k], frame)), SubmitStatus::kAccepted);
+    }
+    cuda_engine_hold_launches(*gpus.front(), false);
+    for (std::size_t k = 0; k < gpus.size(); ++k) {
+      auto r = gpus[k]->poll(60s);
+      ASSERT_TRUE(r && r->ok) << "pair " << k << " frame " << frame;
+      PairOutput ref;
+      const SyntheticFrame& sf = frames[k];
+      PairFrame pf{sf.left_gray.view(), sf.right_gray.view(), view_of(sf.left), view_of(sf.right)};
+      pf.cost_ratio_output = true;
+      cpus[k]->process(pf, ref);
+      const std::string what = "pair " + std::to_string(k) + " frame " + std::to_string(frame);
+      EXPECT_EQ(first_difference(ref.stereo.left.data(), r->disparity.data, 320, 240), "")
+          << what << " (left)";
+      EXPECT_EQ(first_difference(ref.stereo.right.data(), r->right_disparity.data, 320, 240), "")
+          << what << " (right)";
+      EXPECT_EQ(first_difference(ref.stereo.cost_ratio.data(), r->cost_ratio.data, 320, 240), "")
+          << what << " (cost ratio)";
+      EXPECT_EQ(first_difference(ref.foreground.data(), r->foreground.data, 320, 240), "")
+          << what << " (mask)";
+    }
+    if (HasFailure()) return;
+  }
+  const CudaBatchStats stats = cuda_engine_batch_stats(*gpus.front());
+  EXPECT_LT(stats.batches, stats.frames) << "the first two pairs never shared a batch";
+}
+
+// A frame whose volume would pass kSgmMaxCells fails on both engines with the same error, and the
+// engine goes on: parameters that fit give bit-exact frames again, with no new device memory
+// between frames (the volume is allocated with the parameters, at its largest).
+TEST(Gpu, SemiGlobalOverTheCellLimitIsAnErrorFrame) {
   REQUIRE_GPU();
   StereoParams sp;
-  sp.max_disparity = 32;
-  StereoParams sgm = sp;
-  sgm.aggregation = Aggregation::kSgm;
-  try {
-    make_engine("cuda", options_for(160, 120, sgm, background_off()));
-    ADD_FAILURE() << "the CUDA engine accepted aggregation: sgm";
-  } catch (const ParameterError& e) {
-    EXPECT_EQ(e.parameter(), "stereo.aggregation");
-  }
-  auto gpu = make_engine("cuda", options_for(160, 120, sp, background_off()));
-  EXPECT_THROW(gpu->set_params(sgm, background_off()), ParameterError);
-  const auto p = random_pair(160, 120, 32, 77, false);
+  sp.aggregation = Aggregation::kSgm;
+  sp.max_disparity = 64;
+  sp.levels = 1;  // every pixel of 1024 x 768 searches 64 disparities: 50 M cells > 2^25
+  const auto p = random_pair(1024, 768, 64, 1600, false);
   CpuPairProcessor cpu(sp, background_off());
-  expect_same_frame("after the refusal", cpu, *gpu, frame_of(p.left, p.right, 0));
+  auto gpu = make_engine("cuda", sgm_options(1024, 768, sp, background_off()));
+  PairFrame pf{p.left.view(), p.right.view(), {}, {}};
+  PairOutput ref;
+  EXPECT_THROW(cpu.process(pf, ref), std::runtime_error);
+  ASSERT_EQ(gpu->submit(frame_of(p.left, p.right, 0)), SubmitStatus::kAccepted);
+  auto r = gpu->poll(60s);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->ok);
+  EXPECT_NE(r->error.find("cost cells"), std::string::npos) << r->error;
+  r.reset();
+  expect_same_outputs("the same frame again", cpu, *gpu, frame_of(p.left, p.right, 1), false);
+  sp.levels = 4;
+  cpu.set_params(sp, background_off());
+  gpu->set_params(sp, background_off());
+  expect_same_outputs("4 levels", cpu, *gpu, frame_of(p.left, p.right, 2), true);
+  const std::size_t memory = cuda_device_memory_used();
+  expect_same_outputs("4 levels again", cpu, *gpu, frame_of(p.left, p.right, 3), true);
+  EXPECT_EQ(cuda_device_memory_used(), memory) << "device memory changed between frames";
 }
 
 // Settings away from the defaults: the generic matching kernel (s != 3), k != 4, uniqueness, the

@@ -67,18 +67,10 @@ TEST(Params, EachOutOfRangeValueIsNamed) {
   }
 }
 
-// The CUDA engine has no semi-global aggregation: the one check that both it and the daemon's
-// loader go through names the key and says why.
-TEST(Params, TheCudaCheckRefusesSemiGlobalAggregation) {
+TEST(Params, SemiGlobalAggregationNamesItsChoices) {
   StereoParams p;
-  EXPECT_TRUE(check_params_for_cuda(p).empty());
   p.aggregation = Aggregation::kSgm;
-  const auto errors = check_params_for_cuda(p);
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].parameter(), "stereo.aggregation");
-  EXPECT_NE(std::string(errors[0].what()).find("CUDA engine has no semi-global"), std::string::npos)
-      << errors[0].what();
-  EXPECT_TRUE(check_params(p).empty());  // the CPU engine runs it
+  EXPECT_TRUE(check_params(p).empty());
   EXPECT_EQ(parse_aggregation("sgm"), Aggregation::kSgm);
   EXPECT_EQ(to_string(Aggregation::kWindow), "window");
   EXPECT_THROW(parse_aggregation("cross"), ParameterError);
