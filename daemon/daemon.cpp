@@ -418,10 +418,7 @@ bool Daemon::replace_with_luma(Pair& p, std::uint64_t sequence,
   try {
     const int w = frame->color.width, h = frame->color.height;
     std::uint8_t* d = luma->reserve(static_cast<std::size_t>(w) * h, p.allocate);
-    for (int y = 0; y < h; ++y) {
-      const std::uint8_t* s = frame->color.row(y);
-      for (int x = 0; x < w; ++x) d[y * w + x] = luma_bt601(s[3 * x], s[3 * x + 1], s[3 * x + 2]);
-    }
+    rgb_to_gray(frame->color, d, w);
     luma->gray = {d, w, h, w};
     luma->color = {};
   } catch (const std::exception& e) {  // no memory for it

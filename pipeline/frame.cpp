@@ -19,9 +19,13 @@ void rgb_to_gray(const RgbImage& rgb, Gray8& gray) {
 
 void rgb_to_gray(const RgbView& rgb, Gray8& gray) {
   gray.ensure_size(rgb.width, rgb.height);
+  rgb_to_gray(rgb, gray.data(), gray.width());
+}
+
+void rgb_to_gray(const RgbView& rgb, std::uint8_t* dst, std::ptrdiff_t dst_stride) {
   for (int y = 0; y < rgb.height; ++y) {
     const std::uint8_t* s = rgb.row(y);
-    std::uint8_t* d = gray.row(y);
+    std::uint8_t* d = dst + y * dst_stride;
     for (int x = 0; x < rgb.width; ++x) d[x] = luma(s[3 * x], s[3 * x + 1], s[3 * x + 2]);
   }
 }

@@ -59,6 +59,8 @@ inline std::uint8_t luma(std::uint8_t r, std::uint8_t g, std::uint8_t b) {
 }
 void rgb_to_gray(const RgbImage& rgb, Gray8& gray);
 void rgb_to_gray(const RgbView& rgb, Gray8& gray);
+// Into rows of `dst_stride` bytes (e.g. a pooled frame's buffer).
+void rgb_to_gray(const RgbView& rgb, std::uint8_t* dst, std::ptrdiff_t dst_stride);
 // A YUV frame's RGB (yuv_pixel_rgb), into a packed image (resized if needed): what both engines
 // and the daemon's published `left` image make of a camera that delivers YUV.
 void yuv_to_rgb(const YuvView& src, RgbImage& dst);

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.hpp"
+#include "frame.hpp"
 #include "plane_scenes.hpp"
 #include "stereo/pixel_ops.hpp"
 #include "synthetic/synthetic_scene.hpp"
@@ -335,16 +336,7 @@ std::vector<std::pair<std::string, double>> cpu_stages(const CommonOptions& comm
     f.right_output = false;     // as the engine: the right view's map is not returned
     if (gray_from_color(in)) {  // what the engine's submit does with color-only frames
       const RgbView color[2] = {in.left_color, in.right_color};
-      for (int v = 0; v < 2; ++v) {
-        gray[v].ensure_size(color[v].width, color[v].height);
-        for (int y = 0; y < color[v].height; ++y) {
-          const std::uint8_t* c = color[v].row(y);
-          std::uint8_t* g = gray[v].row(y);
-          for (int x = 0; x < color[v].width; ++x) {
-            g[x] = luma_bt601(c[3 * x], c[3 * x + 1], c[3 * x + 2]);
-          }
-        }
-      }
+      for (int v = 0; v < 2; ++v) rgb_to_gray(color[v], gray[v]);
       f.left = gray[0].view();
       f.right = gray[1].view();
     }
