@@ -428,6 +428,40 @@ TEST(Daemon, TrinocularRigEndToEnd) {
   EXPECT_EQ(d.wait_exit(5s), 0);
 }
 
+// A color camera paired with a gray one: both are matched gray, the color one by its BT.601 luma
+// (Daemon::replace_with_luma), and its published gray left image is that luma: pure red,
+// (77 * 255 + 128) >> 8 = 77.
+TEST(Daemon, AColorCameraBesideAGrayOneIsMatchedByItsLuma) {
+  Fixture f("mixed");
+  std::ostringstream c;
+  c << "engine: cpu\n"
+       "cameras:\n"
+       "  - {name: a, source: 'test://?pattern=red', width: 64, height: 48, fps: 10, color: true}\n"
+       "  - {name: b, source: 'test://?pattern=white', width: 64, height: 48, fps: 10, "
+       "color: false}\n"
+       "pairs:\n"
+       "  - {name: p, left: a, right: b, stereo: {max_disparity: 16}}\n"
+       "publish: {endpoint: '"
+    << f.endpoint << "', outputs: {left: gray}}\n";
+  write_text(f.config, c.str());
+  NotifySocket notify(f.notify_path);
+  DaemonProcess d(f.config, f.log, f.notify_path);
+  ASSERT_GE(notify.wait_for("READY=1", 0, 20s), 0) << read_text(f.log);
+  client::Subscriber sub(f.endpoint);
+  for (int n = 0; n < 3; ++n) {
+    const client::Frame fr = next_frame(sub, 20s);
+    ASSERT_TRUE(fr.header().ok()) << fr.header().info.error;
+    ASSERT_EQ(fr.left_channels(), 1);
+    const auto img = fr.left();
+    ASSERT_EQ(img.height, 48);
+    for (int y = 0; y < img.height; ++y) {
+      for (int x = 0; x < img.width; ++x) ASSERT_EQ(img(x, y), 77) << x << "," << y;
+    }
+  }
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(5s), 0);
+}
+
 // Cameras with a raw_format reach the engine as YUV: frames come out, and the published left
 // image is their RGB (white stays white in color, and in gray). The same for RGB cameras: asked
 // for gray, their left image is their luma (regression: a color camera's frame has no gray of its
