@@ -428,6 +428,23 @@ TEST(Daemon, TrinocularRigEndToEnd) {
   EXPECT_EQ(d.wait_exit(5s), 0);
 }
 
+// The next three frames are whole, and every byte of their 64x48 left image (`channels` per
+// pixel) is `value`.
+namespace {
+void expect_uniform_left(client::Subscriber& sub, int channels, int value) {
+  for (int n = 0; n < 3; ++n) {
+    const client::Frame fr = next_frame(sub, 20s);
+    ASSERT_TRUE(fr.header().ok()) << fr.header().info.error;
+    ASSERT_EQ(fr.left_channels(), channels);
+    const auto img = fr.left();
+    ASSERT_EQ(img.height, 48);
+    for (int y = 0; y < img.height; ++y) {
+      for (int x = 0; x < img.width; ++x) ASSERT_EQ(img(x, y), value) << x << "," << y;
+    }
+  }
+}
+}  // namespace
+
 // A color camera paired with a gray one: both are matched gray, the color one by its BT.601 luma
 // (Daemon::replace_with_luma), and its published gray left image is that luma: pure red,
 // (77 * 255 + 128) >> 8 = 77.
@@ -448,16 +465,7 @@ TEST(Daemon, AColorCameraBesideAGrayOneIsMatchedByItsLuma) {
   DaemonProcess d(f.config, f.log, f.notify_path);
   ASSERT_GE(notify.wait_for("READY=1", 0, 20s), 0) << read_text(f.log);
   client::Subscriber sub(f.endpoint);
-  for (int n = 0; n < 3; ++n) {
-    const client::Frame fr = next_frame(sub, 20s);
-    ASSERT_TRUE(fr.header().ok()) << fr.header().info.error;
-    ASSERT_EQ(fr.left_channels(), 1);
-    const auto img = fr.left();
-    ASSERT_EQ(img.height, 48);
-    for (int y = 0; y < img.height; ++y) {
-      for (int x = 0; x < img.width; ++x) ASSERT_EQ(img(x, y), 77) << x << "," << y;
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(expect_uniform_left(sub, 1, 77));
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(5s), 0);
 }
@@ -490,16 +498,7 @@ TEST(Daemon, RawFormatCamerasEndToEnd) {
     DaemonProcess d(f.config, f.log, f.notify_path);
     ASSERT_GE(notify.wait_for("READY=1", 0, 20s), 0) << read_text(f.log);
     client::Subscriber sub(f.endpoint);
-    for (int n = 0; n < 3; ++n) {
-      const client::Frame fr = next_frame(sub, 20s);
-      ASSERT_TRUE(fr.header().ok()) << fr.header().info.error;
-      ASSERT_EQ(fr.left_channels(), std::string(left) == "color" ? 3 : 1);
-      const auto img = fr.left();
-      ASSERT_EQ(img.height, 48);
-      for (int y = 0; y < img.height; ++y) {
-        for (int x = 0; x < img.width; ++x) ASSERT_EQ(img(x, y), 255) << x << "," << y;
-      }
-    }
+    ASSERT_NO_FATAL_FAILURE(expect_uniform_left(sub, std::string(left) == "color" ? 3 : 1, 255));
     d.signal(SIGTERM);
     EXPECT_EQ(d.wait_exit(5s), 0);
   }
