@@ -33,6 +33,10 @@ constexpr int kPairs = 2;  // disparity pairs per round: four disparities
 // The target rows an item reads, staged once: the cell columns and the item's disparities
 // (a segment of at most kSegment candidates and one on each side).
 constexpr int kSpan = kTw + kSegment + 2 + 2;
+// The left view's last round may run up to three disparities past the item's (the tail of a round
+// of four, never used): their partners lie before the staged span. A few bytes of slack in front
+// keep those reads inside the row instead of clamping every index.
+constexpr int kSlack = 4;
 constexpr std::uint32_t kNone = 0xFFFFFFFFu;
 constexpr std::uint32_t kNone16 = 0xFFFFu;  // costs stay below 2^16 with s = 3 (at most 5*9*128)
 constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
@@ -79,9 +83,12 @@ struct Shared {
   std::uint32_t pc[kPairs][kTh][kTw];
   std::uint32_t hs[kPairs][kTh][kTw];  // horizontal 3-sums
   std::uint64_t ref_code[kTh][kTw];
-  std::uint64_t tgt_code[kTh][kSpan];  // the target rows, from column tgt_first on
+  std::uint64_t tgt_code[kTh][kSlack + kSpan];  // the target rows, from column tgt_first on
   std::uint8_t ref_val[kTh][kTw];
-  std::uint8_t tgt_val[kTh][kSpan];
+  std::uint8_t tgt_val[kTh][kSlack + kSpan];
+  // Per cell of the tile and halo: the rounds (first disparity d0) it is computed for, [x, y]:
+  // where the cell's row and column intervals both meet d0 .. d0+3.
+  short2 cell_rounds[kCells];
   std::uint8_t ad_table[256];
   std::uint8_t census_table[72];
   int row_lo[kTileH], row_hi[kTileH];  // per output row / column: the union of the needs
@@ -122,25 +129,43 @@ __device__ __forceinline__ int need_hi(const PixelSearch& p, int pad, int nd) {
   return p.c_lo <= p.c_hi ? min(nd - 1, p.c_hi + pad) : kEmptyHi;
 }
 
-// Whether cell (r, c) of the tile and halo is computed for disparities d0 .. d0+3: away from the
-// border of the area by (row_margin, col_margin) (a 3-sum needs its neighbours), and needed.
-__device__ __forceinline__ bool cell_needed(const Shared& sm, int r, int c, int row_margin,
-                                            int col_margin, int d0) {
-  return r >= row_margin && r < kTh - row_margin && c >= col_margin && c < kTw - col_margin &&
-         meets(sm.cell_row_lo[r], sm.cell_row_hi[r], d0) &&
-         meets(sm.cell_col_lo[c], sm.cell_col_hi[c], d0);
+// Bit j: this thread's cell j (tid + j * kThreads) exists and lies at least (row_margin,
+// col_margin) inside the tile and halo (a 3-sum needs its neighbours). Depends on the thread only.
+__device__ __forceinline__ unsigned cells_within(int tid, int row_margin, int col_margin) {
+  unsigned m = 0;
+#pragma unroll
+  for (int j = 0; j < kSteps; ++j) {
+    const int i = tid + j * kThreads;
+    const int r = i / kTw, c = i - r * kTw;
+    if (i < kCells && r >= row_margin && r < kTh - row_margin && c >= col_margin &&
+        c < kTw - col_margin)
+      m |= 1u << j;
+  }
+  return m;
 }
 
-// Calls f(r, c) for this thread's cells of the tile and halo that cell_needed admits.
-template <typename F>
-__device__ __forceinline__ void for_needed_cells(const Shared& sm, int tid, int row_margin,
-                                                 int col_margin, int d0, const F& f) {
+// Bit j: this thread's cell j is computed in the round of d0 .. d0+3 (cell_rounds holds d0).
+__device__ __forceinline__ unsigned cells_needed(const Shared& sm, int tid, int d0) {
+  unsigned m = 0;
 #pragma unroll
   for (int j = 0; j < kSteps; ++j) {
     const int i = tid + j * kThreads;
     if (i >= kCells) break;
+    const short2 rounds = sm.cell_rounds[i];
+    if (rounds.x <= d0 && d0 <= rounds.y) m |= 1u << j;
+  }
+  return m;
+}
+
+// Calls f(r, c) for this thread's cells whose bits are set in `mask`.
+template <typename F>
+__device__ __forceinline__ void for_cells(unsigned mask, int tid, const F& f) {
+#pragma unroll
+  for (int j = 0; j < kSteps; ++j) {
+    if (!((mask >> j) & 1u)) continue;
+    const int i = tid + j * kThreads;
     const int r = i / kTw, c = i - r * kTw;
-    if (cell_needed(sm, r, c, row_margin, col_margin, d0)) f(r, c);
+    f(r, c);
   }
 }
 
@@ -251,43 +276,55 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
       const int tx = tgt_first + k;
       if (tx < 0 || tx >= w) continue;  // such a partner costs `outside`: never read
       const int row = clamp_int(y0 - kHalo + r, 0, h - 1) * w;
-      sm.tgt_val[r][k] = tgt_ad[row + tx];
-      sm.tgt_code[r][k] = census ? tgt_census[row + tx] : 0;
+      sm.tgt_val[r][kSlack + k] = tgt_ad[row + tx];
+      // Without a census term both codes stay 0 and census_table[0] is 0: no branch per cost.
+      sm.tgt_code[r][kSlack + k] = census ? tgt_census[row + tx] : 0;
+    }
+    for (int i = tid; i < kCells; i += kThreads) {
+      const int r = i / kTw, c = i - r * kTw;
+      const int first = max(sm.cell_row_lo[r], sm.cell_col_lo[c]) - 3;
+      const int last = min(sm.cell_row_hi[r], sm.cell_col_hi[c]);
+      sm.cell_rounds[i] =
+          make_short2(static_cast<short>(min(first, 32767)), static_cast<short>(max(last, -32768)));
     }
   }
   __syncthreads();
+  const unsigned row_sum_cells = cells_within(tid, 0, 1), window_cells = cells_within(tid, 1, 1);
 
   for (int d0 = dlo; d0 <= dhi; d0 += 2 * kPairs) {
+    const unsigned needed = cells_needed(sm, tid, d0);
     // Pixel costs for d0 .. d0+3 where needed, two disparities per word.
-    for_needed_cells(sm, tid, 0, 0, d0, [&](int r, int c) {
+    for_cells(needed, tid, [&](int r, int c) {
       const int av = sm.ref_val[r][c];
       const std::uint64_t ac = sm.ref_code[r][c];
       const int qx = clamp_int(x0 - kHalo + c, 0, w - 1);
+      // The partner x + dir * d lies inside the image for d <= last_inside (d >= 0).
+      const int last_inside = dir < 0 ? qx : w - 1 - qx;
+      // Past the item's last disparity (a round's tail) the values are read but never used; the
+      // slack and the span's end keep those reads inside the row.
+      const int k0 = kSlack + qx + dir * d0 - sm.tgt_first;
+      const std::uint8_t* tv = &sm.tgt_val[r][k0];
+      const std::uint64_t* tc = &sm.tgt_code[r][k0];
+      const std::uint32_t outside = sm.outside;
       std::uint32_t cost[2 * kPairs];
 #pragma unroll
       for (int dd = 0; dd < 2 * kPairs; ++dd) {
-        const int tx = qx + dir * (d0 + dd);
-        std::uint32_t cst = sm.outside;
-        if (tx >= 0 && tx < w) {
-          // Past the item's last disparity (the round's tail) the value is not used: stay inside.
-          const int k = min(tx - sm.tgt_first, kSpan - 1);
-          const int bv = sm.tgt_val[r][k];
-          cst = sm.ad_table[av > bv ? av - bv : bv - av];
-          if (census) cst += sm.census_table[popcount64(ac ^ sm.tgt_code[r][k])];
-        }
-        cost[dd] = cst;
+        const int bv = tv[dir * dd];
+        const std::uint32_t cst = sm.ad_table[av > bv ? av - bv : bv - av] +
+                                  sm.census_table[popcount64(ac ^ tc[dir * dd])];
+        cost[dd] = d0 + dd <= last_inside ? cst : outside;
       }
 #pragma unroll
       for (int q = 0; q < kPairs; ++q) sm.pc[q][r][c] = cost[2 * q] | (cost[2 * q + 1] << 16);
     });
     __syncthreads();
-    for_needed_cells(sm, tid, 0, 1, d0, [&](int r, int c) {
+    for_cells(needed & row_sum_cells, tid, [&](int r, int c) {
 #pragma unroll
       for (int q = 0; q < kPairs; ++q)
         sm.hs[q][r][c] = sm.pc[q][r][c - 1] + sm.pc[q][r][c] + sm.pc[q][r][c + 1];
     });
     __syncthreads();
-    for_needed_cells(sm, tid, 1, 1, d0, [&](int r, int c) {
+    for_cells(needed & window_cells, tid, [&](int r, int c) {
 #pragma unroll
       for (int q = 0; q < kPairs; ++q)
         sm.pc[q][r][c] = sm.hs[q][r - 1][c] + sm.hs[q][r][c] + sm.hs[q][r + 1][c];
