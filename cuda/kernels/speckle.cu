@@ -70,26 +70,44 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
         }
       }
       q[ty][tx] = v;
-      local[ty * kTileW + tx] = ty * kTileW + tx;
       local_count[ty * kTileW + tx] = 0;
     }
     __syncthreads();
     if (sp.speckle_size > 0) {
       const int step = sp.speckle_range * kSubpixelScale;
+      // Rows first, without atomics: a warp is a row of the tile, and each pixel hangs under the
+      // start of its run of linked pixels (the smallest index of the run, as unite would choose).
+      unsigned run_starts[kRows];
 #pragma unroll
       for (int k = 0; k < kRows; ++k) {
         const int ty = threadIdx.y + k * kBlockH, tx = threadIdx.x;
-        const int li = ty * kTileW + tx;
-        if (tx + 1 < kTileW && linked(q[ty][tx], q[ty][tx + 1], step)) unite(local, li, li + 1);
-        if (ty + 1 < kTileH && linked(q[ty][tx], q[ty + 1][tx], step))
-          unite(local, li, li + kTileW);
+        const bool from_left = tx > 0 && linked(q[ty][tx - 1], q[ty][tx], step);
+        run_starts[k] = ~__ballot_sync(0xFFFFFFFFu, from_left);  // bit 0 is always set
+        const unsigned here_or_before = run_starts[k] & (0xFFFFFFFFu >> (31 - tx));
+        local[ty * kTileW + tx] = ty * kTileW + (31 - __clz(here_or_before));
       }
       __syncthreads();
+      // Then the links down. Where the pixels to the left are linked down too and both rows'
+      // runs reach across, the runs are joined by the left pair already.
 #pragma unroll
       for (int k = 0; k < kRows; ++k) {
         const int ty = threadIdx.y + k * kBlockH, tx = threadIdx.x;
-        if (q[ty][tx] != kInvalidDisparity)
-          atomicAdd(&local_count[find_root(local, ty * kTileW + tx)], 1);
+        if (ty + 1 >= kTileH || !linked(q[ty][tx], q[ty + 1][tx], step)) continue;
+        const bool joined_left = tx > 0 && linked(q[ty][tx - 1], q[ty + 1][tx - 1], step) &&
+                                 linked(q[ty][tx - 1], q[ty][tx], step) &&
+                                 linked(q[ty + 1][tx - 1], q[ty + 1][tx], step);
+        const int li = ty * kTileW + tx;
+        if (!joined_left) unite(local, li, li + kTileW);
+      }
+      __syncthreads();
+      // Each run adds its length at its root once (a run of valid pixels, or one invalid pixel).
+#pragma unroll
+      for (int k = 0; k < kRows; ++k) {
+        const int ty = threadIdx.y + k * kBlockH, tx = threadIdx.x;
+        if (!((run_starts[k] >> tx) & 1u) || q[ty][tx] == kInvalidDisparity) continue;
+        const unsigned later = tx == 31 ? 0u : run_starts[k] & (0xFFFFFFFEu << tx);
+        const int run_end = later ? __ffs(later) - 1 : kTileW;
+        atomicAdd(&local_count[find_root(local, ty * kTileW + tx)], run_end - tx);
       }
       __syncthreads();
 #pragma unroll
