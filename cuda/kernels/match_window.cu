@@ -271,14 +271,15 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
     const int tgt_first = dir < 0 ? qx_lo - dhi : qx_lo + dlo;
     const int span = min(kTw, w - qx_lo) + dhi - dlo;
     if (tid == 0) sm.tgt_first = tgt_first;
-    for (int i = tid; i < kTh * span; i += kThreads) {
-      const int r = i / span, k = i - r * span;
-      const int tx = tgt_first + k;
-      if (tx < 0 || tx >= w) continue;  // such a partner costs `outside`: never read
-      const int row = clamp_int(y0 - kHalo + r, 0, h - 1) * w;
-      sm.tgt_val[r][kSlack + k] = tgt_ad[row + tx];
-      // Without a census term both codes stay 0 and census_table[0] is 0: no branch per cost.
-      sm.tgt_code[r][kSlack + k] = census ? tgt_census[row + tx] : 0;
+    // Rows by warp, columns by lane: no division by the item's span.
+    const int k_lo = max(0, -tgt_first), k_hi = min(span, w - tgt_first);  // partners in the image
+    for (int r = threadIdx.y; r < kTh; r += kBlockH) {
+      const int row = clamp_int(y0 - kHalo + r, 0, h - 1) * w + tgt_first;
+      for (int k = k_lo + static_cast<int>(threadIdx.x); k < k_hi; k += kBlockW) {
+        sm.tgt_val[r][kSlack + k] = tgt_ad[row + k];
+        // Without a census term both codes stay 0 and census_table[0] is 0: no branch per cost.
+        sm.tgt_code[r][kSlack + k] = census ? tgt_census[row + k] : 0;
+      }
     }
     for (int i = tid; i < kCells; i += kThreads) {
       const int r = i / kTw, c = i - r * kTw;
