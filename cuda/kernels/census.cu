@@ -16,43 +16,6 @@ constexpr int kHalo = 4;  // census windows up to 9x9, mean radius up to 3
 constexpr int kTw = kBlockW + 2 * kHalo;
 constexpr int kTh = kBlockH + 2 * kHalo;
 
-// census_fixed<9, 7> (pixel_ops.hpp), the default window, four comparisons at a time: each row of
-// nine neighbours is read as three aligned words of the tile, and the bytes below the centre are
-// found with carry-free byte arithmetic. About a third of the instructions of one comparison per
-// neighbour, which made this the largest kernel after the matcher.
-__device__ __forceinline__ unsigned below_centre_nibble(unsigned x, unsigned c4, unsigned c4_low) {
-  // Per byte: bit 7 of t says x's low 7 bits >= the centre's (no borrow crosses a byte).
-  const unsigned t = (x | 0x80808080u) - c4_low;
-  // x < c  <=>  (top bit of x clear and of c set) or (top bits equal and low bits smaller).
-  const unsigned lt = (~x & c4) | (~(x ^ c4) & ~t);
-  // The four bit 7s, byte 0 (the leftmost neighbour) first: multiply them into one nibble.
-  return (((lt >> 7) & 0x01010101u) * 0x08040201u) >> 24;
-}
-
-__device__ __forceinline__ std::uint64_t census_9x7(const std::uint8_t* tile, int stride, int x,
-                                                    int y) {
-  const unsigned c = tile[y * stride + x];
-  const unsigned c4 = c * 0x01010101u, c4_low = c4 & 0x7F7F7F7Fu;
-  const int first = x - 4;  // the row's leftmost neighbour
-  const unsigned select = 0x3210u + 0x1111u * static_cast<unsigned>(first & 3);
-  std::uint64_t code = 0;
-#pragma unroll
-  for (int v = -3; v <= 3; ++v) {
-    const unsigned* words =
-        reinterpret_cast<const unsigned*>(tile + (y + v) * stride) + (first >> 2);
-    const unsigned w0 = words[0], w1 = words[1], w2 = words[2];
-    const unsigned left = below_centre_nibble(__byte_perm(w0, w1, select), c4, c4_low);
-    const unsigned right = below_centre_nibble(__byte_perm(w1, w2, select), c4, c4_low);
-    const unsigned last = ((w2 >> (8 * (first & 3))) & 0xFFu) < c ? 1u : 0u;
-    if (v == 0) {  // the centre (bit 3 of `right`) is not part of the code
-      code = (code << 8) | (left << 4) | ((right & 7u) << 1) | last;
-    } else {
-      code = (code << 9) | (left << 5) | (right << 1) | last;
-    }
-  }
-  return code;
-}
-
 __host__ __device__ inline int blocks_of(int w, int h) {
   return ((w + kBlockW - 1) / kBlockW) * ((h + kBlockH - 1) / kBlockH);
 }
@@ -89,7 +52,7 @@ __device__ bool census_needed(const LevelBuffers& lv, int img, int bx, int by) {
 
 __global__ void __launch_bounds__(kBlockW* kBlockH)
     census_kernel(const BatchRecord* __restrict__ batch) {
-  // Rows start on 4-byte boundaries (kTw is a multiple of 4): census_9x7 reads words.
+  // Rows start on 4-byte boundaries (kTw is a multiple of 4): census_9x7_swar reads words.
   __shared__ __align__(16) std::uint8_t tile[kTh][kTw];
   static_assert(kTw % 4 == 0, "tile rows must be word aligned");
   const MemberArgs& a = *batch->member[blockIdx.z >> 1];
@@ -123,7 +86,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   const StereoParams& p = a.stereo;
   if (lv.census[img]) {
     lv.census[img][i] = p.census_width == 9 && p.census_height == 7  // the default
-                            ? census_9x7(t, kTw, tx, ty)
+                            ? census_9x7_swar(t, kTw, tx, ty)
                             : census_at(t, kTw, kTh, kTw, tx, ty, p.census_width, p.census_height);
   }
   if (lv.ad[img]) {

@@ -109,6 +109,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   }
   __syncthreads();
 
+  int my_lo = kEmptyLo, my_hi = kEmptyHi;  // this thread's pixels' candidates
 #pragma unroll
   for (int k = 0; k < kRows; ++k) {
     const int y = y0 + threadIdx.y + k * kBlockH;
@@ -140,9 +141,16 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
     const int reach = dir < 0 ? x : w - 1 - x;
     hi = min(hi, reach);
     if (lo <= hi) {
-      atomicMin(&tile_lo, lo);
-      atomicMax(&tile_hi, hi);
+      my_lo = min(my_lo, lo);
+      my_hi = max(my_hi, hi);
     }
+  }
+  // The tile's union: one shared atomic per warp (512 on one address serialised).
+  my_lo = __reduce_min_sync(0xFFFFFFFFu, my_lo);
+  my_hi = __reduce_max_sync(0xFFFFFFFFu, my_hi);
+  if (threadIdx.x == 0 && my_lo <= my_hi) {
+    atomicMin(&tile_lo, my_lo);
+    atomicMax(&tile_hi, my_hi);
   }
   __syncthreads();
   const int tlo = tile_lo, thi = tile_hi;

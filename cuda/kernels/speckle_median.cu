@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
     if (x >= w || y >= h) continue;
     const int r = ty + 1, c = threadIdx.x + 1;
     const std::uint16_t d =
-        sp.median ? median3x3_sampled(q[r][c], [&](int dx, int dy) { return q[r + dy][c + dx]; })
+        sp.median ? median3x3_network(q[r][c], [&](int dx, int dy) { return q[r + dy][c + dx]; })
                   : q[r][c];
     out[y * w + x] = d;
     if (confidence && (q[r][c] == kInvalidDisparity || d == kInvalidDisparity)) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #if defined(__CUDACC__)
 #define STEREOD_HD __host__ __device__ __forceinline__
@@ -135,6 +136,55 @@ STEREOD_HD std::uint64_t census_fixed(const std::uint8_t* t, int stride, int x, 
     }
   }
   return (static_cast<std::uint64_t>(hi) << 32) | lo;
+}
+
+// Per byte of x: whether it is below the centre c (c4: c in every byte, c4_low: its low 7 bits),
+// as a nibble whose highest bit is byte 0. Carry-free byte arithmetic: bit 7 of t says x's low 7
+// bits >= c's (no borrow crosses a byte); x < c <=> (x's top bit clear and c's set) or (top bits
+// equal and the low bits smaller). The four bit 7s are then multiplied into one nibble.
+STEREOD_HD std::uint32_t below_centre_nibble(std::uint32_t x, std::uint32_t c4,
+                                             std::uint32_t c4_low) {
+  const std::uint32_t t = (x | 0x80808080u) - c4_low;
+  const std::uint32_t lt = (~x & c4) | (~(x ^ c4) & ~t);
+  return (((lt >> 7) & 0x01010101u) * 0x08040201u) >> 24;
+}
+
+// Bytes s .. s+3 (s in 0..3) of the eight bytes hi:lo, as one word.
+STEREOD_HD std::uint32_t bytes_from(std::uint32_t lo, std::uint32_t hi, int s) {
+#if defined(__CUDA_ARCH__)
+  return __byte_perm(lo, hi, 0x3210u + 0x1111u * static_cast<unsigned>(s));
+#else
+  return static_cast<std::uint32_t>(((static_cast<std::uint64_t>(hi) << 32) | lo) >> (8 * s));
+#endif
+}
+
+// census_fixed<9, 7> four comparisons at a time (the CUDA engine's default census): each row of
+// nine neighbours is read as three words, from the word that holds the leftmost one. `t`'s rows
+// (stride bytes apart) must start on 4-byte boundaries on the GPU, which reads the words directly.
+STEREOD_HD std::uint64_t census_9x7_swar(const std::uint8_t* t, int stride, int x, int y) {
+  const std::uint32_t c = t[y * stride + x];
+  const std::uint32_t c4 = c * 0x01010101u, c4_low = c4 & 0x7F7F7F7Fu;
+  const int first = x - 4, shift = first & 3;
+  std::uint64_t code = 0;
+  STEREOD_UNROLL
+  for (int v = -3; v <= 3; ++v) {
+    const std::uint8_t* p = t + (y + v) * stride + (first - shift);
+    std::uint32_t w[3];
+#if defined(__CUDA_ARCH__)
+    for (int i = 0; i < 3; ++i) w[i] = reinterpret_cast<const std::uint32_t*>(p)[i];
+#else
+    std::memcpy(w, p, sizeof w);
+#endif
+    const std::uint32_t left = below_centre_nibble(bytes_from(w[0], w[1], shift), c4, c4_low);
+    const std::uint32_t right = below_centre_nibble(bytes_from(w[1], w[2], shift), c4, c4_low);
+    const std::uint32_t last = ((w[2] >> (8 * shift)) & 0xFFu) < c ? 1u : 0u;
+    if (v == 0) {  // the centre (bit 3 of `right`) is not part of the code
+      code = (code << 8) | (left << 4) | ((right & 7u) << 1) | last;
+    } else {
+      code = (code << 9) | (left << 5) | (right << 1) | last;
+    }
+  }
+  return code;
 }
 
 template <int kR>
@@ -334,6 +384,35 @@ STEREOD_HD std::uint16_t median3x3_sampled(std::uint16_t c, const At& at) {
     }
   }
   return lower_median(v, n);
+}
+
+// median3x3_sampled without the insertion sort, whose data-dependent indices keep the values in
+// local memory on the GPU: a missing neighbour is kInvalidDisparity, larger than any disparity, so
+// it sorts last and the lower middle of the n valid values is sorted[(n - 1) / 2].
+template <typename At>
+STEREOD_HD std::uint16_t median3x3_network(std::uint16_t c, const At& at) {
+  if (c == kInvalidDisparity) return c;
+  std::uint32_t v[9];
+  int n = 0;
+  STEREOD_UNROLL
+  for (int k = 0; k < 9; ++k) {
+    v[k] = at(k % 3 - 1, k / 3 - 1);
+    n += v[k] != kInvalidDisparity;
+  }
+  sort8_t(v);
+  STEREOD_UNROLL
+  for (int i = 7; i >= 0; --i) {  // the ninth value into its place
+    const std::uint32_t lo = v[i] < v[i + 1] ? v[i] : v[i + 1];
+    const std::uint32_t hi = v[i] < v[i + 1] ? v[i + 1] : v[i];
+    v[i] = lo;
+    v[i + 1] = hi;
+  }
+  const int k = (n - 1) / 2;  // 0 .. 4: the centre is valid
+  return static_cast<std::uint16_t>(k == 0   ? v[0]
+                                    : k == 1 ? v[1]
+                                    : k == 2 ? v[2]
+                                    : k == 3 ? v[3]
+                                             : v[4]);
 }
 
 // The 3x3 median at (x, y) of a w x h map of 16-bit disparities (row-major, no padding) over its

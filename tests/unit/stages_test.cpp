@@ -150,6 +150,22 @@ TEST(PixelOps, SumOfSmallestKEqualsSortedPrefix) {
   }
 }
 
+// The CUDA engine's median: a sorting network with missing values sorted last, against the
+// insertion sort over the valid values only.
+TEST(PixelOps, MedianNetworkEqualsTheMedianOfTheValidValues) {
+  std::mt19937 rng(3);
+  for (int iter = 0; iter < 20000; ++iter) {
+    std::uint16_t v[9];
+    const int missing = iter % 10;  // 0 .. 9 of the nine missing (the centre among them at times)
+    for (int k = 0; k < 9; ++k) {
+      const bool gone = static_cast<int>(rng() % 9) < missing;
+      v[k] = gone ? kInvalidDisparity : static_cast<std::uint16_t>(rng() % (iter % 2 ? 8 : 4096));
+    }
+    const auto at = [&](int dx, int dy) { return v[(dy + 1) * 3 + dx + 1]; };
+    ASSERT_EQ(median3x3_network(v[4], at), median3x3_sampled(v[4], at)) << iter;
+  }
+}
+
 // The CUDA engine's preprocessing uses the compile-time versions for the default windows; they
 // must give exactly the bits and bytes of the general ones wherever the window is inside.
 TEST(PixelOps, FixedWindowVersionsEqualTheGeneralOnes) {
@@ -163,6 +179,8 @@ TEST(PixelOps, FixedWindowVersionsEqualTheGeneralOnes) {
       for (int x = 4; x < kW - 4; ++x) {
         ASSERT_EQ((census_fixed<9, 7>(img.data(), kW, x, y)),
                   census_at(img.data(), kW, kH, kW, x, y, 9, 7))
+            << x << "," << y;
+        ASSERT_EQ(census_9x7_swar(img.data(), kW, x, y), (census_fixed<9, 7>(img.data(), kW, x, y)))
             << x << "," << y;
         ASSERT_EQ((census_fixed<5, 5>(img.data(), kW, x, y)),
                   census_at(img.data(), kW, kH, kW, x, y, 5, 5));
