@@ -35,15 +35,6 @@ static_assert((kModelTileH + 2 * kMaxClosing - 1) / 2 + kParentMargin + 1 < kPar
 static_assert((kModelTileW + 2 * kMaxClosing - 1) / 2 + kParentMargin + 1 < 32,
               "the parents of the halo's last column");
 
-// A camera's sample plane of channel ch at a level: H, S, V, or the gray level alone (kValue).
-// Looked up where used rather than held: the block's pointers would otherwise stay in registers
-// across its barriers.
-__device__ __forceinline__ const std::uint8_t* sample_plane(const MemberArgs& a,
-                                                            const LevelBuffers& lv, int cam,
-                                                            int ch) {
-  return a.color ? lv.hsv[cam][ch] : lv.gray[cam];
-}
-
 // One pixel's sample and model. On the model's first frame the model is what initialising it
 // writes (the sample itself, the initial variance): the neighbours' state may not be written yet.
 struct PixelModel {
@@ -52,19 +43,37 @@ struct PixelModel {
   std::uint32_t var[3] = {0, 0, 0};
 };
 
-__device__ __forceinline__ void load_model(const MemberArgs& a, const LevelBuffers& lv, int cam,
-                                           int channels, int i, bool first, std::uint32_t var0,
-                                           PixelModel& p) {
-  for (int ch = 0; ch < 3; ++ch) {
-    if (channels == 1 && ch != kValue) continue;
-    p.px[ch] = __ldg(sample_plane(a, lv, cam, ch) + i);
-    p.mean[ch] = first ? static_cast<std::uint16_t>(p.px[ch] << 8) : lv.mean[cam][ch][i];
-    p.var[ch] = first ? var0 : lv.var[cam][ch][i];
-  }
-}
+// A camera's planes at one level: the samples (H, S, V, or the gray level alone in kValue) and
+// the model, looked up where a phase needs them: held through the kernel, the nine pointers
+// would cost registers that the tile's own models need.
+template <int kChannels>
+struct ModelPlanes {
+  static constexpr int kFirst = kChannels == 1 ? kValue : 0;
+  const std::uint8_t* sample[3] = {nullptr, nullptr, nullptr};
+  std::uint16_t* mean[3] = {nullptr, nullptr, nullptr};
+  std::uint32_t* var[3] = {nullptr, nullptr, nullptr};
 
-__global__ void __launch_bounds__(kBlockW* kBlockH)
+  __device__ ModelPlanes(const LevelBuffers& lv, int cam) {
+    for (int ch = kFirst; ch < 3; ++ch) {
+      sample[ch] = kChannels == 3 ? lv.hsv[cam][ch] : lv.gray[cam];
+      mean[ch] = lv.mean[cam][ch];
+      var[ch] = lv.var[cam][ch];
+    }
+  }
+  __device__ void load(int i, bool first, std::uint32_t var0, PixelModel& p) const {
+    for (int ch = kFirst; ch < 3; ++ch) {
+      p.px[ch] = __ldg(sample[ch] + i);
+      p.mean[ch] = first ? static_cast<std::uint16_t>(p.px[ch] << 8) : mean[ch][i];
+      p.var[ch] = first ? var0 : var[ch][i];
+    }
+  }
+};
+
+// Four blocks per SM (64 registers): the kernel waits on memory, and occupancy hides it.
+template <int kChannels>
+__global__ void __launch_bounds__(kBlockW* kBlockH, 4)
     model_level_kernel(const BatchRecord* __restrict__ batch, int level) {
+  constexpr int kFirst = ModelPlanes<kChannels>::kFirst;
   __shared__ unsigned long long raw_bits[kExtRows];  // bit c of row e: raw decision at (c, e)
   __shared__ std::uint32_t parent_bits[kParentRows];
   __shared__ std::uint32_t parent_uniform[kParentRows];  // 3 x 3 neighbourhood of one value
@@ -75,7 +84,6 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   const MemberArgs& a = *batch->member[m];
   const LevelBuffers& lv = a.level[level];
   const BackgroundFixed& f = a.fixed;
-  const int channels = a.color ? 3 : 1;
   const int w = lv.width, h = lv.height;
   const int x0 = blockIdx.x * kModelTileW, y0 = blockIdx.y * kModelTileH;
   const int lane = threadIdx.x, warp = threadIdx.y;
@@ -86,6 +94,27 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   const int halo = 2 * r;  // raw decisions needed around the tile
   const std::uint32_t var0 = a.initial_variance;
   const bool use_parent = a.hierarchy && level + 1 < a.levels;
+
+  // The tile's own pixels, rows warp and warp + kBlockH, one column per lane: their model is
+  // loaded first, so that its latency passes while the parent is staged, and stays in registers
+  // for the learning below.
+  const int x = x0 + lane;
+  PixelModel own[2];
+  std::uint16_t still[2] = {0, 0};
+  std::uint8_t prev[2] = {0, 0};
+  {
+    const ModelPlanes<kChannels> planes(lv, cam);
+    for (int k = 0; k < 2; ++k) {
+      const int y = y0 + warp + k * kBlockH;
+      if (x >= w || y >= h) continue;
+      const int i = y * w + x;
+      planes.load(i, first, var0, own[k]);
+      if (!first) {
+        still[k] = lv.still[cam][i];
+        prev[k] = lv.prev[cam][i];
+      }
+    }
+  }
 
   if (tid < kExtRows) raw_bits[tid] = 0;
   if (tid == 0) tested_sum = 0;
@@ -117,40 +146,27 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   }
   __syncthreads();
 
-  // The decision of in-image pixel (x, y): the parent's, or the test against the model (loaded
-  // here unless the caller has it).
-  auto decide = [&](int x, int y, PixelModel& p, bool loaded, bool& tested) -> std::uint32_t {
-    if (use_parent) {
-      const int lx = min(x >> 1, pw - 1) - px0, ly = min(y >> 1, ph - 1) - py0;
-      if ((parent_uniform[ly] >> lx) & 1u) return (parent_bits[ly] >> lx) & 1u;
-    }
-    if (!loaded) load_model(a, lv, cam, channels, y * w + x, first, var0, p);
-    tested = true;
-    return classify_pixel(p.px, p.mean, p.var, channels, f);
+  // The parent's decision where (x, y) lies under a uniform parent block: 0 or 1; else -1.
+  auto parent_decision = [&](int px, int py) -> int {
+    if (!use_parent) return -1;
+    const int lx = min(px >> 1, pw - 1) - px0, ly = min(py >> 1, ph - 1) - py0;
+    return (parent_uniform[ly] >> lx) & 1u ? static_cast<int>((parent_bits[ly] >> lx) & 1u) : -1;
   };
 
-  // The tile's own pixels: rows warp and warp + kBlockH, one column per lane. Their model stays
-  // in registers for the learning below.
-  PixelModel own[2];
-  std::uint16_t still[2] = {0, 0};
-  std::uint8_t prev[2] = {0, 0};
-  const int x = x0 + lane;
   int tested = 0;
   for (int k = 0; k < 2; ++k) {
     const int t = warp + k * kBlockH, y = y0 + t;
-    std::uint32_t d = 0;
+    bool d = false;
     if (x < w && y < h) {
-      const int i = y * w + x;
-      load_model(a, lv, cam, channels, i, first, var0, own[k]);
-      if (!first) {
-        still[k] = lv.still[cam][i];
-        prev[k] = lv.prev[cam][i];
+      const int copied = parent_decision(x, y);
+      if (copied >= 0) {
+        d = copied != 0;
+      } else {
+        d = classify_pixel(own[k].px, own[k].mean, own[k].var, kChannels, f) != 0;
+        ++tested;
       }
-      bool was_tested = false;
-      d = decide(x, y, own[k], true, was_tested);
-      tested += was_tested ? 1 : 0;
     }
-    const unsigned bits = __ballot_sync(0xFFFFFFFFu, d != 0);
+    const unsigned bits = __ballot_sync(0xFFFFFFFFu, d);
     if (lane == 0 && bits) {
       atomicOr(&raw_bits[halo + t], static_cast<unsigned long long>(bits) << halo);
     }
@@ -162,24 +178,32 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   // the extended width idle), then halo columns left and right of the tile's 16 rows.
   const int ext_w = kModelTileW + 2 * halo;
   const int slots = 2 * halo * 64 + kModelTileH * 2 * halo;
-  for (int k = tid; k < slots; k += kBlockW * kBlockH) {
-    int e, col;
-    if (k < 2 * halo * 64) {
-      const int row = k >> 6;
-      col = k & 63;
-      if (col >= ext_w) continue;
-      e = row < halo ? row : row + kModelTileH;
-    } else {
-      const int j = k - 2 * halo * 64;
-      const int side = j / kModelTileH;  // 0 .. 2 * halo - 1
-      e = halo + (j % kModelTileH);
-      col = side < halo ? side : side + kModelTileW;
+  if (tid < slots) {
+    for (int k = tid; k < slots; k += kBlockW * kBlockH) {
+      int e, col;
+      if (k < 2 * halo * 64) {
+        const int row = k >> 6;
+        col = k & 63;
+        if (col >= ext_w) continue;
+        e = row < halo ? row : row + kModelTileH;
+      } else {
+        const int j = k - 2 * halo * 64;
+        const int side = j / kModelTileH;  // 0 .. 2 * halo - 1
+        e = halo + (j % kModelTileH);
+        col = side < halo ? side : side + kModelTileW;
+      }
+      const int gx = x0 - halo + col, gy = y0 - halo + e;
+      if (gx < 0 || gx >= w || gy < 0 || gy >= h) continue;  // outside: 0, as on the CPU
+      int d = parent_decision(gx, gy);
+      if (d < 0) {
+        // The planes looked up here, for the few halo pixels tested: held through the loop,
+        // their pointers would cost registers that the tile's own models need.
+        PixelModel p;
+        ModelPlanes<kChannels>(lv, cam).load(gy * w + gx, first, var0, p);
+        d = classify_pixel(p.px, p.mean, p.var, kChannels, f);
+      }
+      if (d) atomicOr(&raw_bits[e], 1ull << col);
     }
-    const int gx = x0 - halo + col, gy = y0 - halo + e;
-    if (gx < 0 || gx >= w || gy < 0 || gy >= h) continue;  // outside: 0, as on the CPU
-    PixelModel p;
-    bool counted_by_its_own_tile = false;
-    if (decide(gx, gy, p, false, counted_by_its_own_tile)) atomicOr(&raw_bits[e], 1ull << col);
   }
   __syncthreads();
 
@@ -228,25 +252,32 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   }
 
   // Output and learning of the tile's own pixels. State is stored only where it changed.
+  std::uint16_t* const still_plane = lv.still[cam];
+  std::uint8_t* const prev_plane = lv.prev[cam];
+  std::uint8_t* const mask_plane = lv.mask[cam];
+  // The closed decision is read by the next finer level's hierarchy and by the right camera's
+  // widening only; the left camera's finest mask is also the frame's foreground output.
+  std::uint8_t* const closed_plane =
+      level > 0 || (cam == 1 && a.target_margin > 0) ? lv.closed[cam] : nullptr;
+  std::uint8_t* const out_fg = level == 0 && cam == 0 ? a.out_fg : nullptr;
+  const int warmup = a.warmup;
   for (int k = 0; k < 2; ++k) {
     const int t = warp + k * kBlockH, y = y0 + t;
     if (x >= w || y >= h) continue;
     const int i = y * w + x;
     const std::uint8_t closed = static_cast<std::uint8_t>((closed_bits[t] >> lane) & 1u);
-    // Read by the next finer level's hierarchy and by the right camera's widening only.
-    if (level > 0 || (cam == 1 && a.target_margin > 0)) lv.closed[cam][i] = closed;
+    if (closed_plane) closed_plane[i] = closed;
     const std::uint8_t mask = warming ? 1 : closed;
-    lv.mask[cam][i] = mask;
-    if (level == 0 && cam == 0 && a.out_fg) a.out_fg[i] = mask ? 255 : 0;
-    PixelModel& p = own[k];
+    mask_plane[i] = mask;
+    if (out_fg) out_fg[i] = mask ? 255 : 0;
+    const PixelModel& p = own[k];
     if (first) {
-      for (int ch = 0; ch < 3; ++ch) {
-        if (channels == 1 && ch != kValue) continue;
+      for (int ch = kFirst; ch < 3; ++ch) {
         lv.mean[cam][ch][i] = p.mean[ch];
         lv.var[cam][ch][i] = p.var[ch];
       }
-      lv.still[cam][i] = 0;
-      lv.prev[cam][i] = p.px[kValue];
+      still_plane[i] = 0;
+      prev_plane[i] = p.px[kValue];
       continue;
     }
     std::uint16_t mean[3] = {p.mean[0], p.mean[1], p.mean[2]};
@@ -255,20 +286,20 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
     std::uint32_t* vp[3] = {&var[0], &var[1], &var[2]};
     std::uint16_t st = still[k];
     std::uint8_t pv = prev[k];
-    learn_pixel(p.px, mp, vp, st, pv, channels, closed != 0, n, a.warmup, var0, f);
-    for (int ch = 0; ch < 3; ++ch) {
-      if (channels == 1 && ch != kValue) continue;
+    learn_pixel(p.px, mp, vp, st, pv, kChannels, closed != 0, n, warmup, var0, f);
+    for (int ch = kFirst; ch < 3; ++ch) {
       if (mean[ch] != p.mean[ch]) lv.mean[cam][ch][i] = mean[ch];
       if (var[ch] != p.var[ch]) lv.var[cam][ch][i] = var[ch];
     }
-    if (st != still[k]) lv.still[cam][i] = st;
-    if (pv != prev[k]) lv.prev[cam][i] = pv;
+    if (st != still[k]) still_plane[i] = st;
+    if (pv != prev[k]) prev_plane[i] = pv;
   }
 }
 
 // The right camera's matching mask (cpu_pair_processor.cpp: dilate_mask of its decision by
 // target_margin, clipped to the image): the block and m pixels around it staged, then the maximum
-// over rows, then over columns. While warming up every pixel is foreground, as close_learn wrote.
+// over rows, then over columns. While warming up every pixel is foreground, as the model kernel
+// wrote.
 __global__ void widen_kernel(const BatchRecord* __restrict__ batch, int level) {
   constexpr int kM = kMaxTargetMargin;
   __shared__ std::uint8_t src[kBlockH + 2 * kM][kBlockW + 2 * kM];
@@ -325,7 +356,12 @@ void launch_background_model(const BatchShape& shape, const BatchRecord* batch, 
       static_cast<unsigned>((shape.level_width[level] + kModelTileW - 1) / kModelTileW),
       static_cast<unsigned>((shape.level_height[level] + kModelTileH - 1) / kModelTileH),
       static_cast<unsigned>(2 * shape.count));
-  model_level_kernel<<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
+  // The model's channels are the batch's (the batch key holds the color mode).
+  if (shape.color) {
+    model_level_kernel<3><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
+  } else {
+    model_level_kernel<1><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
+  }
   STEREOD_CUDA_LAUNCHED("model_level_kernel");
 }
 

@@ -91,9 +91,13 @@ STEREOD_HD void channel_learn(int value, std::uint16_t& mean_q8, std::uint32_t& 
   if (!with_variance) return;
   // |d| < 2^16, so d^2 fits in 32 unsigned bits.
   const std::uint32_t ad = static_cast<std::uint32_t>(d < 0 ? -d : d);
-  const std::int64_t e = (ad * ad) >> 8;  // Q8
-  const std::int64_t v = static_cast<std::int64_t>(var_q8) +
-                         floor_q16(static_cast<std::int64_t>(alpha_q16) * (e - var_q8) + 32768);
+  const std::uint32_t e = (ad * ad) >> 8;  // Q8
+  // alpha * (e - var) as the difference of two 32 x 32 -> 64-bit products (alpha >= 0): exact,
+  // and cheaper on the GPU than one 64 x 64-bit product.
+  const std::uint64_t alpha = static_cast<std::uint32_t>(alpha_q16);
+  const std::int64_t step =
+      static_cast<std::int64_t>(alpha * e) - static_cast<std::int64_t>(alpha * var_q8);
+  const std::int64_t v = static_cast<std::int64_t>(var_q8) + floor_q16(step + 32768);
   var_q8 = static_cast<std::uint32_t>(v < 0 ? 0 : v);
 }
 
