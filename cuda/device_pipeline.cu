@@ -279,6 +279,7 @@ BatchShape DevicePipeline::shape(int count) const {
   s.derive_gray = layout_.derive_gray;
   s.color = color_;
   s.modeling = background_.enabled;
+  s.widen = background_.enabled && background_.target_margin > 0;
   s.census = tables_.uses_census;
   s.mean_removal = stereo_.ad_mean_radius > 0 && stereo_.cost != MatchingCost::kCensus;
   // The window path does not keep the runner-up cost the confidence needs: with confidence, the
@@ -304,8 +305,8 @@ std::string DevicePipeline::batch_key() const {
   std::string key =
       std::to_string(width_) + "x" + std::to_string(height_) + "/L" + std::to_string(levels_) + "/";
   for (bool b :
-       {s.rectify, s.derive_gray, s.color, s.modeling, s.census, s.mean_removal, s.window_path,
-        s.best4, s.speckles, s.fill, s.right_output, s.confidence, s.cost_ratio}) {
+       {s.rectify, s.derive_gray, s.color, s.modeling, s.widen, s.census, s.mean_removal,
+        s.window_path, s.best4, s.speckles, s.fill, s.right_output, s.confidence, s.cost_ratio}) {
     key += b ? '1' : '0';
   }
   // The path kernel's grid and scratch follow the paths and the disparities.
@@ -402,9 +403,8 @@ void enqueue_batch(const BatchShape& shape, const BatchRecord* batch, const Work
   mark("pyramid");
   if (shape.modeling) {
     for (int s = shape.levels - 1; s >= 0; --s) {
-      launch_background_classify(shape, batch, s, stream);
-      launch_background_close_learn(shape, batch, s, stream);
-      launch_background_widen(shape, batch, s, stream);
+      launch_background_model(shape, batch, s, stream);
+      if (shape.widen) launch_background_widen(shape, batch, s, stream);
     }
     mark("background model");
   }

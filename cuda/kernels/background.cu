@@ -1,9 +1,14 @@
 // Stage: the background model of both cameras at one level (BackgroundModel::process on the CPU,
-// with the same per-pixel arithmetic from background_ops.hpp), coarsest level first.
-// classify: initialise on the first frame, then test each pixel, or copy the decision of a parent
-// block that is uniformly foreground or background (the hierarchy).
-// close_learn: close the decision (dilate, then erode), learn from the frame, and mark which
-// 32 x 8 blocks hold foreground: the matcher skips the tiles that hold none.
+// with the same per-pixel arithmetic from background_ops.hpp), coarsest level first, ONE kernel per
+// level: classification, closing, learning and the block marks of a 32 x 16 tile.
+//
+// Why one kernel: the closing (dilate, then erode, radius r) of a pixel needs the raw decisions 2r
+// around it. The block therefore classifies its tile and a 2r halo; the halo's decisions are
+// recomputed by the neighbouring tiles too, but with the hierarchy most of them copy the parent
+// (a bit test), and the tile's own pixels read their model once for both the test and the
+// learning instead of once in each of two kernels. Decisions are binary, so the closing runs on
+// bit rows in one warp: a row of the tile and its halo (at most 32 + 4 * 3 columns) is a 64-bit
+// word, the horizontal max/min are shifts, the vertical ones shuffles between lanes.
 #include "background/background_ops.hpp"
 #include "kernels/device_common.cuh"
 #include "kernels/stages.hpp"
@@ -11,181 +16,290 @@
 namespace stereod::cuda {
 namespace {
 
-constexpr int kMaxClosing = 3;
-constexpr int kHalo = 2 * kMaxClosing;
+constexpr int kMaxClosing = 3;            // BackgroundParams::closing_radius is validated to 0..3
+constexpr int kModelTileW = kBlockW;      // one pixel per lane
+constexpr int kModelTileH = 2 * kBlockH;  // two rows per thread
+constexpr int kExtRows = kModelTileH + 4 * kMaxClosing;
+static_assert(kExtRows <= 32, "the closing warp holds one extended row per lane");
+static_assert(kModelTileW + 4 * kMaxClosing <= 64, "an extended row fits in 64 bits");
+static_assert(kModelTileH == 2 * kBlockH && kModelTileW == kBlockW,
+              "a tile is two of the kBlockW x kBlockH blocks that block_fg marks");
+// The parent level's closed decision around the tile, as bits: 32 columns from x0 / 2 - 4 and 16
+// rows from y0 / 2 - 4 cover the parents of the tile and its largest halo (x0 / 2 - 3 ..
+// x0 / 2 + 18, y0 / 2 - 3 .. y0 / 2 + 10) with the 3 x 3 neighbourhood of each.
+constexpr int kParentRows = 16;
+constexpr int kParentMargin = 4;
+static_assert(kParentMargin - kMaxClosing - 1 >= 0, "the parents of the halo's first row");
+static_assert((kModelTileH + 2 * kMaxClosing - 1) / 2 + kParentMargin + 1 < kParentRows,
+              "the parents of the halo's last row");
+static_assert((kModelTileW + 2 * kMaxClosing - 1) / 2 + kParentMargin + 1 < 32,
+              "the parents of the halo's last column");
 
-struct CameraLevel {
-  const std::uint8_t* planes[3];
-  std::uint16_t* mean[3];
-  std::uint32_t* var[3];
+// One pixel's sample and model. On the model's first frame the model is what initialising it
+// writes (the sample itself, the initial variance): the neighbours' state may not be written yet.
+struct PixelModel {
+  std::uint8_t px[3] = {0, 0, 0};
+  std::uint16_t mean[3] = {0, 0, 0};
+  std::uint32_t var[3] = {0, 0, 0};
 };
 
-__device__ __forceinline__ CameraLevel camera_level(const MemberArgs& a, const LevelBuffers& lv,
-                                                    int cam) {
-  CameraLevel c;
-  for (int ch = 0; ch < 3; ++ch) {
-    c.planes[ch] = a.color ? lv.hsv[cam][ch] : (ch == kValue ? lv.gray[cam] : nullptr);
-    c.mean[ch] = lv.mean[cam][ch];
-    c.var[ch] = lv.var[cam][ch];
-  }
-  return c;
-}
+// A camera's planes at one level: the samples (H, S, V, or the gray level alone in kValue) and
+// the model, looked up where a phase needs them: held through the kernel, the nine pointers
+// would cost registers that the tile's own models need.
+template <int kChannels>
+struct ModelPlanes {
+  static constexpr int kFirst = kChannels == 1 ? kValue : 0;
+  const std::uint8_t* sample[3] = {nullptr, nullptr, nullptr};
+  std::uint16_t* mean[3] = {nullptr, nullptr, nullptr};
+  std::uint32_t* var[3] = {nullptr, nullptr, nullptr};
 
-__global__ void classify_kernel(const BatchRecord* __restrict__ batch, int level) {
+  __device__ ModelPlanes(const LevelBuffers& lv, int cam) {
+    for (int ch = kFirst; ch < 3; ++ch) {
+      sample[ch] = kChannels == 3 ? lv.hsv[cam][ch] : lv.gray[cam];
+      mean[ch] = lv.mean[cam][ch];
+      var[ch] = lv.var[cam][ch];
+    }
+  }
+  __device__ void load(int i, bool first, std::uint32_t var0, PixelModel& p) const {
+    for (int ch = kFirst; ch < 3; ++ch) {
+      p.px[ch] = __ldg(sample[ch] + i);
+      p.mean[ch] = first ? static_cast<std::uint16_t>(p.px[ch] << 8) : mean[ch][i];
+      p.var[ch] = first ? var0 : var[ch][i];
+    }
+  }
+};
+
+// Four blocks per SM (64 registers): the kernel waits on memory, and occupancy hides it.
+template <int kChannels>
+__global__ void __launch_bounds__(kBlockW* kBlockH, 4)
+    model_level_kernel(const BatchRecord* __restrict__ batch, int level) {
+  constexpr int kFirst = ModelPlanes<kChannels>::kFirst;
+  __shared__ unsigned long long raw_bits[kExtRows];  // bit c of row e: raw decision at (c, e)
+  __shared__ std::uint32_t parent_bits[kParentRows];
+  __shared__ std::uint32_t parent_uniform[kParentRows];  // 3 x 3 neighbourhood of one value
+  __shared__ std::uint32_t closed_bits[kModelTileH];
   __shared__ unsigned tested_sum;
-  const int m = blockIdx.z >> 1, cam = blockIdx.z & 1;
-  const MemberArgs& a = *batch->member[m];
-  const LevelBuffers& lv = a.level[level];
-  const CameraLevel c = camera_level(a, lv, cam);
-  const int channels = a.color ? 3 : 1;
-  const int w = lv.width, h = lv.height;
-  const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
-  const long long n = batch->frames[m];
-  bool tested = false;
-  if (x < w && y < h) {
-    const int i = y * w + x;
-    if (n == 0) {
-      for (int ch = 0; ch < 3; ++ch) {
-        if (channels == 1 && ch != kValue) continue;
-        c.mean[ch][i] = static_cast<std::uint16_t>(c.planes[ch][i] << 8);
-        c.var[ch][i] = a.initial_variance;
-      }
-      lv.still[cam][i] = 0;
-      lv.prev[cam][i] = c.planes[kValue][i];
-    }
-    std::uint8_t decision = 0;
-    bool copy = false;
-    const std::uint8_t* parent_closed =
-        level + 1 < a.levels ? a.level[level + 1].closed[cam] : nullptr;
-    if (a.hierarchy && parent_closed) {
-      const int pw = a.level[level + 1].width, ph = a.level[level + 1].height;
-      const int cx = min(x / 2, pw - 1), cy = min(y / 2, ph - 1);
-      const std::uint8_t first = parent_closed[cy * pw + cx];
-      copy = true;
-      for (int v = max(0, cy - 1); v <= min(ph - 1, cy + 1) && copy; ++v) {
-        for (int u = max(0, cx - 1); u <= min(pw - 1, cx + 1); ++u) {
-          if (parent_closed[v * pw + u] != first) {
-            copy = false;
-            break;
-          }
-        }
-      }
-      decision = first;
-    }
-    if (!copy) {
-      std::uint8_t px[3] = {0, 0, 0};
-      std::uint16_t mean[3] = {0, 0, 0};
-      std::uint32_t var[3] = {0, 0, 0};
-      for (int ch = 0; ch < 3; ++ch) {
-        if (channels == 1 && ch != kValue) continue;
-        px[ch] = c.planes[ch][i];
-        mean[ch] = c.mean[ch][i];
-        var[ch] = c.var[ch][i];
-      }
-      decision = classify_pixel(px, mean, var, channels, a.fixed);
-      tested = true;
-    }
-    lv.raw[cam][i] = decision;
-  }
-  // The count of pixels tested individually, for the statistics: one atomic per block.
-  block_add(a.tested + cam * a.levels + level, tested ? 1u : 0u, &tested_sum);
-}
 
-__global__ void close_learn_kernel(const BatchRecord* __restrict__ batch, int level) {
-  // The closing as morphology.cpp does it, separably: a row pass, then a column pass, for the
-  // dilation and then the erosion, each over in-image pixels only (outside the image a pixel is 0
-  // for the maximum and 1 for the minimum, which leaves each window as the CPU's).
-  constexpr int kTw = kBlockW + 2 * kHalo, kTh = kBlockH + 2 * kHalo;
-  __shared__ std::uint8_t raw[kTh][kTw];
-  __shared__ std::uint8_t tmp[kTh][kTw];
-  __shared__ std::uint8_t dil[kTh][kTw];
   const int m = blockIdx.z >> 1, cam = blockIdx.z & 1;
   const MemberArgs& a = *batch->member[m];
   const LevelBuffers& lv = a.level[level];
-  const CameraLevel c = camera_level(a, lv, cam);
-  const int channels = a.color ? 3 : 1;
-  const int x0 = blockIdx.x * kBlockW, y0 = blockIdx.y * kBlockH;
-  const int x = x0 + threadIdx.x, y = y0 + threadIdx.y;
+  const BackgroundFixed& f = a.fixed;
   const int w = lv.width, h = lv.height;
+  const int x0 = blockIdx.x * kModelTileW, y0 = blockIdx.y * kModelTileH;
+  const int lane = threadIdx.x, warp = threadIdx.y;
+  const int tid = warp * kBlockW + lane;
   const long long n = batch->frames[m];
-  const bool warming = n < a.warmup;
+  const bool first = n == 0;  // the first frame only initialises the model
   const int r = a.closing_radius;
-  const int tid = threadIdx.y * kBlockW + threadIdx.x;
-  const std::uint8_t* raw_in = lv.raw[cam];
+  const int halo = 2 * r;  // raw decisions needed around the tile
+  const std::uint32_t var0 = a.initial_variance;
+  const bool use_parent = a.hierarchy && level + 1 < a.levels;
 
-  if (r > 0) {
-    // Local (i, j) is image (x0 - 2r + j, y0 - 2r + i): the raw decisions 2r around the block.
-    const int rw = kBlockW + 4 * r, rh = kBlockH + 4 * r;
-    for (int k = tid; k < rw * rh; k += kBlockW * kBlockH) {
-      const int i = k / rw, j = k - i * rw;
-      const int gx = x0 - 2 * r + j, gy = y0 - 2 * r + i;
-      raw[i][j] = (gx >= 0 && gx < w && gy >= 0 && gy < h) ? raw_in[gy * w + gx] : 0;
-    }
-    __syncthreads();
-    // Dilation of the block and r around it: rows, then columns.
-    for (int k = tid; k < (rw - 2 * r) * rh; k += kBlockW * kBlockH) {
-      const int i = k / (rw - 2 * r), j = r + k - i * (rw - 2 * r);
-      std::uint8_t v = 0;
-      for (int u = -r; u <= r; ++u) v |= raw[i][j + u];
-      tmp[i][j] = v;
-    }
-    __syncthreads();
-    for (int k = tid; k < (rw - 2 * r) * (rh - 2 * r); k += kBlockW * kBlockH) {
-      const int i = r + k / (rw - 2 * r), j = r + k % (rw - 2 * r);
-      const int gx = x0 - 2 * r + j, gy = y0 - 2 * r + i;
-      std::uint8_t v = 0;
-      for (int u = -r; u <= r; ++u) v |= tmp[i + u][j];
-      dil[i][j] = (gx >= 0 && gx < w && gy >= 0 && gy < h) ? v : 1;
-    }
-    __syncthreads();
-    // Erosion of the block: rows, then columns.
-    for (int k = tid; k < kBlockW * (rh - 2 * r); k += kBlockW * kBlockH) {
-      const int i = r + k / kBlockW, j = 2 * r + k % kBlockW;
-      std::uint8_t v = 1;
-      for (int u = -r; u <= r; ++u) v &= dil[i][j + u];
-      tmp[i][j] = v;
-    }
-    __syncthreads();
-  }
-  const bool inside = x < w && y < h;
-  std::uint8_t mask = 0;
-  if (inside) {
-    const int i = y * w + x;
-    std::uint8_t closed;
-    if (r > 0) {
-      const int ti = 2 * r + threadIdx.y, tj = 2 * r + threadIdx.x;
-      std::uint8_t v = 1;
-      for (int u = -r; u <= r; ++u) v &= tmp[ti + u][tj];
-      closed = v;
-    } else {
-      closed = raw_in[i];
-    }
-    lv.closed[cam][i] = closed;
-    mask = warming ? 1 : closed;
-    lv.mask[cam][i] = mask;
-    if (level == 0 && cam == 0 && a.out_fg) a.out_fg[i] = mask ? 255 : 0;
-    if (n > 0) {  // the first frame only initialised the model
-      std::uint8_t px[3] = {0, 0, 0};
-      std::uint16_t* mean[3] = {nullptr, nullptr, nullptr};
-      std::uint32_t* var[3] = {nullptr, nullptr, nullptr};
-      for (int ch = 0; ch < 3; ++ch) {
-        if (channels == 1 && ch != kValue) continue;
-        px[ch] = c.planes[ch][i];
-        mean[ch] = &c.mean[ch][i];
-        var[ch] = &c.var[ch][i];
+  // The tile's own pixels, rows warp and warp + kBlockH, one column per lane: their model is
+  // loaded first, so that its latency passes while the parent is staged, and stays in registers
+  // for the learning below.
+  const int x = x0 + lane;
+  PixelModel own[2];
+  std::uint16_t still[2] = {0, 0};
+  std::uint8_t prev[2] = {0, 0};
+  {
+    const ModelPlanes<kChannels> planes(lv, cam);
+    for (int k = 0; k < 2; ++k) {
+      const int y = y0 + warp + k * kBlockH;
+      if (x >= w || y >= h) continue;
+      const int i = y * w + x;
+      planes.load(i, first, var0, own[k]);
+      if (!first) {
+        still[k] = lv.still[cam][i];
+        prev[k] = lv.prev[cam][i];
       }
-      learn_pixel(px, mean, var, lv.still[cam][i], lv.prev[cam][i], channels, closed != 0, n,
-                  a.warmup, a.initial_variance, a.fixed);
     }
   }
-  // Whether this block holds foreground: the work lists of the matcher are built from this.
-  const int any = __syncthreads_or(mask != 0);
-  if (tid == 0) lv.block_fg[cam][blockIdx.y * gridDim.x + blockIdx.x] = any ? 1 : 0;
+
+  if (tid < kExtRows) raw_bits[tid] = 0;
+  if (tid == 0) tested_sum = 0;
+  // Hierarchy: a pixel whose parent's 3 x 3 block (clipped to the parent image) holds one value
+  // copies it. Parent coordinates are clamped to the image while staging, which leaves every
+  // clipped block's minimum and maximum as they are.
+  const int px0 = (x0 >> 1) - kParentMargin, py0 = (y0 >> 1) - kParentMargin;
+  int pw = 0, ph = 0;
+  if (use_parent) {
+    const LevelBuffers& pl = a.level[level + 1];
+    pw = pl.width;
+    ph = pl.height;
+    const std::uint8_t* pc = pl.closed[cam];
+    for (int row = warp; row < kParentRows; row += kBlockH) {
+      const int gu = min(max(px0 + lane, 0), pw - 1), gv = min(max(py0 + row, 0), ph - 1);
+      const unsigned bits = __ballot_sync(0xFFFFFFFFu, pc[gv * pw + gu] != 0);
+      if (lane == 0) parent_bits[row] = bits;
+    }
+    __syncthreads();
+    if (warp == 0 && lane < kParentRows) {
+      std::uint32_t any = 0, all = 0xFFFFFFFFu;  // over the 3 x 3 block at each bit
+      for (int v = max(lane - 1, 0); v <= min(lane + 1, kParentRows - 1); ++v) {
+        const std::uint32_t b = parent_bits[v];
+        any |= b | (b << 1) | (b >> 1);
+        all &= b & (b << 1) & (b >> 1);
+      }
+      parent_uniform[lane] = ~(any ^ all);
+    }
+  }
+  __syncthreads();
+
+  // The parent's decision where (x, y) lies under a uniform parent block: 0 or 1; else -1.
+  auto parent_decision = [&](int px, int py) -> int {
+    if (!use_parent) return -1;
+    const int lx = min(px >> 1, pw - 1) - px0, ly = min(py >> 1, ph - 1) - py0;
+    return (parent_uniform[ly] >> lx) & 1u ? static_cast<int>((parent_bits[ly] >> lx) & 1u) : -1;
+  };
+
+  int tested = 0;
+  for (int k = 0; k < 2; ++k) {
+    const int t = warp + k * kBlockH, y = y0 + t;
+    bool d = false;
+    if (x < w && y < h) {
+      const int copied = parent_decision(x, y);
+      if (copied >= 0) {
+        d = copied != 0;
+      } else {
+        d = classify_pixel(own[k].px, own[k].mean, own[k].var, kChannels, f) != 0;
+        ++tested;
+      }
+    }
+    const unsigned bits = __ballot_sync(0xFFFFFFFFu, d);
+    if (lane == 0 && bits) {
+      atomicOr(&raw_bits[halo + t], static_cast<unsigned long long>(bits) << halo);
+    }
+  }
+  tested = __reduce_add_sync(0xFFFFFFFFu, tested);
+  if (lane == 0 && tested) atomicAdd(&tested_sum, static_cast<unsigned>(tested));
+
+  // The halo, for the closing only: 2 * halo rows above and below (64 slots per row, those past
+  // the extended width idle), then halo columns left and right of the tile's 16 rows.
+  const int ext_w = kModelTileW + 2 * halo;
+  const int slots = 2 * halo * 64 + kModelTileH * 2 * halo;
+  if (tid < slots) {
+    for (int k = tid; k < slots; k += kBlockW * kBlockH) {
+      int e, col;
+      if (k < 2 * halo * 64) {
+        const int row = k >> 6;
+        col = k & 63;
+        if (col >= ext_w) continue;
+        e = row < halo ? row : row + kModelTileH;
+      } else {
+        const int j = k - 2 * halo * 64;
+        const int side = j / kModelTileH;  // 0 .. 2 * halo - 1
+        e = halo + (j % kModelTileH);
+        col = side < halo ? side : side + kModelTileW;
+      }
+      const int gx = x0 - halo + col, gy = y0 - halo + e;
+      if (gx < 0 || gx >= w || gy < 0 || gy >= h) continue;  // outside: 0, as on the CPU
+      int d = parent_decision(gx, gy);
+      if (d < 0) {
+        // The planes looked up here, for the few halo pixels tested: held through the loop,
+        // their pointers would cost registers that the tile's own models need.
+        PixelModel p;
+        ModelPlanes<kChannels>(lv, cam).load(gy * w + gx, first, var0, p);
+        d = classify_pixel(p.px, p.mean, p.var, kChannels, f);
+      }
+      if (d) atomicOr(&raw_bits[e], 1ull << col);
+    }
+  }
+  __syncthreads();
+
+  // The closing, in warp 0: lane e holds extended row e. Outside the image a raw decision is 0
+  // (neutral for the dilation) and a dilated one 1 (neutral for the erosion), so every in-image
+  // window is the CPU's clipped one (morphology.cpp). Rows and columns past what each step needs
+  // hold garbage that no kept bit reads.
+  const bool warming = n < a.warmup;
+  if (warp == 0) {
+    const int e = lane;
+    const unsigned long long row = e < kModelTileH + 2 * halo ? raw_bits[e] : 0ull;
+    unsigned long long hd = row;
+    for (int u = 1; u <= r; ++u) hd |= (row << u) | (row >> u);
+    unsigned long long vd = hd;
+    for (int u = 1; u <= r; ++u) {
+      vd |= __shfl_up_sync(0xFFFFFFFFu, hd, u) | __shfl_down_sync(0xFFFFFFFFu, hd, u);
+    }
+    const int gy = y0 - halo + e;
+    const int lo = max(0, halo - x0), hi = min(ext_w, w - x0 + halo);  // in-image columns
+    const unsigned long long in_cols =
+        ((hi >= 64 ? 0ull : (1ull << hi)) - 1ull) & ~((1ull << lo) - 1ull);
+    const unsigned long long dil = gy >= 0 && gy < h ? (vd | ~in_cols) : ~0ull;
+    unsigned long long he = dil;
+    for (int u = 1; u <= r; ++u) he &= (dil << u) & (dil >> u);
+    unsigned long long ve = he;
+    for (int u = 1; u <= r; ++u) {
+      ve &= __shfl_up_sync(0xFFFFFFFFu, he, u) & __shfl_down_sync(0xFFFFFFFFu, he, u);
+    }
+    const std::uint32_t closed = static_cast<std::uint32_t>(ve >> halo);
+    const int t = e - halo;  // tile row
+    const bool own_row = t >= 0 && t < kModelTileH;
+    if (own_row) closed_bits[t] = closed;
+    // The marks of the tile's two kBlockW x kBlockH blocks: any mask bit on an in-image pixel
+    // (every in-image pixel while warming up).
+    const std::uint32_t in32 = w - x0 >= 32 ? 0xFFFFFFFFu : (1u << (w - x0)) - 1u;
+    const bool fg_row = own_row && y0 + t < h && ((warming ? in32 : closed & in32) != 0);
+    const unsigned rows = __ballot_sync(0xFFFFFFFFu, fg_row) >> halo;
+    if (lane < 2 && y0 + lane * kBlockH < h) {
+      const bool any = ((rows >> (lane * kBlockH)) & ((1u << kBlockH) - 1u)) != 0;
+      lv.block_fg[cam][(2 * blockIdx.y + lane) * gridDim.x + blockIdx.x] = any ? 1 : 0;
+    }
+  }
+  __syncthreads();
+  if (tid == 0 && tested_sum) {
+    atomicAdd(a.tested + cam * a.levels + level, static_cast<unsigned long long>(tested_sum));
+  }
+
+  // Output and learning of the tile's own pixels. State is stored only where it changed.
+  std::uint16_t* const still_plane = lv.still[cam];
+  std::uint8_t* const prev_plane = lv.prev[cam];
+  std::uint8_t* const mask_plane = lv.mask[cam];
+  // The closed decision is read by the next finer level's hierarchy and by the right camera's
+  // widening only; the left camera's finest mask is also the frame's foreground output.
+  std::uint8_t* const closed_plane =
+      level > 0 || (cam == 1 && a.target_margin > 0) ? lv.closed[cam] : nullptr;
+  std::uint8_t* const out_fg = level == 0 && cam == 0 ? a.out_fg : nullptr;
+  const int warmup = a.warmup;
+  for (int k = 0; k < 2; ++k) {
+    const int t = warp + k * kBlockH, y = y0 + t;
+    if (x >= w || y >= h) continue;
+    const int i = y * w + x;
+    const std::uint8_t closed = static_cast<std::uint8_t>((closed_bits[t] >> lane) & 1u);
+    if (closed_plane) closed_plane[i] = closed;
+    const std::uint8_t mask = warming ? 1 : closed;
+    mask_plane[i] = mask;
+    if (out_fg) out_fg[i] = mask ? 255 : 0;
+    const PixelModel& p = own[k];
+    if (first) {
+      for (int ch = kFirst; ch < 3; ++ch) {
+        lv.mean[cam][ch][i] = p.mean[ch];
+        lv.var[cam][ch][i] = p.var[ch];
+      }
+      still_plane[i] = 0;
+      prev_plane[i] = p.px[kValue];
+      continue;
+    }
+    std::uint16_t mean[3] = {p.mean[0], p.mean[1], p.mean[2]};
+    std::uint32_t var[3] = {p.var[0], p.var[1], p.var[2]};
+    std::uint16_t* mp[3] = {&mean[0], &mean[1], &mean[2]};
+    std::uint32_t* vp[3] = {&var[0], &var[1], &var[2]};
+    std::uint16_t st = still[k];
+    std::uint8_t pv = prev[k];
+    learn_pixel(p.px, mp, vp, st, pv, kChannels, closed != 0, n, warmup, var0, f);
+    for (int ch = kFirst; ch < 3; ++ch) {
+      if (mean[ch] != p.mean[ch]) lv.mean[cam][ch][i] = mean[ch];
+      if (var[ch] != p.var[ch]) lv.var[cam][ch][i] = var[ch];
+    }
+    if (st != still[k]) still_plane[i] = st;
+    if (pv != prev[k]) prev_plane[i] = pv;
+  }
 }
 
 // The right camera's matching mask (cpu_pair_processor.cpp: dilate_mask of its decision by
 // target_margin, clipped to the image): the block and m pixels around it staged, then the maximum
-// over rows, then over columns. While warming up every pixel is foreground, as close_learn wrote.
+// over rows, then over columns. While warming up every pixel is foreground, as the model kernel
+// wrote.
 __global__ void widen_kernel(const BatchRecord* __restrict__ batch, int level) {
   constexpr int kM = kMaxTargetMargin;
   __shared__ std::uint8_t src[kBlockH + 2 * kM][kBlockW + 2 * kM];
@@ -236,20 +350,19 @@ void launch_background_widen(const BatchShape& shape, const BatchRecord* batch, 
   STEREOD_CUDA_LAUNCHED("widen_kernel");
 }
 
-void launch_background_classify(const BatchShape& shape, const BatchRecord* batch, int level,
-                                cudaStream_t stream) {
-  classify_kernel<<<member_grid(shape.level_width[level], shape.level_height[level],
-                                2 * shape.count),
-                    dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
-  STEREOD_CUDA_LAUNCHED("classify_kernel");
-}
-
-void launch_background_close_learn(const BatchShape& shape, const BatchRecord* batch, int level,
-                                   cudaStream_t stream) {
-  close_learn_kernel<<<member_grid(shape.level_width[level], shape.level_height[level],
-                                   2 * shape.count),
-                       dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
-  STEREOD_CUDA_LAUNCHED("close_learn_kernel");
+void launch_background_model(const BatchShape& shape, const BatchRecord* batch, int level,
+                             cudaStream_t stream) {
+  const dim3 grid(
+      static_cast<unsigned>((shape.level_width[level] + kModelTileW - 1) / kModelTileW),
+      static_cast<unsigned>((shape.level_height[level] + kModelTileH - 1) / kModelTileH),
+      static_cast<unsigned>(2 * shape.count));
+  // The model's channels are the batch's (the batch key holds the color mode).
+  if (shape.color) {
+    model_level_kernel<3><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
+  } else {
+    model_level_kernel<1><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
+  }
+  STEREOD_CUDA_LAUNCHED("model_level_kernel");
 }
 
 }  // namespace stereod::cuda

@@ -21,6 +21,7 @@ struct BatchShape {
   bool derive_gray = false;  // the input is color only: gray is its luma
   bool color = false;        // the background model compares HSV (needs the color input)
   bool modeling = false;     // background model on
+  bool widen = false;        // ... with background.target_margin > 0
   bool census = true;        // the cost has a census term
   bool mean_removal = true;  // the AD term reads mean-removed intensities
   // s = 3 without the uniqueness test or the confidence: the work-list matcher.
@@ -55,14 +56,13 @@ void launch_pyramid(const BatchShape& shape, const BatchRecord* batch, cudaStrea
 // Census codes and mean-removed intensities of every level, both cameras.
 void launch_census(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
 
-// The background model at one level (coarsest first): classification (hierarchical), then
+// The background model at one level (coarsest first), one kernel: classification (hierarchical),
 // closing and learning, which also mark the blocks that hold foreground.
-void launch_background_classify(const BatchShape& shape, const BatchRecord* batch, int level,
-                                cudaStream_t stream);
-void launch_background_close_learn(const BatchShape& shape, const BatchRecord* batch, int level,
-                                   cudaStream_t stream);
-// Then the right camera's mask for matching: its closed decision widened by target_margin
-// (all ones while warming up), with its block marks redone.
+void launch_background_model(const BatchShape& shape, const BatchRecord* batch, int level,
+                             cudaStream_t stream);
+// Then, with a target margin (BatchShape::widen), the right camera's mask for matching: its
+// closed decision widened by target_margin (all ones while warming up), with its block marks
+// redone. Without one the model's own mask and marks are it.
 void launch_background_widen(const BatchShape& shape, const BatchRecord* batch, int level,
                              cudaStream_t stream);
 

@@ -14,10 +14,18 @@ namespace stereod {
 
 enum BackgroundChannel { kHue = 0, kSaturation = 1, kValue = 2 };
 
-// floor(a / b) for b > 0, whatever the sign of a.
-STEREOD_HD std::int64_t floor_div(std::int64_t a, std::int64_t b) {
-  const std::int64_t q = a / b;
+// floor(a / b) for b > 0, whatever the sign of a. 32 bits where the operands fit: a 64-bit division
+// is a long software routine on the GPU.
+STEREOD_HD std::int32_t floor_div(std::int32_t a, std::int32_t b) {
+  const std::int32_t q = a / b;
   return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+// floor(a / 65536), whatever the sign of a: an arithmetic shift (what every supported compiler
+// does with >> on a negative value; checked below), not a division.
+static_assert((-65537LL >> 16) == -2, "right shift of negative values must be arithmetic");
+STEREOD_HD std::int64_t floor_q16(std::int64_t a) {
+  return a >> 16;
 }
 
 // Integer HSV, every channel 0..255 (hue: 256 = 360 degrees).
@@ -39,7 +47,8 @@ STEREOD_HD void rgb_to_hsv(int r, int g, int b, std::uint8_t& h, std::uint8_t& s
   } else {
     num = r - g + 4 * delta;
   }
-  const std::int64_t q = floor_div(static_cast<std::int64_t>(num) * 256 + 3 * delta, 6 * delta);
+  // |num| <= 5 * 255: the numerator fits in 32 bits.
+  const std::int32_t q = floor_div(num * 256 + 3 * delta, 6 * delta);
   h = static_cast<std::uint8_t>(q & 255);
 }
 
@@ -51,14 +60,19 @@ STEREOD_HD std::int32_t channel_diff(int value, std::uint16_t mean_q8, bool circ
   return d;
 }
 
-// |diff| > k * max(sigma, min_sigma), compared in squares: no square roots, no rounding.
+// |diff| > k * max(sigma, min_sigma), compared in squares: no square roots, no rounding. In Q24,
+// d^2 * 2^8 > k^2 * max(var * 2^8, min_sigma_q8^2); min_sigma_q8^2 is a multiple of 2^16, so both
+// sides divide by 2^8 exactly: d^2 (Q16, < 2^32) against k^2 * max(var, min_sigma_q8^2 / 2^8)
+// (< 2^49), one 32 x 32 -> 64-bit product.
 STEREOD_HD bool channel_deviates(std::int32_t diff_q8, std::uint32_t var_q8,
                                  const BackgroundFixed& f) {
-  const std::int64_t d2 = static_cast<std::int64_t>(diff_q8) * diff_q8;  // Q16
-  const std::int64_t var_q16 = static_cast<std::int64_t>(var_q8) << 8;   // Q16
-  const std::int64_t floor_q16 = static_cast<std::int64_t>(f.min_sigma_q8) * f.min_sigma_q8;
-  const std::int64_t spread = var_q16 > floor_q16 ? var_q16 : floor_q16;
-  return (d2 << 8) > static_cast<std::int64_t>(f.k_q4) * f.k_q4 * spread;  // both Q24
+  const std::uint32_t ad = static_cast<std::uint32_t>(diff_q8 < 0 ? -diff_q8 : diff_q8);
+  const std::uint64_t d2 = static_cast<std::uint64_t>(ad) * ad;  // Q16
+  const std::uint32_t floor_q8 =
+      static_cast<std::uint32_t>(f.min_sigma_q8) * static_cast<std::uint32_t>(f.min_sigma_q8) >> 8;
+  const std::uint32_t spread = var_q8 > floor_q8 ? var_q8 : floor_q8;    // Q8
+  const std::uint32_t k2 = static_cast<std::uint32_t>(f.k_q4 * f.k_q4);  // Q8
+  return d2 > static_cast<std::uint64_t>(k2) * spread;                   // both Q16
 }
 
 // mean += alpha * diff, variance += alpha * (diff^2 - variance), each rounded to nearest. Without
@@ -68,17 +82,22 @@ STEREOD_HD void channel_learn(int value, std::uint16_t& mean_q8, std::uint32_t& 
                               std::int32_t alpha_q16, bool circular, bool with_variance = true) {
   const std::int32_t d = channel_diff(value, mean_q8, circular);
   const std::int64_t m = static_cast<std::int64_t>(mean_q8) +
-                         floor_div(static_cast<std::int64_t>(alpha_q16) * d + 32768, 65536);
+                         floor_q16(static_cast<std::int64_t>(alpha_q16) * d + 32768);
   if (circular) {
     mean_q8 = static_cast<std::uint16_t>(m & 0xFFFF);
   } else {
     mean_q8 = static_cast<std::uint16_t>(m < 0 ? 0 : (m > 65280 ? 65280 : m));
   }
   if (!with_variance) return;
-  const std::int64_t e = (static_cast<std::int64_t>(d) * d) >> 8;  // Q8
-  const std::int64_t v =
-      static_cast<std::int64_t>(var_q8) +
-      floor_div(static_cast<std::int64_t>(alpha_q16) * (e - var_q8) + 32768, 65536);
+  // |d| < 2^16, so d^2 fits in 32 unsigned bits.
+  const std::uint32_t ad = static_cast<std::uint32_t>(d < 0 ? -d : d);
+  const std::uint32_t e = (ad * ad) >> 8;  // Q8
+  // alpha * (e - var) as the difference of two 32 x 32 -> 64-bit products (alpha >= 0): exact,
+  // and cheaper on the GPU than one 64 x 64-bit product.
+  const std::uint64_t alpha = static_cast<std::uint32_t>(alpha_q16);
+  const std::int64_t step =
+      static_cast<std::int64_t>(alpha * e) - static_cast<std::int64_t>(alpha * var_q8);
+  const std::int64_t v = static_cast<std::int64_t>(var_q8) + floor_q16(step + 32768);
   var_q8 = static_cast<std::uint32_t>(v < 0 ? 0 : v);
 }
 
@@ -145,10 +164,11 @@ STEREOD_HD std::uint8_t classify_pixel(const std::uint8_t x[3], const std::uint1
   }
   if (!changed) return 0;
   if (f.shadow) {
-    // value / mean within [lo, hi]: x * 2^16 against ratio_q8 * mean_q8.
-    const std::int64_t xv = static_cast<std::int64_t>(x[kValue]) << 16;
-    const bool darker = xv >= static_cast<std::int64_t>(f.shadow_lo_q8) * mean[kValue] &&
-                        xv <= static_cast<std::int64_t>(f.shadow_hi_q8) * mean[kValue];
+    // value / mean within [lo, hi]: x * 2^16 against ratio_q8 * mean_q8 (ratios <= 1, so
+    // both sides < 2^25).
+    const std::int32_t xv = static_cast<std::int32_t>(x[kValue]) << 16;
+    const bool darker = xv >= f.shadow_lo_q8 * static_cast<std::int32_t>(mean[kValue]) &&
+                        xv <= f.shadow_hi_q8 * static_cast<std::int32_t>(mean[kValue]);
     bool same_color = true;
     if (channels == 3) {
       same_color = (ds < 0 ? -ds : ds) <= f.shadow_sat_q8 &&

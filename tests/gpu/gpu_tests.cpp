@@ -525,6 +525,48 @@ TEST(Gpu, TargetMarginEqualsCpu) {
   }
 }
 
+// The fused model kernel (classification, closing and learning of a tile and its halo) away from
+// the defaults: every closing radius, the hierarchy off, no shadow test, quick absorption, the
+// intensity model, a low threshold (much foreground, so many halo pixels are tested), on an odd
+// size whose levels end in partial tiles; masks frame by frame, the model state at the end.
+TEST(Gpu, BackgroundVariantsEqualCpu) {
+  REQUIRE_GPU();
+  constexpr int kW = 333, kH = 257;
+  SyntheticScene scene(scene_options(kW, kH, 64, 11));
+  StereoParams sp;
+  sp.max_disparity = 64;
+  std::vector<BackgroundParams> variants(5);
+  for (auto& bp : variants) bp.warmup = 5;
+  variants[0].closing_radius = 0;
+  variants[1].closing_radius = 2, variants[1].hierarchy = false;
+  variants[2].closing_radius = 3, variants[2].shadow = false, variants[2].absorb_frames = 5;
+  variants[3].color = false, variants[3].closing_radius = 3, variants[3].target_margin = 2;
+  variants[4].closing_radius = 2, variants[4].threshold = 1.5, variants[4].min_sigma = 3;
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    const BackgroundParams& bp = variants[v];
+    CpuPairProcessor cpu(sp, bp);
+    auto gpu = make_engine("cuda", options_for(kW, kH, sp, bp));
+    SyntheticFrame f;
+    for (int i = 0; i < 25; ++i) {
+      scene.render(i, f);
+      expect_same_frame("variant " + std::to_string(v) + " frame " + std::to_string(i), cpu, *gpu,
+                        color_frame(f, i));
+      if (HasFailure()) return;
+    }
+    for (int cam = 0; cam < 2; ++cam) {
+      const BackgroundModel& model = cam == 0 ? cpu.left_model() : cpu.right_model();
+      for (int s = 0; s < effective_levels(sp); ++s) {
+        for (int ch = 0; ch < 3; ++ch) {
+          if (!bp.color && ch != kValue) continue;
+          const CudaModelState st = cuda_engine_model_state(*gpu, cam, s, ch);
+          ASSERT_EQ(model.mean(s, ch), st.mean) << "variant " << v << " camera " << cam;
+          ASSERT_EQ(model.variance(s, ch), st.variance) << "variant " << v << " camera " << cam;
+        }
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, GpuBackground, ::testing::Values(0, 1, 2), [](const auto& tp) {
   return std::string(tp.param == 0 ? "color" : tp.param == 1 ? "intensity" : "off");
 });

@@ -4,7 +4,9 @@
 // reads (target_margin).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <random>
 
 #include "background/background_model.hpp"
@@ -56,7 +58,8 @@ TEST(BackgroundOps, LearnMatchesTheDefinition) {
   for (bool circular : {false, true}) {
     for (int trial = 0; trial < 200; ++trial) {
       std::uint16_t mean = static_cast<std::uint16_t>(rng() % 65281);
-      std::uint32_t var = rng() % 2000000;
+      // Variances as the model makes them, and (every fourth trial) anywhere in 32 bits.
+      std::uint32_t var = trial % 4 == 3 ? static_cast<std::uint32_t>(rng()) : rng() % 2000000;
       NaiveChannel naive{double(mean), double(var)};
       const std::int32_t alpha = static_cast<std::int32_t>(rng() % 65537);
       for (int step = 0; step < 50; ++step) {
@@ -116,6 +119,83 @@ TEST(BackgroundOps, HsvWithinHalfAStepOfTheExactValues) {
         err = std::min(err, 256 - err);
         ASSERT_LE(err, 0.5 + 1e-9) << r << "," << g << "," << b;
       }
+    }
+  }
+}
+
+// The model's arithmetic was narrowed for the GPU (32-bit hue division, the k-sigma test divided
+// by 2^8, 32-bit shadow ratios): the 64-bit forms it replaced, kept here as the definitions, give
+// the same answers everywhere in range.
+namespace wide {
+
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  const std::int64_t q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+int hue(int r, int g, int b) {
+  const int mx = std::max({r, g, b}), mn = std::min({r, g, b}), delta = mx - mn;
+  if (delta == 0) return 0;
+  const int num = mx == r ? g - b : mx == g ? b - r + 2 * delta : r - g + 4 * delta;
+  return static_cast<int>(floor_div(std::int64_t{num} * 256 + 3 * delta, 6 * delta) & 255);
+}
+
+bool deviates(std::int32_t d, std::uint32_t var, const BackgroundFixed& f) {
+  const std::int64_t d2 = std::int64_t{d} * d;
+  const std::int64_t floor_q16 = std::int64_t{f.min_sigma_q8} * f.min_sigma_q8;
+  const std::int64_t spread = std::max(std::int64_t{var} << 8, floor_q16);
+  return (d2 << 8) > std::int64_t{f.k_q4} * f.k_q4 * spread;
+}
+
+bool darker(int x, std::uint16_t mean, const BackgroundFixed& f) {
+  const std::int64_t xv = std::int64_t{x} << 16;
+  return xv >= std::int64_t{f.shadow_lo_q8} * mean && xv <= std::int64_t{f.shadow_hi_q8} * mean;
+}
+
+}  // namespace wide
+
+TEST(BackgroundOps, HueEqualsTheWideFormulaForEveryColor) {
+  for (int r = 0; r < 256; ++r) {
+    for (int g = 0; g < 256; ++g) {
+      for (int b = 0; b < 256; ++b) {
+        std::uint8_t h, s, v;
+        rgb_to_hsv(r, g, b, h, s, v);
+        if (h != wide::hue(r, g, b)) FAIL() << r << "," << g << "," << b;
+      }
+    }
+  }
+}
+
+TEST(BackgroundOps, DeviationAndShadowEqualTheWideFormulas) {
+  std::mt19937 rng(12);
+  for (int trial = 0; trial < 2000; ++trial) {
+    BackgroundParams p;
+    p.threshold = 0.5 + (rng() % 1951) / 100.0;  // 0.5 .. 20
+    p.min_sigma = 1 + static_cast<int>(rng() % 128);
+    p.shadow_min_ratio = (rng() % 101) / 100.0;
+    p.shadow_max_ratio = std::max(p.shadow_min_ratio, (rng() % 101) / 100.0);
+    const BackgroundFixed f = to_fixed(p);
+    for (int i = 0; i < 500; ++i) {
+      const int x = static_cast<int>(rng() % 256);
+      const auto mean = static_cast<std::uint16_t>(rng() % 65536);
+      // Variances from tiny to the whole 32-bit range.
+      const std::uint32_t var = static_cast<std::uint32_t>(rng()) >> (rng() % 32);
+      for (bool circular : {false, true}) {
+        const std::int32_t d = channel_diff(x, mean, circular);
+        ASSERT_EQ(channel_deviates(d, var, f), wide::deviates(d, var, f))
+            << "d " << d << " var " << var << " k_q4 " << f.k_q4 << " floor " << f.min_sigma_q8;
+      }
+      // The shadow's brightness ratio, seen through classify_pixel: a pixel that deviates in
+      // value only, with hue and saturation as the model's, is background exactly when darker.
+      BackgroundFixed g = f;
+      g.k_q4 = 0;  // every change counts
+      g.shadow = true;
+      const std::uint8_t px[3] = {0, 0, static_cast<std::uint8_t>(x)};
+      const std::uint16_t m[3] = {0, 0, mean};
+      const std::uint32_t v[3] = {0, 0, var};
+      const bool changed = channel_deviates(channel_diff(x, mean, false), var, g);
+      const int expected = changed && !wide::darker(x, mean, g) ? 1 : 0;
+      ASSERT_EQ(classify_pixel(px, m, v, 3, g), expected) << x << " " << mean;
     }
   }
 }
