@@ -197,6 +197,31 @@ TEST(CpuEngine, RejectsWrongSizesAndBadOptions) {
   EXPECT_THROW(make_engine("gpu", small_options()), std::invalid_argument);
 }
 
+// What the CUDA engine refuses (and the loader with it, where the CUDA engine may run a pair):
+// cross-based aggregation, alone or under SGM, named at its key; every other mode runs on it.
+TEST(CudaEngineUnsupported, CrossAggregationOnly) {
+  StereoParams p;
+  EXPECT_FALSE(cuda_engine_unsupported(p));
+  p.aggregation = Aggregation::kSgm;
+  EXPECT_FALSE(cuda_engine_unsupported(p));
+  p.sgm_cost = SgmCost::kCross;
+  ASSERT_TRUE(cuda_engine_unsupported(p));
+  EXPECT_EQ(cuda_engine_unsupported(p)->parameter(), "stereo.sgm_cost");
+  p.aggregation = Aggregation::kCross;
+  ASSERT_TRUE(cuda_engine_unsupported(p));
+  EXPECT_EQ(cuda_engine_unsupported(p)->parameter(), "stereo.aggregation");
+  EXPECT_NE(std::string(cuda_engine_unsupported(p)->what()).find("CPU engine only"),
+            std::string::npos);
+  p.aggregation = Aggregation::kWindow;  // sgm_cost cross unused
+  EXPECT_FALSE(cuda_engine_unsupported(p));
+  // The CPU engine runs it.
+  StereoParams cross = small_options().stereo;
+  cross.aggregation = Aggregation::kCross;
+  EngineOptions o = small_options();
+  o.stereo = cross;
+  EXPECT_NO_THROW(make_engine("cpu", o));
+}
+
 TEST(CpuEngine, AutoFallsBackToTheCpuWhenThereIsNoGpu) {
   std::string why;
   if (cuda_engine_available(&why)) GTEST_SKIP() << "a GPU is present";
