@@ -48,6 +48,13 @@ struct CrossArms {
 void cross_arms(ImageView<const std::uint8_t> gray, const CrossOptions& o, CrossArms& arms,
                 ThreadPool* pool);
 
+// One pair of opposite arms: towards -(dx, dy) and +(dx, dy).
+struct CrossAxis {
+  const Gray8* neg;
+  const Gray8* pos;
+  int dx, dy;
+};
+
 // Keeps its scratch between calls (one per reference view).
 class CrossAggregator {
  public:
@@ -56,6 +63,15 @@ class CrossAggregator {
                  const CrossArms& arms, int iterations, CostVolume& volume, ThreadPool* pool);
 
  private:
+  // The first iteration's inner pass (horizontal, over the pixel costs), by row prefix sums.
+  void inner_pixel_pass(const MatchSide& side, const CostTables& costs, const CrossArms& arms,
+                        ThreadPool* pool);
+  // A later iteration's inner pass, over previous_ where each pixel's range holds the candidate.
+  void inner_volume_pass(const SearchRanges& ranges, const CrossAxis& inner, ThreadPool* pool);
+  // Sums the inner sums along each pixel's outer arm and averages them into `volume`.
+  void outer_pass(const MatchSide& side, const SearchRanges& ranges, const CrossAxis& inner,
+                  const CrossAxis& outer, bool first, CostVolume& volume, ThreadPool* pool);
+
   SearchRanges hull_;                  // per pixel, the candidates its inner sums are needed for
   CostVolume partial_;                 // inner-arm sums over hull_
   std::vector<std::uint16_t> counts_;  // how many values each partial sum holds (iteration >= 2)
