@@ -35,7 +35,7 @@ namespace stereod {
 class ThreadPool;
 
 struct CrossOptions {
-  int tau1 = 20, tau2 = 6;
+  int tau1 = 12, tau2 = 6;
   int l1 = 34, l2 = 17;
   int iterations = 1;
 };

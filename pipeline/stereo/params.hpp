@@ -82,7 +82,7 @@ struct StereoParams {
   // cross_l1 long; beyond cross_l2 the step to the anchor must also stay under cross_tau2. The
   // pixel costs are averaged over the region cross_iterations times, the order of the two passes
   // alternating.
-  int cross_tau1 = 20;
+  int cross_tau1 = 12;
   int cross_tau2 = 6;
   int cross_l1 = 34;
   int cross_l2 = 17;

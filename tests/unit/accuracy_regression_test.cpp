@@ -21,7 +21,7 @@ constexpr double kCommittedV2Mean = 9.84;
 constexpr double kCommittedSgmV2Mean = 8.38;
 constexpr double kCommittedSgmWindowV2Mean = 9.42;
 // aggregation: cross with its defaults.
-constexpr double kCommittedCrossV2Mean = 8.67;
+constexpr double kCommittedCrossV2Mean = 7.83;
 constexpr double kAllowedRegression = 0.5;
 // SGM and cross are held closer: they must keep most of their lead over the window, or they are
 // not doing their job.
