@@ -258,12 +258,12 @@ void CrossAggregator::aggregate(const MatchSide& side, const CostTables& costs,
     const bool first = k == 0;
     if (!first) {
       std::swap(previous_, volume);
-      volume.layout(ranges);
+      volume.layout(ranges, Aggregation::kCross);
     }
     const CrossAxis inner = k % 2 == 0 ? horizontal(arms) : vertical(arms);
     const CrossAxis outer = k % 2 == 0 ? vertical(arms) : horizontal(arms);
     needed_hulls(ranges, outer, hull_, pool);
-    partial_.layout(hull_);
+    partial_.layout(hull_, Aggregation::kCross);
     // Inner pass: at every pixel q, over hull(q), the sum along q's inner arm (and, after the
     // first iteration, how many values it holds); then p's sums of those along its outer arm.
     if (first) {

@@ -224,7 +224,7 @@ void CpuStereoMatcher::aggregate_cross(Level& lv, const ViewMatch (&views)[2]) {
   const CrossOptions o = cross_options(params_);
   for (int v = 0; v < 2; ++v) {
     cross_arms(lv.gray[v].view(), o, arms_[v], pool);
-    volumes_[v].layout(lv.ranges[v]);
+    volumes_[v].layout(lv.ranges[v], Aggregation::kCross);
     cross_[v].aggregate(views[v].side, costs_, lv.ranges[v], arms_[v], o.iterations, volumes_[v],
                         pool);
   }

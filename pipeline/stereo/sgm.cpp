@@ -135,10 +135,14 @@ class Scan {
 
 }  // namespace
 
-std::string sgm_volume_error(std::size_t cells) {
-  return "stereo.aggregation sgm: this frame's search ranges need " + std::to_string(cells) +
-         " cost cells in one view (" + std::to_string(cells * 12 >> 20) +
-         " MiB with the path sums); the limit is " + std::to_string(kSgmMaxCells) +
+std::string sgm_volume_error(std::size_t cells, Aggregation mode) {
+  const bool cross = mode == Aggregation::kCross;
+  // Bytes a cell: sgm keeps the volume and two scans' sums; cross the volume and its region sums.
+  const std::size_t bytes = cross ? 8 : 12;
+  return std::string("stereo.aggregation ") + std::string(to_string(mode)) +
+         ": this frame's search ranges need " + std::to_string(cells) +
+         " cost cells in one view (" + std::to_string(cells * bytes >> 20) + " MiB with the " +
+         (cross ? "region" : "path") + " sums); the limit is " + std::to_string(kSgmMaxCells) +
          " (lower max_disparity or the image size, or use aggregation: window)";
 }
 
@@ -149,7 +153,7 @@ void size_view_outputs(const ViewMatch& view, int w, int h) {
   if (view.confidence) view.confidence->ensure_size(w, h);
 }
 
-void CostVolume::layout(const SearchRanges& ranges) {
+void CostVolume::layout(const SearchRanges& ranges, Aggregation mode) {
   width_ = ranges.lo.width();
   height_ = ranges.lo.height();
   offsets_.resize(static_cast<std::size_t>(width_) * static_cast<std::size_t>(height_) + 1);
@@ -163,7 +167,7 @@ void CostVolume::layout(const SearchRanges& ranges) {
       n += hi[x] >= lo[x] ? static_cast<std::size_t>(hi[x] - lo[x] + 1) : 0;
     }
   }
-  if (n > kSgmMaxCells) throw std::runtime_error(sgm_volume_error(n));
+  if (n > kSgmMaxCells) throw std::runtime_error(sgm_volume_error(n, mode));
   offsets_.back() = n;
   values_.resize(n);
 }

@@ -47,16 +47,17 @@ class ThreadPool;
 // need w * h * D cells. Such a frame fails with an error (the engine publishes it as an error
 // frame) instead of taking the host's memory.
 constexpr std::size_t kSgmMaxCells = std::size_t{1} << 25;
-// The error of a frame whose view needs `cells` cells (both engines report it in these words).
-std::string sgm_volume_error(std::size_t cells);
+// The error of a frame whose view needs `cells` cells (both engines report it in these words);
+// `mode`: which aggregation's volume it is (sgm, or cross, whose region sums share the limit).
+std::string sgm_volume_error(std::size_t cells, Aggregation mode = Aggregation::kSgm);
 
 // One value per (pixel, candidate of its range), rows of pixels in order, each pixel's candidates
 // lo .. hi in order.
 class CostVolume {
  public:
   // Sizes the volume for these ranges (contents undefined). Throws std::runtime_error, saying how
-  // many cells were needed, where they exceed kSgmMaxCells.
-  void layout(const SearchRanges& ranges);
+  // many cells were needed (sgm_volume_error for `mode`), where they exceed kSgmMaxCells.
+  void layout(const SearchRanges& ranges, Aggregation mode = Aggregation::kSgm);
   std::uint32_t* at(int x, int y) { return values_.data() + offset(x, y); }
   const std::uint32_t* at(int x, int y) const { return values_.data() + offset(x, y); }
   std::size_t offset(int x, int y) const {
