@@ -214,12 +214,37 @@ TEST(CudaEngineUnsupported, CrossAggregationOnly) {
             std::string::npos);
   p.aggregation = Aggregation::kWindow;  // sgm_cost cross unused
   EXPECT_FALSE(cuda_engine_unsupported(p));
-  // The CPU engine runs it.
-  StereoParams cross = small_options().stereo;
-  cross.aggregation = Aggregation::kCross;
+}
+
+// The CPU engine runs aggregation: cross, from the start and after a retune, with the matcher's
+// result (which is not the window's).
+TEST(CpuEngine, RunsCrossAggregationAsTheMatcherDoes) {
+  const auto s = make_benchmark_pair(96, 64, 32);
   EngineOptions o = small_options();
-  o.stereo = cross;
-  EXPECT_NO_THROW(make_engine("cpu", o));
+  o.stereo.aggregation = Aggregation::kCross;
+  CpuStereoMatcher reference(o.stereo, 1);
+  StereoInput in;
+  in.left = s.left.view();
+  in.right = s.right.view();
+  StereoOutput expected;
+  reference.compute(in, expected);
+  ASSERT_NE(expected.left, reference_output(s).left) << "cross and window agree on this pair";
+  auto first = [&](Engine& engine, std::uint64_t seq) {
+    while (engine.submit(frame_of(s, seq)) != SubmitStatus::kAccepted)
+      std::this_thread::sleep_for(1ms);
+    std::optional<EngineResult> r;
+    while (!(r = engine.poll(10ms))) {
+    }
+    EXPECT_TRUE(r->ok) << r->error;
+    Disparity16 got(r->disparity.width, r->disparity.height);
+    copy_into(r->disparity, got);
+    return got;
+  };
+  auto cross = make_engine("cpu", o);
+  EXPECT_EQ(first(*cross, 0), expected.left);
+  auto window = make_engine("cpu", small_options());
+  window->set_params(o.stereo, o.background);
+  EXPECT_EQ(first(*window, 1), expected.left);
 }
 
 TEST(CpuEngine, AutoFallsBackToTheCpuWhenThereIsNoGpu) {
