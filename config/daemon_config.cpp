@@ -16,6 +16,7 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include "background_yaml.hpp"
+#include "engine.hpp"
 #include "ingest/source_uri.hpp"
 #include "ingest/synthetic_source.hpp"
 #include "publish/curve_keys.hpp"
@@ -148,6 +149,7 @@ class Loader {
     read_gpu(root["gpu"], c.gpu);
     // Top-level stereo: and background: are every pair's defaults.
     read_stereo_params(r_, root["stereo"], "stereo", default_stereo_);
+    default_stereo_node_ = root["stereo"];
     read_background_params(r_, root["background"], "background", default_background_);
     const auto cameras = read_cameras(root["cameras"]);
     read_rigs(root["rigs"], cameras, c);
@@ -494,6 +496,7 @@ class Loader {
     read_background_params(r_, pn["background"], path + ".background", p.background);
     if (!tri) read_calibration(pn["calibration"], path + ".calibration", p.calibration);
     const bool params_ok = r_.issues().size() == before;
+    if (params_ok) check_engine_runs(pn, path, c.engine, p.stereo);
     if (tri && !p.trinocular) {
       c.pairs.push_back(p);
       return;  // its section is not a map: already reported
@@ -552,6 +555,28 @@ class Loader {
       if (!cams.tri) {
         check_calibration(pn["calibration"], path + ".calibration", p, left.width, left.height);
       }
+    }
+  }
+
+  // Parameters the CUDA engine cannot run, where it may run them: with engine auto too, since
+  // `--check` cannot know whether the daemon's host will have a usable GPU. Reported at the key,
+  // in the pair's stereo: section or else the top-level one it inherits.
+  void check_engine_runs(const YAML::Node& pn, const std::string& path, const std::string& engine,
+                         const StereoParams& stereo) {
+    if (engine == "cpu") return;
+    const auto e = cuda_engine_unsupported(stereo);
+    if (!e) return;
+    const std::string key = e->parameter();  // "stereo.aggregation"
+    const std::string leaf = key.substr(key.find('.') + 1);
+    const bool own = is_map(pn["stereo"]) && pn["stereo"][leaf].IsDefined();
+    const std::string why =
+        e->reason() + (engine == "auto" ? " (engine: auto picks the CUDA engine wherever a GPU is "
+                                          "usable)"
+                                        : " (engine: " + engine + ")");
+    if (own) {
+      r_.add(pn["stereo"][leaf], path + "." + key, why);
+    } else {
+      r_.add(node_at(default_stereo_node_, leaf), key, why + "; " + path + " inherits it");
     }
   }
 
@@ -908,6 +933,7 @@ class Loader {
   YamlReader r_;
   std::string base_dir_;
   StereoParams default_stereo_;
+  YAML::Node default_stereo_node_;  // the top-level stereo: section (undefined when absent)
   BackgroundParams default_background_;
   std::vector<std::pair<YAML::Node, std::string>> pair_nodes_;  // parallel to DaemonConfig::pairs
   std::set<std::string> bad_cameras_;  // cameras with an issue of their own

@@ -28,6 +28,11 @@ void read_stereo_params(YamlReader& r, const YAML::Node& node, const std::string
                 "sgm_p1",
                 "sgm_p2",
                 "sgm_gradient",
+                "cross_tau1",
+                "cross_tau2",
+                "cross_l1",
+                "cross_l2",
+                "cross_iterations",
                 "cross_check",
                 "cross_check_tolerance",
                 "uniqueness",
@@ -55,13 +60,21 @@ void read_stereo_params(YamlReader& r, const YAML::Node& node, const std::string
   r.read(node, path, "best_k", p.best_k, 0, 8);
   r.read(node, path, "parent_radius", p.parent_radius, 0, 4);
   r.read_choice(node, path, "aggregation", p.aggregation,
-                {{"window", Aggregation::kWindow}, {"sgm", Aggregation::kSgm}});
-  r.read_choice(node, path, "sgm_cost", p.sgm_cost,
-                {{"pixel", SgmCost::kPixel}, {"window", SgmCost::kWindow}});
+                {{"window", Aggregation::kWindow},
+                 {"sgm", Aggregation::kSgm},
+                 {"cross", Aggregation::kCross}});
+  r.read_choice(
+      node, path, "sgm_cost", p.sgm_cost,
+      {{"pixel", SgmCost::kPixel}, {"window", SgmCost::kWindow}, {"cross", SgmCost::kCross}});
   r.read(node, path, "sgm_paths", p.sgm_paths, 4, 8);
   r.read(node, path, "sgm_p1", p.sgm_p1, 0, kMaxSgmPenalty);
   r.read(node, path, "sgm_p2", p.sgm_p2, 0, kMaxSgmPenalty);
   r.read(node, path, "sgm_gradient", p.sgm_gradient, 0, 255);
+  r.read(node, path, "cross_tau1", p.cross_tau1, 1, 255);
+  r.read(node, path, "cross_tau2", p.cross_tau2, 0, 255);
+  r.read(node, path, "cross_l1", p.cross_l1, 1, kMaxCrossArm);
+  r.read(node, path, "cross_l2", p.cross_l2, 0, kMaxCrossArm);
+  r.read(node, path, "cross_iterations", p.cross_iterations, 1, kMaxCrossIterations);
   r.read(node, path, "cross_check", p.cross_check);
   r.read(node, path, "cross_check_tolerance", p.cross_check_tolerance, 0, 16);
   r.read(node, path, "uniqueness", p.uniqueness, 0, 99);

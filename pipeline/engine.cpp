@@ -52,6 +52,18 @@ void check_frame_size(const FrameInput& f, int width, int height) {
   }
 }
 
+std::optional<ParameterError> cuda_engine_unsupported(const StereoParams& p) {
+  const bool cross = p.aggregation == Aggregation::kCross;
+  if (!cross && !(p.aggregation == Aggregation::kSgm && p.sgm_cost == SgmCost::kCross)) {
+    return std::nullopt;
+  }
+  const std::string key = cross ? "stereo.aggregation" : "stereo.sgm_cost";
+  const std::string reason =
+      "cross-based aggregation runs on the CPU engine only (the CUDA engine does not have it "
+      "yet): use engine: cpu, or another aggregation";
+  return ParameterError(key, key + " = cross: " + reason, reason);
+}
+
 void check_engine_options(const EngineOptions& o) {
   if (o.inflight < 1 || o.inflight > 64) {
     // Named as the engine option it is: the daemon's loader checks its own key (gpu.inflight)

@@ -20,20 +20,6 @@ namespace {
 constexpr int kNeighbourDx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
 constexpr int kNeighbourDy[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
 
-struct PixelCost {
-  const MatchSide& side;
-  const CostTables& costs;
-  bool census;
-
-  std::uint32_t operator()(int x, int y, int d) const {
-    const int tx = x + side.direction * d;
-    if (tx < 0 || tx >= side.ref.width) return costs.outside;
-    const std::uint64_t a = census ? side.ref_census(x, y) : 0;
-    const std::uint64_t b = census ? side.tgt_census(tx, y) : 0;
-    return pixel_cost(costs, side.ref(x, y), side.tgt(tx, y), a, b);
-  }
-};
-
 }  // namespace
 
 // Scratch of one row band's task, kept between frames.
@@ -305,13 +291,12 @@ bool candidate_allowed(const MatchSide& side, int x, int y, int d) {
 std::uint32_t naive_subwindow_sum(const MatchSide& side, const CostTables& costs, int subwindow,
                                   int cx, int cy, int d) {
   // The definition, clamping every coordinate.
-  const PixelCost pc{side, costs, costs.uses_census};
   const int h = subwindow / 2;
   std::uint32_t sum = 0;
   for (int v = -h; v <= h; ++v) {
     for (int u = -h; u <= h; ++u) {
-      sum += pc(clamp_int(cx + u, 0, side.ref.width - 1), clamp_int(cy + v, 0, side.ref.height - 1),
-                d);
+      sum += side_pixel_cost(side, costs, clamp_int(cx + u, 0, side.ref.width - 1),
+                             clamp_int(cy + v, 0, side.ref.height - 1), d);
     }
   }
   return sum;

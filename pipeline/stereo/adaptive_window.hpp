@@ -86,4 +86,15 @@ std::uint32_t naive_aggregated_cost(const MatchSide& side, const CostTables& cos
 // True when the candidate d of reference pixel (x, y) may be chosen at all.
 bool candidate_allowed(const MatchSide& side, int x, int y, int d);
 
+// pc(x, y, d) of the definitions above, for one pixel inside the image.
+inline std::uint32_t side_pixel_cost(const MatchSide& side, const CostTables& costs, int x, int y,
+                                     int d) {
+  const int tx = x + side.direction * d;
+  if (tx < 0 || tx >= side.ref.width) return costs.outside;
+  const bool census = !side.ref_census.empty();
+  const std::uint64_t a = census ? side.ref_census(x, y) : 0;
+  const std::uint64_t b = census ? side.tgt_census(tx, y) : 0;
+  return pixel_cost(costs, side.ref(x, y), side.tgt(tx, y), a, b);
+}
+
 }  // namespace stereod

@@ -4,6 +4,7 @@
 
 #include "stereo/census.hpp"
 #include "stereo/cross_check.hpp"
+#include "stereo/cross_ops.hpp"
 #include "stereo/mean_removal.hpp"
 #include "stereo/pixel_ops.hpp"
 #include "stereo/post_process.hpp"
@@ -161,7 +162,28 @@ void CpuStereoMatcher::match_level(const StereoInput& in, int s, StereoOutput& o
   }
   views[0].cost_ratio = s == 0 && in.cost_ratio_output ? &out.cost_ratio : nullptr;
   if (s == 0 && in.confidence) views[0].confidence = &out.confidence;
-  if (params_.aggregation == Aggregation::kSgm) {
+  // The semi-global pass scales P2 by the reference view's raw intensity steps.
+  const ImageView<const std::uint8_t> gray[2] = {lv.gray[0].view(), lv.gray[1].view()};
+  if (uses_cross()) {
+    aggregate_cross(lv, views);
+    out.candidates[s] = static_cast<long long>(volumes_[0].size() + volumes_[1].size());
+    if (params_.aggregation == Aggregation::kCross) {
+      for (int v = 0; v < 2; ++v) size_view_outputs(views[v], w, h);
+      for_rows(pool, 2 * h, [&](int r0, int r1) {
+        for (int v = 0; v < 2; ++v) {
+          const int y0 = std::max(r0 - v * h, 0), y1 = std::min(r1 - v * h, h);
+          if (y0 >= y1) continue;
+          const std::uint32_t* e = volumes_[v].at(0, 0);
+          pick_volume_winners(
+              views[v], volumes_[v], [e](std::size_t at) { return e[at]; }, disparities,
+              params_.uniqueness, params_.subpixel, y0, y1);
+        }
+      });
+    } else {
+      for (int v = 0; v < 2; ++v) views[v].volume = &volumes_[v];
+      sgm_.match(views, gray, sgm_options(s, disparities, kCrossScale), pool);
+    }
+  } else if (params_.aggregation == Aggregation::kSgm) {
     // The window pass only fills the cost volumes (its own winners are overwritten); the
     // semi-global pass then decides, with the same rules.
     ViewMatch window[2] = {views[0], views[1]};
@@ -180,21 +202,14 @@ void CpuStereoMatcher::match_level(const StereoInput& in, int s, StereoOutput& o
     window_opt.subwindow = sgm_subwindow(params_);
     window_opt.best_k = sgm_best_k(params_);
     matcher_.match(window, costs_, window_opt, pool);
-    SgmOptions so;
-    so.disparities = disparities;
-    so.paths = params_.sgm_paths;
-    so.p1 = sgm_penalty(params_.sgm_p1, window_opt.subwindow, window_opt.best_k);
-    so.p2 = sgm_penalty(params_.sgm_p2, window_opt.subwindow, window_opt.best_k);
-    so.gradient = params_.sgm_gradient;
-    so.uniqueness = params_.uniqueness;
-    so.subpixel = s == 0;
-    so.refine_subpixel = params_.subpixel;
-    const ImageView<const std::uint8_t> gray[2] = {lv.gray[0].view(), lv.gray[1].view()};
-    sgm_.match(views, gray, so, pool);
+    sgm_.match(views, gray,
+               sgm_options(s, disparities, sgm_penalty(1, window_opt.subwindow, window_opt.best_k)),
+               pool);
+    out.candidates[s] = matcher_.candidates_evaluated();
   } else {
     matcher_.match(views, costs_, opt, pool);
+    out.candidates[s] = matcher_.candidates_evaluated();
   }
-  out.candidates[s] = matcher_.candidates_evaluated();
   if (params_.cross_check) {
     cross_check(lv.disp[0], lv.disp[1], params_.cross_check_tolerance, lv.checked[0], lv.checked[1],
                 pool);
@@ -202,6 +217,30 @@ void CpuStereoMatcher::match_level(const StereoInput& in, int s, StereoOutput& o
     lv.checked[0] = lv.disp[0];
     lv.checked[1] = lv.disp[1];
   }
+}
+
+void CpuStereoMatcher::aggregate_cross(Level& lv, const ViewMatch (&views)[2]) {
+  ThreadPool* pool = pool_.get();
+  const CrossOptions o = cross_options(params_);
+  for (int v = 0; v < 2; ++v) {
+    cross_arms(lv.gray[v].view(), o, arms_[v], pool);
+    volumes_[v].layout(lv.ranges[v], Aggregation::kCross);
+    cross_[v].aggregate(views[v].side, costs_, lv.ranges[v], arms_[v], o.iterations, volumes_[v],
+                        pool);
+  }
+}
+
+SgmOptions CpuStereoMatcher::sgm_options(int s, int disparities, std::uint32_t scale) const {
+  SgmOptions so;
+  so.disparities = disparities;
+  so.paths = params_.sgm_paths;
+  so.p1 = static_cast<std::uint32_t>(params_.sgm_p1) * scale;
+  so.p2 = static_cast<std::uint32_t>(params_.sgm_p2) * scale;
+  so.gradient = params_.sgm_gradient;
+  so.uniqueness = params_.uniqueness;
+  so.subpixel = s == 0;
+  so.refine_subpixel = params_.subpixel;
+  return so;
 }
 
 void CpuStereoMatcher::post_process(const StereoInput& in, StereoOutput& out) {

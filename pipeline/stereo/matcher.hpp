@@ -10,6 +10,7 @@
 #include "image.hpp"
 #include "stereo/adaptive_window.hpp"
 #include "stereo/cost.hpp"
+#include "stereo/cross_aggregation.hpp"
 #include "stereo/params.hpp"
 #include "stereo/search_range.hpp"
 #include "stereo/sgm.hpp"
@@ -101,6 +102,14 @@ class CpuStereoMatcher {
   void build_pyramid(const StereoInput& in, int levels);
   void match_level(const StereoInput& in, int s, StereoOutput& out);
   void post_process(const StereoInput& in, StereoOutput& out);
+  // Cross-based aggregation of a level's two views into volumes_.
+  void aggregate_cross(Level& lv, const ViewMatch (&views)[2]);
+  // The semi-global pass's options at level s; `scale`: the costs' units per pixel cost.
+  SgmOptions sgm_options(int s, int disparities, std::uint32_t scale) const;
+  bool uses_cross() const {
+    return params_.aggregation == Aggregation::kCross ||
+           (params_.aggregation == Aggregation::kSgm && params_.sgm_cost == SgmCost::kCross);
+  }
   bool uses_mean_removal() const {
     return params_.ad_mean_radius > 0 && params_.cost != MatchingCost::kCensus;
   }
@@ -111,7 +120,9 @@ class CpuStereoMatcher {
   std::vector<Level> levels_;
   AdaptiveWindowMatcher matcher_;
   SgmMatcher sgm_;
-  CostVolume volumes_[2];  // with aggregation sgm: each view's A over its ranges
+  CostVolume volumes_[2];  // with aggregation sgm or cross: each view's costs over its ranges
+  CrossArms arms_[2];
+  CrossAggregator cross_[2];
   Disparity16 q4_[2];
   SpeckleFilter speckle_[2];
 };

@@ -57,6 +57,21 @@ std::vector<ParameterError> check_params(const StereoParams& p) {
                              "): a jump must not cost less than a step of 1"));
   }
   check_range(e, "sgm_gradient", p.sgm_gradient, 0, 255);
+  check_range(e, "cross_tau1", p.cross_tau1, 1, 255);
+  check_range(e, "cross_tau2", p.cross_tau2, 0, 255);
+  if (p.cross_tau2 > p.cross_tau1) {
+    e.push_back(describe("cross_tau2", p.cross_tau2,
+                         "must be at most cross_tau1 (" + std::to_string(p.cross_tau1) +
+                             "): the far part of an arm is the stricter one"));
+  }
+  check_range(e, "cross_l1", p.cross_l1, 1, kMaxCrossArm);
+  check_range(e, "cross_l2", p.cross_l2, 0, kMaxCrossArm);
+  if (p.cross_l2 > p.cross_l1) {
+    e.push_back(describe("cross_l2", p.cross_l2,
+                         "must be at most cross_l1 (" + std::to_string(p.cross_l1) +
+                             "): the stricter threshold starts inside the arm"));
+  }
+  check_range(e, "cross_iterations", p.cross_iterations, 1, kMaxCrossIterations);
   check_range(e, "cross_check_tolerance", p.cross_check_tolerance, 0, 16);
   check_range(e, "uniqueness", p.uniqueness, 0, 99);
   check_range(e, "ad_mean_radius", p.ad_mean_radius, 0, 3);
@@ -160,6 +175,8 @@ std::string_view to_string(Aggregation a) {
       return "window";
     case Aggregation::kSgm:
       return "sgm";
+    case Aggregation::kCross:
+      return "cross";
   }
   return "?";
 }
@@ -170,6 +187,8 @@ std::string_view to_string(SgmCost c) {
       return "pixel";
     case SgmCost::kWindow:
       return "window";
+    case SgmCost::kCross:
+      return "cross";
   }
   return "?";
 }
@@ -177,9 +196,10 @@ std::string_view to_string(SgmCost c) {
 Aggregation parse_aggregation(std::string_view name) {
   if (name == "window") return Aggregation::kWindow;
   if (name == "sgm") return Aggregation::kSgm;
+  if (name == "cross") return Aggregation::kCross;
   throw ParameterError("stereo.aggregation",
                        "stereo.aggregation = \"" + std::string(name) +
-                           "\": unknown aggregation (expected window or sgm)");
+                           "\": unknown aggregation (expected window, sgm or cross)");
 }
 
 MatchingCost parse_matching_cost(std::string_view name) {

@@ -23,12 +23,15 @@ enum class MatchingCost {
 enum class Aggregation {
   kWindow,  // the adaptive window alone (Zhao & Taubin): winner takes all over A
   kSgm,     // semi-global: A (the window cost) aggregated along 4 or 8 paths (sgm.hpp)
+  kCross,   // cross-based support regions (Mei et al. 2011), winner takes all
+            // (cross_aggregation.hpp)
 };
 
 // What semi-global aggregation aggregates (measured in docs/PERFORMANCE.md).
 enum class SgmCost {
   kPixel,   // the pixel cost alone (the window with subwindow 1, best_k 0)
   kWindow,  // the adaptive-window cost A with this configuration's subwindow and best_k
+  kCross,   // the cross-based aggregate (cross_aggregation.hpp), Mei's scanline optimisation
 };
 
 enum class FillMode {
@@ -73,6 +76,18 @@ struct StereoParams {
   int sgm_p2 = 255;
   int sgm_gradient = 16;
 
+  // Cross-based support regions (docs/ALGORITHM.md "Cross-based aggregation"; with aggregation
+  // cross, or sgm with sgm_cost cross). Each pixel's four arms extend while the intensity step to
+  // the anchor and to the previous arm pixel stays under cross_tau1 and the arm is at most
+  // cross_l1 long; beyond cross_l2 the step to the anchor must also stay under cross_tau2. The
+  // pixel costs are averaged over the region cross_iterations times, the order of the two passes
+  // alternating.
+  int cross_tau1 = 12;
+  int cross_tau2 = 6;
+  int cross_l1 = 34;
+  int cross_l2 = 17;
+  int cross_iterations = 1;
+
   bool cross_check = true;
   int cross_check_tolerance = 1;  // |D_L(x) - D_R(x - D_L(x))| <= this survives
   // Uniqueness: the best cost must beat every candidate farther than 1 from it by this many percent
@@ -98,7 +113,8 @@ struct StereoParams {
     return std::tie(s.max_disparity, s.levels, s.min_coarse_disparities, s.cost, s.census_width,
                     s.census_height, s.ad_truncation, s.lambda_ad, s.lambda_census,
                     s.ad_mean_radius, s.subwindow, s.best_k, s.parent_radius, s.aggregation,
-                    s.sgm_cost, s.sgm_paths, s.sgm_p1, s.sgm_p2, s.sgm_gradient, s.cross_check,
+                    s.sgm_cost, s.sgm_paths, s.sgm_p1, s.sgm_p2, s.sgm_gradient, s.cross_tau1,
+                    s.cross_tau2, s.cross_l1, s.cross_l2, s.cross_iterations, s.cross_check,
                     s.cross_check_tolerance, s.uniqueness, s.subpixel, s.speckle_size,
                     s.speckle_range, s.median, s.fill, s.fill_mode, s.fill_interpolate_max);
   }
@@ -155,6 +171,10 @@ constexpr int kMaxDisparity = 1024;
 // Largest sgm_p1 / sgm_p2 (per pixel cost): with the largest window (9 sub-windows of 81 pixel
 // costs) and 8 paths, S = 8 (C + P2) stays far below 2^32.
 constexpr int kMaxSgmPenalty = 1023;
+// Longest cross arm: a region is at most (2 * 64 + 1)^2 pixels, whose summed costs (times the
+// fixed-point scale of cross_aggregation.hpp) stay far below 2^32.
+constexpr int kMaxCrossArm = 64;
+constexpr int kMaxCrossIterations = 4;
 
 // Levels the matcher actually uses: at most p.levels, fewer when the coarsest level would search
 // fewer than p.min_coarse_disparities disparities.

@@ -133,46 +133,27 @@ class Scan {
   std::uint32_t jumps_[256];  // P2 by intensity step
 };
 
-// Winners of rows y0 .. y1 - 1 of one view from its two scans' S.
-void pick_winners(const ViewMatch& view, const CostVolume& volume, const std::uint32_t* s_down,
-                  const std::uint32_t* s_up, const SgmOptions& o, int y0, int y1) {
-  const int w = volume.width();
-  for (int y = y0; y < y1; ++y) {
-    std::int16_t* disparity = view.disparity->row(y);
-    std::uint16_t* q4 = view.q4 ? view.q4->row(y) : nullptr;
-    std::uint32_t* ratio = view.cost_ratio ? view.cost_ratio->row(y) : nullptr;
-    std::uint8_t* confidence = view.confidence ? view.confidence->row(y) : nullptr;
-    for (int x = 0; x < w; ++x) {
-      const int lo = view.ranges->lo(x, y), hi = view.ranges->hi(x, y);
-      const std::size_t at = volume.offset(x, y);
-      const std::uint32_t* c = volume.at(x, y);
-      // S, kNoCost where the candidate is not allowed or outside the range.
-      auto cost_at = [&](int d) -> std::uint32_t {
-        if (d < lo || d > hi || c[d - lo] == kNoCost) return kNoCost;
-        return s_down[at + static_cast<std::size_t>(d - lo)] +
-               s_up[at + static_cast<std::size_t>(d - lo)];
-      };
-      const SgmWinner win =
-          sgm_pick_winner(lo, hi, cost_at, o.disparities, o.uniqueness, q4 != nullptr,
-                          o.refine_subpixel, confidence != nullptr, ratio != nullptr);
-      disparity[x] = static_cast<std::int16_t>(win.d);
-      if (confidence) confidence[x] = win.confidence;
-      if (q4) q4[x] = win.q4;
-      if (ratio) ratio[x] = win.cost_ratio;
-    }
-  }
-}
-
 }  // namespace
 
-std::string sgm_volume_error(std::size_t cells) {
-  return "stereo.aggregation sgm: this frame's search ranges need " + std::to_string(cells) +
-         " cost cells in one view (" + std::to_string(cells * 12 >> 20) +
-         " MiB with the path sums); the limit is " + std::to_string(kSgmMaxCells) +
+std::string sgm_volume_error(std::size_t cells, Aggregation mode) {
+  const bool cross = mode == Aggregation::kCross;
+  // Bytes a cell: sgm keeps the volume and two scans' sums; cross the volume and its region sums.
+  const std::size_t bytes = cross ? 8 : 12;
+  return std::string("stereo.aggregation ") + std::string(to_string(mode)) +
+         ": this frame's search ranges need " + std::to_string(cells) +
+         " cost cells in one view (" + std::to_string(cells * bytes >> 20) + " MiB with the " +
+         (cross ? "region" : "path") + " sums); the limit is " + std::to_string(kSgmMaxCells) +
          " (lower max_disparity or the image size, or use aggregation: window)";
 }
 
-void CostVolume::layout(const SearchRanges& ranges) {
+void size_view_outputs(const ViewMatch& view, int w, int h) {
+  view.disparity->ensure_size(w, h);
+  if (view.q4) view.q4->ensure_size(w, h);
+  if (view.cost_ratio) view.cost_ratio->ensure_size(w, h);
+  if (view.confidence) view.confidence->ensure_size(w, h);
+}
+
+void CostVolume::layout(const SearchRanges& ranges, Aggregation mode) {
   width_ = ranges.lo.width();
   height_ = ranges.lo.height();
   offsets_.resize(static_cast<std::size_t>(width_) * static_cast<std::size_t>(height_) + 1);
@@ -186,7 +167,7 @@ void CostVolume::layout(const SearchRanges& ranges) {
       n += hi[x] >= lo[x] ? static_cast<std::size_t>(hi[x] - lo[x] + 1) : 0;
     }
   }
-  if (n > kSgmMaxCells) throw std::runtime_error(sgm_volume_error(n));
+  if (n > kSgmMaxCells) throw std::runtime_error(sgm_volume_error(n, mode));
   offsets_.back() = n;
   values_.resize(n);
 }
@@ -197,11 +178,7 @@ void SgmMatcher::match(const ViewMatch (&views)[2], const ImageView<const std::u
   for (int v = 0; v < 2; ++v) {
     if (!views[v].volume) throw std::logic_error("SgmMatcher: a view without its cost volume");
     for (auto& s : sums_[v]) s.resize(views[v].volume->size());
-    const int w = views[v].volume->width(), h = views[v].volume->height();
-    views[v].disparity->ensure_size(w, h);
-    if (views[v].q4) views[v].q4->ensure_size(w, h);
-    if (views[v].cost_ratio) views[v].cost_ratio->ensure_size(w, h);
-    if (views[v].confidence) views[v].confidence->ensure_size(w, h);
+    size_view_outputs(views[v], views[v].volume->width(), views[v].volume->height());
   }
   // The two scans of both views are independent: four tasks.
   for_rows(pool, 4, [&](int t0, int t1) {
@@ -218,7 +195,11 @@ void SgmMatcher::match(const ViewMatch (&views)[2], const ImageView<const std::u
     for (int v = 0; v < 2; ++v) {
       const int y0 = std::max(r0 - v * h, 0), y1 = std::min(r1 - v * h, h);
       if (y0 >= y1) continue;
-      pick_winners(views[v], *views[v].volume, sums_[v][0].data(), sums_[v][1].data(), o, y0, y1);
+      const std::uint32_t* down = sums_[v][0].data();
+      const std::uint32_t* up = sums_[v][1].data();
+      pick_volume_winners(
+          views[v], *views[v].volume, [&](std::size_t at) { return down[at] + up[at]; },
+          o.disparities, o.uniqueness, o.refine_subpixel, y0, y1);
     }
   });
 }

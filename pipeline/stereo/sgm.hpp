@@ -47,16 +47,17 @@ class ThreadPool;
 // need w * h * D cells. Such a frame fails with an error (the engine publishes it as an error
 // frame) instead of taking the host's memory.
 constexpr std::size_t kSgmMaxCells = std::size_t{1} << 25;
-// The error of a frame whose view needs `cells` cells (both engines report it in these words).
-std::string sgm_volume_error(std::size_t cells);
+// The error of a frame whose view needs `cells` cells (both engines report it in these words);
+// `mode`: which aggregation's volume it is (sgm, or cross, whose region sums share the limit).
+std::string sgm_volume_error(std::size_t cells, Aggregation mode = Aggregation::kSgm);
 
 // One value per (pixel, candidate of its range), rows of pixels in order, each pixel's candidates
 // lo .. hi in order.
 class CostVolume {
  public:
   // Sizes the volume for these ranges (contents undefined). Throws std::runtime_error, saying how
-  // many cells were needed, where they exceed kSgmMaxCells.
-  void layout(const SearchRanges& ranges);
+  // many cells were needed (sgm_volume_error for `mode`), where they exceed kSgmMaxCells.
+  void layout(const SearchRanges& ranges, Aggregation mode = Aggregation::kSgm);
   std::uint32_t* at(int x, int y) { return values_.data() + offset(x, y); }
   const std::uint32_t* at(int x, int y) const { return values_.data() + offset(x, y); }
   std::size_t offset(int x, int y) const {
@@ -72,6 +73,42 @@ class CostVolume {
   std::vector<std::size_t> offsets_;  // per pixel, and one past the end
   std::vector<std::uint32_t> values_;
 };
+
+// Winners of rows y0 .. y1 - 1 of one view, written to its outputs (disparity, and q4, cost ratio
+// and confidence where asked for), from a cost per volume cell: `cell(at)` for the cell at offset
+// `at`, read only where the volume's own value is allowed (not kNoCost). The window's rules
+// (sgm_pick_winner), the candidates being each pixel's range.
+template <typename Cell>
+void pick_volume_winners(const ViewMatch& view, const CostVolume& volume, const Cell& cell,
+                         int disparities, int uniqueness, bool refine_subpixel, int y0, int y1) {
+  const int w = volume.width();
+  for (int y = y0; y < y1; ++y) {
+    std::int16_t* disparity = view.disparity->row(y);
+    std::uint16_t* q4 = view.q4 ? view.q4->row(y) : nullptr;
+    std::uint32_t* ratio = view.cost_ratio ? view.cost_ratio->row(y) : nullptr;
+    std::uint8_t* confidence = view.confidence ? view.confidence->row(y) : nullptr;
+    for (int x = 0; x < w; ++x) {
+      const int lo = view.ranges->lo(x, y), hi = view.ranges->hi(x, y);
+      const std::size_t at = volume.offset(x, y);
+      const std::uint32_t* c = volume.at(x, y);
+      // kNoCost where the candidate is not allowed or outside the range.
+      auto cost_at = [&](int d) -> std::uint32_t {
+        if (d < lo || d > hi || c[d - lo] == kNoCost) return kNoCost;
+        return cell(at + static_cast<std::size_t>(d - lo));
+      };
+      const SgmWinner win =
+          sgm_pick_winner(lo, hi, cost_at, disparities, uniqueness, q4 != nullptr, refine_subpixel,
+                          confidence != nullptr, ratio != nullptr);
+      disparity[x] = static_cast<std::int16_t>(win.d);
+      if (confidence) confidence[x] = win.confidence;
+      if (q4) q4[x] = win.q4;
+      if (ratio) ratio[x] = win.cost_ratio;
+    }
+  }
+}
+
+// Sizes a view's outputs (those it asks for) for a w x h level.
+void size_view_outputs(const ViewMatch& view, int w, int h);
 
 struct SgmOptions {
   int disparities = 0;           // the level's range is 0 .. disparities - 1

@@ -674,6 +674,33 @@ TEST(Gpu, ParameterChangeMidStream) {
   expect_same_frame("after", cpu, *gpu, frame_of(p.left, p.right, 1));
 }
 
+// Cross-based aggregation is built in the CPU engine only: the CUDA engine refuses it, at
+// construction and at set_params (where it keeps its parameters and goes on matching), naming
+// the key.
+TEST(Gpu, CrossAggregationIsRefusedNotRunAsTheWindow) {
+  REQUIRE_GPU();
+  StereoParams sp;
+  sp.max_disparity = 64;
+  StereoParams cross = sp;
+  cross.aggregation = Aggregation::kCross;
+  try {
+    make_engine("cuda", options_for(320, 240, cross, background_off()));
+    ADD_FAILURE() << "the CUDA engine took aggregation: cross";
+  } catch (const ParameterError& e) {
+    EXPECT_EQ(e.parameter(), "stereo.aggregation");
+  }
+  const auto p = random_pair(320, 240, 64, 56, false);
+  auto gpu = make_engine("cuda", options_for(320, 240, sp, background_off()));
+  CpuPairProcessor cpu(sp, background_off());
+  StereoParams sgm_cross = sp;
+  sgm_cross.aggregation = Aggregation::kSgm;
+  sgm_cross.sgm_cost = SgmCost::kCross;
+  for (const StereoParams& bad : {cross, sgm_cross}) {
+    EXPECT_THROW(gpu->set_params(bad, background_off()), ParameterError);
+  }
+  expect_same_frame("after the refusals", cpu, *gpu, frame_of(p.left, p.right, 0));
+}
+
 // Semi-global aggregation on random cases against the CPU engine, bit for bit: sizes, ranges and
 // levels, both costs (and the window's s and k under the window cost), 4 and 8 paths, penalties
 // and gradients over their ranges, uniqueness, subpixel on and off, the matching cost, with and

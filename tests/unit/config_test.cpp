@@ -120,6 +120,37 @@ TEST(StereoYaml, ReadsTheSemiGlobalKeysAndNamesTheirMistakes) {
   EXPECT_NE(issues[3].message.find("out of range"), std::string::npos) << issues[3].message;
 }
 
+TEST(StereoYaml, ReadsTheCrossKeysAndNamesTheirMistakes) {
+  const std::string file = write_temp(
+      "stereo:\n  aggregation: cross\n  cross_tau1: 30\n  cross_tau2: 10\n  cross_l1: 20\n"
+      "  cross_l2: 8\n  cross_iterations: 2\n  sgm_cost: cross\n");
+  const StereoParams p = load_stereo_params_file(file);
+  std::remove(file.c_str());
+  EXPECT_EQ(p.aggregation, Aggregation::kCross);
+  EXPECT_EQ(p.sgm_cost, SgmCost::kCross);
+  EXPECT_EQ(p.cross_tau1, 30);
+  EXPECT_EQ(p.cross_tau2, 10);
+  EXPECT_EQ(p.cross_l1, 20);
+  EXPECT_EQ(p.cross_l2, 8);
+  EXPECT_EQ(p.cross_iterations, 2);
+  const auto issues = issues_of(
+      "stereo:\n  aggregation: crosss\n  cross_tau1: 10\n  cross_tau2: 12\n  cross_l1: 65\n"
+      "  cross_iterations: 0\n");
+  ASSERT_EQ(issues.size(), 4u);
+  EXPECT_EQ(issues[0].key, "stereo.aggregation");
+  EXPECT_NE(issues[0].message.find("did you mean \"cross\""), std::string::npos)
+      << issues[0].message;
+  EXPECT_EQ(issues[1].key, "stereo.cross_tau2");
+  EXPECT_EQ(issues[1].line, 4);
+  EXPECT_EQ(issues[1].column, 15);
+  EXPECT_NE(issues[1].message.find("at most cross_tau1 (10)"), std::string::npos)
+      << issues[1].message;
+  EXPECT_EQ(issues[2].key, "stereo.cross_l1");
+  EXPECT_NE(issues[2].message.find("out of range"), std::string::npos) << issues[2].message;
+  EXPECT_EQ(issues[3].key, "stereo.cross_iterations");
+  EXPECT_EQ(issues[3].line, 6);
+}
+
 TEST(StereoYaml, RulesBetweenKeysAndWrongShapes) {
   auto issues = issues_of("stereo:\n  census_width: 9\n  census_height: 9\n");
   ASSERT_EQ(issues.size(), 1u);

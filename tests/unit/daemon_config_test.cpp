@@ -22,6 +22,21 @@ std::vector<ConfigIssue> issues(const std::string& text) {
 
 using test::mentions;
 
+// kBase with the pair's stereo: section in block style, its aggregation on line 10, column 20.
+std::string pair_with_aggregation(const std::string& aggregation) {
+  return "cameras:\n"
+         "  - {name: a, source: 'test://', width: 64, height: 48}\n"
+         "  - {name: b, source: 'test://', width: 64, height: 48}\n"
+         "pairs:\n"
+         "  - name: p\n"
+         "    left: a\n"
+         "    right: b\n"
+         "    stereo:\n"
+         "      max_disparity: 16\n"
+         "      aggregation: " +
+         aggregation + "\n";
+}
+
 }  // namespace
 
 TEST(DaemonConfig, ShippedFilesLoad) {
@@ -95,22 +110,38 @@ TEST(DaemonConfig, MistakesAreReportedAtTheirKey) {
 // Both engines run semi-global aggregation (the CUDA engine bit for bit: gpu_tests), so the loader
 // takes it with any engine; it refused it unless `engine: cpu` while only the CPU had it.
 TEST(DaemonConfig, SemiGlobalAggregationRunsOnEveryEngine) {
-  const std::string sgm_pair =
-      "cameras:\n"
-      "  - {name: a, source: 'test://', width: 64, height: 48}\n"
-      "  - {name: b, source: 'test://', width: 64, height: 48}\n"
-      "pairs:\n"
-      "  - name: p\n"
-      "    left: a\n"
-      "    right: b\n"
-      "    stereo:\n"
-      "      max_disparity: 16\n"
-      "      aggregation: sgm\n";
+  const std::string sgm_pair = pair_with_aggregation("sgm");
   for (const std::string engine : {"", "engine: auto\n", "engine: cuda\n", "engine: cpu\n"}) {
     const auto v = issues(sgm_pair + engine);
     EXPECT_TRUE(v.empty()) << engine << test::all_issues(v);
   }
   EXPECT_TRUE(issues(kBase + "stereo: {aggregation: sgm}\n").empty());
+}
+
+// Cross-based aggregation is built in the CPU engine only: the loader refuses it wherever the CUDA
+// engine may run the pair (engine cuda, and auto, which picks it on a host with a usable GPU), at
+// the key that asks for it, and says why; with engine cpu it loads.
+TEST(DaemonConfig, CrossAggregationNeedsTheCpuEngine) {
+  const std::string cross_pair = pair_with_aggregation("cross");
+  for (const std::string engine : {"", "engine: auto\n", "engine: cuda\n"}) {
+    const auto v = issues(cross_pair + engine);
+    ASSERT_EQ(v.size(), 1u) << engine << test::all_issues(v);
+    EXPECT_EQ(v[0].key, "pairs[0].stereo.aggregation");
+    EXPECT_EQ(v[0].line, 10);
+    EXPECT_EQ(v[0].column, 20);
+    EXPECT_TRUE(mentions(v, "pairs[0].stereo.aggregation", "CPU engine only")) << v[0].message;
+  }
+  EXPECT_TRUE(mentions(issues(cross_pair), "pairs[0].stereo.aggregation", "engine: auto picks"));
+  EXPECT_TRUE(issues(cross_pair + "engine: cpu\n").empty());
+  // SGM over the cross average too; inherited from the top-level section, reported there.
+  const auto v = issues(kBase + "stereo: {aggregation: sgm, sgm_cost: cross}\n");
+  ASSERT_EQ(v.size(), 1u) << test::all_issues(v);
+  EXPECT_EQ(v[0].key, "stereo.sgm_cost");
+  EXPECT_EQ(v[0].line, 6);
+  EXPECT_TRUE(mentions(v, "stereo.sgm_cost", "pairs[0] inherits it")) << v[0].message;
+  EXPECT_TRUE(issues(kBase + "engine: cpu\nstereo: {aggregation: sgm, sgm_cost: cross}\n").empty());
+  // Not asked for (sgm_cost cross without sgm): nothing to refuse.
+  EXPECT_TRUE(issues(kBase + "engine: cuda\nstereo: {sgm_cost: cross}\n").empty());
 }
 
 // Regression: issues came out in the order the checks ran (a misspelt camera of a pair, checked

@@ -197,6 +197,56 @@ TEST(CpuEngine, RejectsWrongSizesAndBadOptions) {
   EXPECT_THROW(make_engine("gpu", small_options()), std::invalid_argument);
 }
 
+// What the CUDA engine refuses (and the loader with it, where the CUDA engine may run a pair):
+// cross-based aggregation, alone or under SGM, named at its key; every other mode runs on it.
+TEST(CudaEngineUnsupported, CrossAggregationOnly) {
+  StereoParams p;
+  EXPECT_FALSE(cuda_engine_unsupported(p));
+  p.aggregation = Aggregation::kSgm;
+  EXPECT_FALSE(cuda_engine_unsupported(p));
+  p.sgm_cost = SgmCost::kCross;
+  ASSERT_TRUE(cuda_engine_unsupported(p));
+  EXPECT_EQ(cuda_engine_unsupported(p)->parameter(), "stereo.sgm_cost");
+  p.aggregation = Aggregation::kCross;
+  ASSERT_TRUE(cuda_engine_unsupported(p));
+  EXPECT_EQ(cuda_engine_unsupported(p)->parameter(), "stereo.aggregation");
+  EXPECT_NE(std::string(cuda_engine_unsupported(p)->what()).find("CPU engine only"),
+            std::string::npos);
+  p.aggregation = Aggregation::kWindow;  // sgm_cost cross unused
+  EXPECT_FALSE(cuda_engine_unsupported(p));
+}
+
+// The CPU engine runs aggregation: cross, from the start and after a retune, with the matcher's
+// result (which is not the window's).
+TEST(CpuEngine, RunsCrossAggregationAsTheMatcherDoes) {
+  const auto s = make_benchmark_pair(96, 64, 32);
+  EngineOptions o = small_options();
+  o.stereo.aggregation = Aggregation::kCross;
+  CpuStereoMatcher reference(o.stereo, 1);
+  StereoInput in;
+  in.left = s.left.view();
+  in.right = s.right.view();
+  StereoOutput expected;
+  reference.compute(in, expected);
+  ASSERT_NE(expected.left, reference_output(s).left) << "cross and window agree on this pair";
+  auto first = [&](Engine& engine, std::uint64_t seq) {
+    while (engine.submit(frame_of(s, seq)) != SubmitStatus::kAccepted)
+      std::this_thread::sleep_for(1ms);
+    std::optional<EngineResult> r;
+    while (!(r = engine.poll(10ms))) {
+    }
+    EXPECT_TRUE(r->ok) << r->error;
+    Disparity16 got(r->disparity.width, r->disparity.height);
+    copy_into(r->disparity, got);
+    return got;
+  };
+  auto cross = make_engine("cpu", o);
+  EXPECT_EQ(first(*cross, 0), expected.left);
+  auto window = make_engine("cpu", small_options());
+  window->set_params(o.stereo, o.background);
+  EXPECT_EQ(first(*window, 1), expected.left);
+}
+
 TEST(CpuEngine, AutoFallsBackToTheCpuWhenThereIsNoGpu) {
   std::string why;
   if (cuda_engine_available(&why)) GTEST_SKIP() << "a GPU is present";

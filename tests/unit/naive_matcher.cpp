@@ -7,6 +7,7 @@
 #include "stereo/adaptive_window.hpp"
 #include "stereo/confidence.hpp"
 #include "stereo/cost.hpp"
+#include "stereo/cross_ops.hpp"
 #include "stereo/pixel_ops.hpp"
 
 namespace stereod::testing {
@@ -76,7 +77,9 @@ std::vector<std::vector<std::uint32_t>> naive_sgm(
     const StereoParams& p, const Gray8& gray, const std::vector<int>& lo,
     const std::vector<std::vector<std::uint32_t>>& cost) {
   const int w = gray.width(), h = gray.height();
-  const int n = (1 + sgm_best_k(p)) * sgm_subwindow(p) * sgm_subwindow(p);
+  const int n = p.sgm_cost == SgmCost::kCross
+                    ? static_cast<int>(kCrossScale)
+                    : (1 + sgm_best_k(p)) * sgm_subwindow(p) * sgm_subwindow(p);
   const std::uint32_t p1 = static_cast<std::uint32_t>(p.sgm_p1 * n);
   const std::uint32_t p2 = static_cast<std::uint32_t>(p.sgm_p2 * n);
   const int dirs8[8][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}, {1, 1}, {-1, -1}, {-1, 1}, {1, -1}};
@@ -139,6 +142,83 @@ std::vector<std::vector<std::uint32_t>> naive_sgm(
     }
   }
   return total;
+}
+
+// Arm length from (x, y) in direction (dx, dy), Mei's rule written out: pixel k joins while it is
+// inside the image, k <= l1, its intensity differs from the anchor's and from pixel k - 1's by less
+// than tau1, and (beyond l2) from the anchor's by less than tau2.
+int naive_arm(const StereoParams& p, const Gray8& g, int x, int y, int dx, int dy) {
+  int k = 0;
+  while (true) {
+    const int nx = x + (k + 1) * dx, ny = y + (k + 1) * dy;
+    if (nx < 0 || ny < 0 || nx >= g.width() || ny >= g.height() || k + 1 > p.cross_l1) break;
+    const int to_anchor = std::abs(int{g(nx, ny)} - int{g(x, y)});
+    const int step = std::abs(int{g(nx, ny)} - int{g(nx - dx, ny - dy)});
+    if (to_anchor >= p.cross_tau1 || step >= p.cross_tau1) break;
+    if (k + 1 > p.cross_l2 && to_anchor >= p.cross_tau2) break;
+    ++k;
+  }
+  return k;
+}
+
+// Cross-based aggregation from its definition (docs/ALGORITHM.md "Cross-based aggregation"): per
+// pixel and candidate, the region listed pixel by pixel. Returns E over each pixel's range
+// lo[i] .. hi[i], kNaiveNone where the candidate is not allowed.
+std::vector<std::vector<std::uint32_t>> naive_cross(const StereoParams& p, const Gray8& gray,
+                                                    const MatchSide& side, const CostTables& costs,
+                                                    const std::vector<int>& lo,
+                                                    const std::vector<int>& hi) {
+  const int w = gray.width(), h = gray.height();
+  auto index = [w](int x, int y) { return static_cast<std::size_t>(y * w + x); };
+  std::vector<std::vector<std::uint32_t>> e(lo.size());
+  for (int it = 0; it < p.cross_iterations; ++it) {
+    std::vector<std::vector<std::uint32_t>> next(lo.size());
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        // The region: the horizontal arms of the vertical arm's pixels (odd iterations the
+        // other way round).
+        std::vector<std::pair<int, int>> region;
+        const bool h_first = it % 2 == 0;
+        const int a0 =
+            h_first ? -naive_arm(p, gray, x, y, 0, -1) : -naive_arm(p, gray, x, y, -1, 0);
+        const int a1 = h_first ? naive_arm(p, gray, x, y, 0, 1) : naive_arm(p, gray, x, y, 1, 0);
+        for (int t = a0; t <= a1; ++t) {
+          const int ox = h_first ? x : x + t, oy = h_first ? y + t : y;
+          const int b0 =
+              h_first ? -naive_arm(p, gray, ox, oy, -1, 0) : -naive_arm(p, gray, ox, oy, 0, -1);
+          const int b1 =
+              h_first ? naive_arm(p, gray, ox, oy, 1, 0) : naive_arm(p, gray, ox, oy, 0, 1);
+          for (int u = b0; u <= b1; ++u) {
+            region.emplace_back(h_first ? ox + u : ox, h_first ? oy : oy + u);
+          }
+        }
+        const std::size_t i = index(x, y);
+        for (int d = lo[i]; d <= hi[i]; ++d) {
+          if (!candidate_allowed(side, x, y, d)) {
+            next[i].push_back(kNaiveNone);
+            continue;
+          }
+          std::uint64_t sum = 0, count = 0;
+          for (const auto& [qx, qy] : region) {
+            if (it == 0) {
+              sum += naive_subwindow_sum(side, costs, 1, qx, qy, d);
+              ++count;
+              continue;
+            }
+            const std::size_t j = index(qx, qy);
+            if (d < lo[j] || d > hi[j] || e[j][static_cast<std::size_t>(d - lo[j])] == kNaiveNone)
+              continue;
+            sum += e[j][static_cast<std::size_t>(d - lo[j])];
+            ++count;
+          }
+          const std::uint64_t scale = it == 0 ? kCrossScale : 1;
+          next[i].push_back(static_cast<std::uint32_t>((sum * scale + count / 2) / count));
+        }
+      }
+    }
+    e = std::move(next);
+  }
+  return e;
 }
 
 }  // namespace
@@ -218,8 +298,12 @@ NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& r
         }
       }
       const bool sgm = p.aggregation == Aggregation::kSgm;
+      const bool cross = p.aggregation == Aggregation::kCross;
       std::vector<std::vector<std::uint32_t>> sums;
-      if (sgm) {
+      if (cross || (sgm && p.sgm_cost == SgmCost::kCross)) {
+        sums = naive_cross(p, lv[s].gray[v], side, costs, los, his);
+        if (sgm) sums = naive_sgm(p, lv[s].gray[v], los, sums);
+      } else if (sgm) {
         std::vector<std::vector<std::uint32_t>> a(los.size());
         for (int y = 0; y < h; ++y) {
           for (int x = 0; x < w; ++x) {
@@ -240,14 +324,14 @@ NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& r
           const std::size_t i = static_cast<std::size_t>(y * w + x);
           const int lo = los[i], hi = his[i];
           // The window compares A of any allowed candidate (even just outside the range, for the
-          // subpixel fit); sgm has S only over the range.
+          // subpixel fit); sgm and cross have their costs only over the range.
           auto usable = [&](int d) {
-            if (sgm)
+            if (sgm || cross)
               return d >= lo && d <= hi && sums[i][static_cast<std::size_t>(d - lo)] != kNaiveNone;
             return candidate_allowed(side, x, y, d);
           };
           auto cost = [&](int d) {
-            if (sgm) return sums[i][static_cast<std::size_t>(d - lo)];
+            if (sgm || cross) return sums[i][static_cast<std::size_t>(d - lo)];
             return naive_aggregated_cost(side, costs, p.subwindow, p.best_k, x, y, d);
           };
           int best_d = kNoDisparity;

@@ -55,6 +55,34 @@ std::string difference_from_naive(const NaiveResult& want, const CpuStereoMatche
   return d.empty() ? d : "confidence: " + d;
 }
 
+// Runs the engine on case c (confidence and cost ratios included) into `got` and holds it to the
+// naive matcher; returns the naive result.
+NaiveResult expect_engine_equals_naive(const MatcherCase& c, StereoOutput& got) {
+  NaiveResult want = naive_match(c.params, c.left, c.right, c.left_foreground, c.right_foreground);
+  CpuStereoMatcher m(c.params);
+  StereoInput in = stereo_input(c);
+  in.confidence = true;
+  in.cost_ratio_output = true;
+  m.compute(in, got);
+  EXPECT_EQ(difference_from_naive(want, m, got), "") << c.name;
+  return want;
+}
+
+// As above, and returns at how many finest-level left pixels the winner differs from the naive
+// matcher's with the parameters `other`: a mode the cases cannot tell from another is not being
+// tested.
+long long engine_equals_naive_and_differs_from(const MatcherCase& c, const StereoParams& other) {
+  StereoOutput got;
+  const NaiveResult want = expect_engine_equals_naive(c, got);
+  const NaiveResult plain =
+      naive_match(other, c.left, c.right, c.left_foreground, c.right_foreground);
+  long long n = 0;
+  for (std::size_t k = 0; k < plain.winners[0][0].size(); ++k) {
+    n += plain.winners[0][0].data()[k] != want.winners[0][0].data()[k];
+  }
+  return n;
+}
+
 }  // namespace
 
 // Once per vector path of the CPU engine (cpu_features.hpp): the baseline, and AVX2 where the CPU
@@ -73,14 +101,9 @@ TEST_P(NaiveMatcher, RandomCasesBitExact) {
   for (int i = 0; i < cases; ++i) {
     const std::uint64_t seed = 5000 + static_cast<std::uint64_t>(i);
     const MatcherCase c = random_matcher_case(seed, 72, 56);
-    const NaiveResult want =
-        naive_match(c.params, c.left, c.right, c.left_foreground, c.right_foreground);
-    CpuStereoMatcher m(c.params);
     StereoOutput got;
-    StereoInput in = stereo_input(c);
-    in.confidence = true;
-    m.compute(in, got);
-    ASSERT_EQ(difference_from_naive(want, m, got), "") << c.name;
+    expect_engine_equals_naive(c, got);
+    if (HasFailure()) return;
     for (std::uint8_t v : got.confidence.pixels()) graded += v > 1 && v < 255;
   }
   EXPECT_GT(graded, 0);
@@ -139,22 +162,43 @@ TEST_P(NaiveMatcher, RandomSgmCasesBitExact) {
               std::to_string(c.params.sgm_p1) + " p2 " + std::to_string(c.params.sgm_p2) + " g " +
               std::to_string(c.params.sgm_gradient) + " paths " +
               std::to_string(c.params.sgm_paths);
-    const NaiveResult want =
-        naive_match(c.params, c.left, c.right, c.left_foreground, c.right_foreground);
-    CpuStereoMatcher m(c.params);
-    StereoOutput got;
-    StereoInput in = stereo_input(c);
-    in.confidence = true;
-    in.cost_ratio_output = true;
-    m.compute(in, got);
-    ASSERT_EQ(difference_from_naive(want, m, got), "") << c.name;
-    const NaiveResult plain =
-        naive_match(window, c.left, c.right, c.left_foreground, c.right_foreground);
-    for (std::size_t k = 0; k < plain.winners[0][0].size(); ++k) {
-      smoothed += plain.winners[0][0].data()[k] != want.winners[0][0].data()[k];
-    }
+    smoothed += engine_equals_naive_and_differs_from(c, window);
+    if (HasFailure()) return;
   }
   EXPECT_GT(smoothed, 0) << "the cases never tell sgm from the window";
+}
+
+// Cross-based aggregation (aggregation: cross, and sgm on its costs) against the naive region
+// sums, on the same random cases with random arms and iterations (STEREOD_NAIVE_CROSS_CASES=N for
+// more).
+TEST_P(NaiveMatcher, RandomCrossCasesBitExact) {
+  const char* env = std::getenv("STEREOD_NAIVE_CROSS_CASES");
+  const int cases = env ? std::atoi(env) : 40;
+  ASSERT_GT(cases, 0);
+  long long differs = 0;  // pixels where cross chose differently from the window
+  for (int i = 0; i < cases; ++i) {
+    const std::uint64_t seed = 9000 + static_cast<std::uint64_t>(i);
+    MatcherCase c = random_matcher_case(seed, 48, 40);
+    CaseRng rng(seed * 11 + 5);
+    const StereoParams window = c.params;
+    c.params.aggregation = rng.chance(75) ? Aggregation::kCross : Aggregation::kSgm;
+    c.params.sgm_cost = SgmCost::kCross;
+    c.params.sgm_paths = rng.chance(50) ? 4 : 8;
+    c.params.sgm_p1 = rng.range(0, 16);
+    c.params.sgm_p2 = c.params.sgm_p1 + rng.range(0, 64);
+    c.params.cross_tau1 = rng.range(1, 60);
+    c.params.cross_tau2 = rng.range(0, c.params.cross_tau1);
+    c.params.cross_l1 = rng.range(1, 12);
+    c.params.cross_l2 = rng.range(0, c.params.cross_l1);
+    c.params.cross_iterations = rng.range(1, kMaxCrossIterations);
+    c.name += std::string(" ") + std::string(to_string(c.params.aggregation)) + " tau " +
+              std::to_string(c.params.cross_tau1) + "/" + std::to_string(c.params.cross_tau2) +
+              " l " + std::to_string(c.params.cross_l1) + "/" + std::to_string(c.params.cross_l2) +
+              " iterations " + std::to_string(c.params.cross_iterations);
+    differs += engine_equals_naive_and_differs_from(c, window);
+    if (HasFailure()) return;
+  }
+  EXPECT_GT(differs, 0) << "the cases never tell cross from the window";
 }
 
 // A frame whose search ranges would need more than kSgmMaxCells in a view fails with an error
@@ -162,35 +206,43 @@ TEST_P(NaiveMatcher, RandomSgmCasesBitExact) {
 // level, so every pixel searches the whole range, 1100 x 512 x 64 cells.
 TEST(Sgm, AFrameBeyondTheCellLimitFailsWithAnError) {
   ASSERT_GT(1100ull * 512 * 64, kSgmMaxCells);
-  StereoParams p;
-  p.aggregation = Aggregation::kSgm;
-  p.levels = 1;
-  p.max_disparity = 64;
-  Gray8 left(1100, 512), right(1100, 512);
-  for (int y = 0; y < 512; ++y) {
-    for (int x = 0; x < 1100; ++x) left(x, y) = right(x, y) = static_cast<std::uint8_t>(x * 7 + y);
-  }
-  StereoInput in;
-  in.left = left.view();
-  in.right = right.view();
-  StereoOutput out;
-  CpuStereoMatcher m(p);
-  try {
-    m.compute(in, out);
-    FAIL() << "no error";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("cost cells"), std::string::npos) << e.what();
-  }
-  // Within the limit the same matcher goes on working.
-  Gray8 small_left(320, 240), small_right(320, 240);
-  for (int y = 0; y < 240; ++y) {
-    for (int x = 0; x < 320; ++x) {
-      small_left(x, y) = small_right(x, y) = static_cast<std::uint8_t>(x * 7 + y);
+  // Cross-based aggregation keeps volumes over the same ranges (and wider): the same limit.
+  for (const Aggregation mode : {Aggregation::kSgm, Aggregation::kCross}) {
+    const std::string name(to_string(mode));
+    StereoParams p;
+    p.aggregation = mode;
+    p.levels = 1;
+    p.max_disparity = 64;
+    Gray8 left(1100, 512), right(1100, 512);
+    for (int y = 0; y < 512; ++y) {
+      for (int x = 0; x < 1100; ++x) {
+        left(x, y) = right(x, y) = static_cast<std::uint8_t>(x * 7 + y);
+      }
     }
+    StereoInput in;
+    in.left = left.view();
+    in.right = right.view();
+    StereoOutput out;
+    CpuStereoMatcher m(p);
+    try {
+      m.compute(in, out);
+      ADD_FAILURE() << name << ": no error";
+    } catch (const std::runtime_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("cost cells"), std::string::npos) << what;
+      EXPECT_NE(what.find("stereo.aggregation " + name + ":"), std::string::npos) << what;
+    }
+    // Within the limit the same matcher goes on working.
+    Gray8 small_left(320, 240), small_right(320, 240);
+    for (int y = 0; y < 240; ++y) {
+      for (int x = 0; x < 320; ++x) {
+        small_left(x, y) = small_right(x, y) = static_cast<std::uint8_t>(x * 7 + y);
+      }
+    }
+    in.left = small_left.view();
+    in.right = small_right.view();
+    EXPECT_NO_THROW(m.compute(in, out)) << name;
   }
-  in.left = small_left.view();
-  in.right = small_right.view();
-  EXPECT_NO_THROW(m.compute(in, out));
 }
 
 // The formula of docs/PROTOCOL.md "confidence8", case by case.

@@ -54,6 +54,13 @@ TEST(Params, EachOutOfRangeValueIsNamed) {
       {[](StereoParams& p) { p.sgm_p1 = 1024; }, "stereo.sgm_p1 = 1024"},
       {[](StereoParams& p) { p.sgm_p2 = 1; }, "stereo.sgm_p2 = 1: must be at least sgm_p1"},
       {[](StereoParams& p) { p.sgm_gradient = -1; }, "stereo.sgm_gradient = -1"},
+      {[](StereoParams& p) { p.cross_tau1 = 0; }, "stereo.cross_tau1 = 0"},
+      {[](StereoParams& p) { p.cross_tau2 = 13; },
+       "stereo.cross_tau2 = 13: must be at most cross_tau1"},
+      {[](StereoParams& p) { p.cross_l1 = 65; }, "stereo.cross_l1 = 65"},
+      {[](StereoParams& p) { p.cross_l2 = 35; }, "stereo.cross_l2 = 35: must be at most cross_l1"},
+      {[](StereoParams& p) { p.cross_iterations = 0; }, "stereo.cross_iterations = 0"},
+      {[](StereoParams& p) { p.cross_iterations = 5; }, "stereo.cross_iterations = 5"},
   };
   for (const auto& c : cases) {
     StereoParams p;
@@ -73,7 +80,10 @@ TEST(Params, SemiGlobalAggregationNamesItsChoices) {
   EXPECT_TRUE(check_params(p).empty());
   EXPECT_EQ(parse_aggregation("sgm"), Aggregation::kSgm);
   EXPECT_EQ(to_string(Aggregation::kWindow), "window");
-  EXPECT_THROW(parse_aggregation("cross"), ParameterError);
+  EXPECT_EQ(parse_aggregation("cross"), Aggregation::kCross);
+  EXPECT_EQ(to_string(Aggregation::kCross), "cross");
+  EXPECT_EQ(to_string(SgmCost::kCross), "cross");
+  EXPECT_THROW(parse_aggregation("crossed"), ParameterError);
 }
 
 TEST(Params, UnknownCostNameIsAnError) {
