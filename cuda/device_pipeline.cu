@@ -97,13 +97,10 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
         static_cast<std::size_t>(tiles_of(lv.w, kTileW)) * tiles_of(lv.h, kTileH);
     const std::size_t blocks =
         static_cast<std::size_t>(tiles_of(lv.w, kBlockW)) * tiles_of(lv.h, kBlockH);
-    // A level with too few tiles to keep the GPU busy (the coarsest, which searches every
-    // disparity, and the small ones above the finest) splits its tiles' candidates into shorter
-    // segments: more, shorter items. The finest keeps kSegment (each segment of a split tile
-    // there needs a plane of subpixel neighbours).
+    // The coarsest level searches every disparity of every pixel: where it has too few tiles to
+    // keep the GPU busy, its disparities are split into shorter segments (more, shorter items).
     const int nd = level_disparities(stereo.max_disparity, s);
-    if (s > 0 || levels == 1)
-      segment_[s] = segment_length(static_cast<int>(tiles), nd, workers_);
+    if (s == levels - 1) segment_[s] = segment_length(static_cast<int>(tiles), nd, workers_);
     const int segments = segments_of(nd, segment_[s]);
     for (int i = 0; i < 2; ++i) {
       keep_if(s > 0 || layout.derive_gray, lv.gray[i], n);
