@@ -120,7 +120,6 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
         keep_if(plane, lv.mean[i][c], n);
         keep_if(plane, lv.var[i][c], n);
       }
-      keep_if(modeling, lv.raw[i], n);
       keep_if(modeling, lv.closed[i], n);
       keep_if(modeling, lv.mask[i], n);
       keep_if(modeling, lv.block_fg[i], blocks);
@@ -238,7 +237,6 @@ MemberArgs DevicePipeline::make_args(int slot) const {
       }
       b.still[i] = lv.still[i].get();
       b.prev[i] = lv.prev[i].get();
-      b.raw[i] = lv.raw[i].get();
       b.closed[i] = lv.closed[i].get();
       b.mask[i] = lv.mask[i].get();
       b.block_fg[i] = lv.block_fg[i].get();

@@ -99,7 +99,7 @@ class DevicePipeline {
     DeviceBuffer<std::uint8_t> hsv[2][3];
     DeviceBuffer<std::uint16_t> mean[2][3];
     DeviceBuffer<std::uint32_t> var[2][3];
-    DeviceBuffer<std::uint8_t> raw[2], closed[2], mask[2], block_fg[2];
+    DeviceBuffer<std::uint8_t> closed[2], mask[2], block_fg[2];
     DeviceBuffer<std::uint16_t> still[2];
     DeviceBuffer<std::uint8_t> prev[2];
     DeviceBuffer<std::uint32_t> sgm_rel[2], sgm_row[2];  // semi-global volume layout

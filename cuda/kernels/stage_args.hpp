@@ -44,7 +44,6 @@ struct LevelBuffers {
   std::uint32_t* var[2][3] = {};   // Q8
   std::uint16_t* still[2] = {nullptr, nullptr};
   std::uint8_t* prev[2] = {nullptr, nullptr};
-  std::uint8_t* raw[2] = {nullptr, nullptr};
   std::uint8_t* closed[2] = {nullptr, nullptr};
   std::uint8_t* mask[2] = {nullptr, nullptr};      // what matching uses (1 = foreground)
   std::uint8_t* block_fg[2] = {nullptr, nullptr};  // per kBlockW x kBlockH block: any mask set
