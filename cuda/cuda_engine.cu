@@ -11,6 +11,7 @@
 #include <thread>
 #include <tuple>
 
+#include "batch_graph.hpp"
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "device_pipeline.hpp"
@@ -638,23 +639,11 @@ class Group {
     const auto id = std::make_pair(key, shape.count);
     auto it = b.graphs.find(id);
     if (it != b.graphs.end()) return it->second;
-    const cudaStream_t st = capture_stream_->get();
-    cudaGraph_t graph = nullptr;
-    STEREOD_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-    try {
-      cuda::enqueue_batch(shape, b.device_record.get(), workspace_.get(), st);
-    } catch (...) {
-      cudaStreamEndCapture(st, &graph);
-      if (graph) cudaGraphDestroy(graph);
-      throw;
-    }
-    STEREOD_CUDA(cudaStreamEndCapture(st, &graph));
-    cudaGraphExec_t exec = nullptr;
-    const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
-    cudaGraphDestroy(graph);
-    if (err != cudaSuccess) throw CudaError("cudaGraphInstantiate", err, __FILE__, __LINE__);
-    b.graphs.emplace(id, exec);
-    return exec;
+    const cuda::BatchGraph g = cuda::instantiate_batch_graph(
+        shape, b.device_record.get(), workspace_.get(), capture_stream_->get());
+    ++(g.gated ? stats_.gated_graphs : stats_.plain_graphs);
+    b.graphs.emplace(id, g.exec);
+    return g.exec;
   }
 
   void fill_slot(PairState& p, PairSlot& s, const FrameInput& f, const PairLayout& layout) {

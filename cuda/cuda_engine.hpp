@@ -54,6 +54,10 @@ std::vector<std::pair<std::string, double>> cuda_engine_profile(Engine& engine,
 struct CudaBatchStats {
   std::uint64_t batches = 0;
   std::uint64_t frames = 0;
+  // Batch graphs built (one per batch slot and shape): with the foreground gate, which lets a
+  // frame without foreground skip matching (batch_graph.hpp), and without it.
+  std::uint64_t gated_graphs = 0;
+  std::uint64_t plain_graphs = 0;
 };
 CudaBatchStats cuda_engine_batch_stats(Engine& engine);
 // Test hook: while held, frames submitted to the engine's group wait; on release (false) they go

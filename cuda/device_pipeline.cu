@@ -387,11 +387,19 @@ void BatchWorkspace::ensure(const std::vector<std::size_t>& items_per_level,
   }
 }
 
-void enqueue_batch(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
-                   cudaStream_t stream, StageMarks* marks) {
-  auto mark = [&](const std::string& stage) {
+namespace {
+
+auto marker(StageMarks* marks, cudaStream_t stream) {
+  return [marks, stream](const std::string& stage) {
     if (marks) marks->mark(stage, stream);
   };
+}
+
+}  // namespace
+
+void enqueue_model(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
+                   cudaStream_t stream, StageMarks* marks) {
+  const auto mark = marker(marks, stream);
   STEREOD_CUDA(cudaMemsetAsync(ws.counters, 0, sizeof(ListCounters) * kMaxLevels, stream));
   if (shape.rectify) {
     launch_rectify(shape, batch, stream);
@@ -401,11 +409,17 @@ void enqueue_batch(const BatchShape& shape, const BatchRecord* batch, const Work
   mark("pyramid");
   if (shape.modeling) {
     for (int s = shape.levels - 1; s >= 0; --s) {
-      launch_background_model(shape, batch, s, stream);
+      launch_background_model(shape, batch, s, s == 0 ? &ws.counters[0].foreground : nullptr,
+                              stream);
       if (shape.widen) launch_background_widen(shape, batch, s, stream);
     }
     mark("background model");
   }
+}
+
+void enqueue_stereo(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
+                    cudaStream_t stream, StageMarks* marks) {
+  const auto mark = marker(marks, stream);
   // After the model: with it, only where matching will read.
   launch_census(shape, batch, stream);
   mark("census, mean removal");
@@ -438,6 +452,12 @@ void enqueue_batch(const BatchShape& shape, const BatchRecord* batch, const Work
     launch_fill(shape, batch, stream);
     mark("fill");
   }
+}
+
+void enqueue_batch(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
+                   cudaStream_t stream, StageMarks* marks) {
+  enqueue_model(shape, batch, ws, stream, marks);
+  enqueue_stereo(shape, batch, ws, stream, marks);
 }
 
 }  // namespace stereod::cuda

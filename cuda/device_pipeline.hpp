@@ -152,7 +152,13 @@ class BatchWorkspace {
   bool resized_ = true;
 };
 
-// Every stage of one batch, in order (one launcher call per stage; kernels/<stage>.cu).
+// Every stage of one batch, in order (one launcher call per stage; kernels/<stage>.cu): the
+// model's part (the work lists' counters zeroed, rectification, pyramid, background model), then
+// the stereo part (census to post-processing). batch_graph.cu puts a gate between the two.
+void enqueue_model(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
+                   cudaStream_t stream, StageMarks* marks = nullptr);
+void enqueue_stereo(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
+                    cudaStream_t stream, StageMarks* marks = nullptr);
 void enqueue_batch(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
                    cudaStream_t stream, StageMarks* marks = nullptr);
 

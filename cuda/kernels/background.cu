@@ -72,7 +72,8 @@ struct ModelPlanes {
 // Four blocks per SM (64 registers): the kernel waits on memory, and occupancy hides it.
 template <int kChannels>
 __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
-    model_level_kernel(const BatchRecord* __restrict__ batch, int level) {
+    model_level_kernel(const BatchRecord* __restrict__ batch, int level,
+                       std::uint32_t* any_foreground) {
   constexpr int kFirst = ModelPlanes<kChannels>::kFirst;
   __shared__ unsigned long long raw_bits[kExtRows];  // bit c of row e: raw decision at (c, e)
   __shared__ std::uint32_t parent_bits[kParentRows];
@@ -244,6 +245,9 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
     if (lane < 2 && y0 + lane * kBlockH < h) {
       const bool any = ((rows >> (lane * kBlockH)) & ((1u << kBlockH) - 1u)) != 0;
       lv.block_fg[cam][(2 * blockIdx.y + lane) * gridDim.x + blockIdx.x] = any ? 1 : 0;
+      // Read first: once set, the other blocks with foreground need not queue on the word.
+      if (any && any_foreground && !*reinterpret_cast<volatile std::uint32_t*>(any_foreground))
+        atomicOr(any_foreground, 1u);
     }
   }
   __syncthreads();
@@ -351,16 +355,18 @@ void launch_background_widen(const BatchShape& shape, const BatchRecord* batch, 
 }
 
 void launch_background_model(const BatchShape& shape, const BatchRecord* batch, int level,
-                             cudaStream_t stream) {
+                             std::uint32_t* any_foreground, cudaStream_t stream) {
   const dim3 grid(
       static_cast<unsigned>((shape.level_width[level] + kModelTileW - 1) / kModelTileW),
       static_cast<unsigned>((shape.level_height[level] + kModelTileH - 1) / kModelTileH),
       static_cast<unsigned>(2 * shape.count));
   // The model's channels are the batch's (the batch key holds the color mode).
   if (shape.color) {
-    model_level_kernel<3><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
+    model_level_kernel<3>
+        <<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level, any_foreground);
   } else {
-    model_level_kernel<1><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
+    model_level_kernel<1>
+        <<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level, any_foreground);
   }
   STEREOD_CUDA_LAUNCHED("model_level_kernel");
 }

@@ -3,6 +3,8 @@
 // matched one stages its pixels and a ring of 1 in shared memory, drops the pixels whose component
 // (speckle.cu) is too small, and writes the 3x3 median of what is left. The left view's confidence
 // (when asked for) keeps its value only where both of these have a disparity, as on the CPU.
+// With `empty` (a frame without foreground, whose matching was skipped: batch_graph.cu) every
+// tile is one that was not matched.
 #include "kernels/device_common.cuh"
 #include "kernels/stages.hpp"
 
@@ -13,7 +15,7 @@ constexpr int kRows = kTileH / kBlockH;
 constexpr int kRingW = kTileW + 2, kRingH = kTileH + 2;
 
 __global__ void __launch_bounds__(kBlockW* kBlockH)
-    speckle_median_kernel(const BatchRecord* __restrict__ batch, int views) {
+    speckle_median_kernel(const BatchRecord* __restrict__ batch, int views, bool empty) {
   __shared__ std::uint16_t q[kRingH][kRingW];
   const int m = blockIdx.z / views, view = blockIdx.z % views;
   const MemberArgs& a = *batch->member[m];
@@ -24,7 +26,13 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   const int x = x0 + threadIdx.x;
   std::uint16_t* out = a.out_disp[view];
   std::uint8_t* confidence = view == 0 ? a.out_confidence : nullptr;
-  if (!a.post_active[view][t]) {
+  if (empty) {
+    // No stage of the frame ran to zero the semi-global error word (sgm.cu does it at the
+    // coarsest level): it is this frame's too.
+    if (a.out_sgm_cells && t == 0 && view == 0 && threadIdx.x == 0 && threadIdx.y == 0)
+      *a.out_sgm_cells = 0;
+  }
+  if (empty || !a.post_active[view][t]) {
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       const int y = y0 + threadIdx.y + k * kBlockH;
@@ -72,12 +80,25 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
 
 }  // namespace
 
-void launch_speckle_median(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream) {
+namespace {
+
+void launch_outputs(const BatchShape& shape, const BatchRecord* batch, bool empty,
+                    cudaStream_t stream) {
   const int views = shape.views_out();
   const dim3 grid(static_cast<unsigned>(shape.tiles_x(0)), static_cast<unsigned>(shape.tiles_y(0)),
                   static_cast<unsigned>(views * shape.count));
-  speckle_median_kernel<<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, views);
+  speckle_median_kernel<<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, views, empty);
   STEREOD_CUDA_LAUNCHED("speckle_median_kernel");
+}
+
+}  // namespace
+
+void launch_speckle_median(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream) {
+  launch_outputs(shape, batch, false, stream);
+}
+
+void launch_empty_outputs(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream) {
+  launch_outputs(shape, batch, true, stream);
 }
 
 }  // namespace stereod::cuda

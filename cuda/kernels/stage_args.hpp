@@ -170,7 +170,9 @@ struct ListCounters {
   std::uint32_t taken = 0;
   std::uint32_t post = 0;  // finest level: tiles that post-processing visits
   std::uint32_t post_taken[3] = {0, 0, 0};
-  std::uint32_t pad = 0;
+  // Finest level: non-zero once either camera's matching mask holds foreground in any member
+  // (the background model sets it; the gate of batch_graph.cu reads it).
+  std::uint32_t foreground = 0;
 };
 
 // One level's lists, as a kernel takes them (a kernel parameter indexed at run time would go to

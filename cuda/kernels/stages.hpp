@@ -57,9 +57,11 @@ void launch_pyramid(const BatchShape& shape, const BatchRecord* batch, cudaStrea
 void launch_census(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
 
 // The background model at one level (coarsest first), one kernel: classification (hierarchical),
-// closing and learning, which also mark the blocks that hold foreground.
+// closing and learning, which also mark the blocks that hold foreground. At the finest level
+// `any_foreground` (when not null) becomes non-zero if either camera's mask holds any: widening
+// the right mask (below) neither empties nor fills a mask, so the word holds for it too.
 void launch_background_model(const BatchShape& shape, const BatchRecord* batch, int level,
-                             cudaStream_t stream);
+                             std::uint32_t* any_foreground, cudaStream_t stream);
 // Then, with a target margin (BatchShape::widen), the right camera's mask for matching: its
 // closed decision widened by target_margin (all ones while warming up), with its block marks
 // redone. Without one the model's own mask and marks are it.
@@ -108,6 +110,9 @@ int post_workers();
 // The output map of every tile: small components removed, then the 3x3 median (tiles that were
 // not matched get "no disparity").
 void launch_speckle_median(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
+// The outputs of a frame whose masks hold no foreground, which skips matching: what the stages
+// would have given (no disparity, confidence 0, no semi-global error), from the same kernel.
+void launch_empty_outputs(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
 
 // Scanline hole filling of the output maps (dense output).
 void launch_fill(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);

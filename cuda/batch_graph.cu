@@ -1,0 +1,143 @@
+#include "batch_graph.hpp"
+
+#include <cstdint>
+#include <utility>
+
+#include "cuda_check.hpp"
+#include "device_pipeline.hpp"
+
+namespace stereod::cuda {
+namespace {
+
+// Owns a graph under construction.
+class GraphHandle {
+ public:
+  GraphHandle() = default;
+  explicit GraphHandle(cudaGraph_t g) : g_(g) {}
+  GraphHandle(GraphHandle&& o) noexcept : g_(std::exchange(o.g_, nullptr)) {}
+  GraphHandle& operator=(GraphHandle&&) = delete;
+  GraphHandle(const GraphHandle&) = delete;
+  ~GraphHandle() {
+    if (g_) cudaGraphDestroy(g_);
+  }
+  cudaGraph_t get() const { return g_; }
+
+ private:
+  cudaGraph_t g_ = nullptr;
+};
+
+// What `enqueue` puts on `st`, as a graph.
+template <typename Enqueue>
+GraphHandle capture(cudaStream_t st, const Enqueue& enqueue) {
+  cudaGraph_t graph = nullptr;
+  STEREOD_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+  try {
+    enqueue(st);
+  } catch (...) {
+    cudaStreamEndCapture(st, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    throw;
+  }
+  STEREOD_CUDA(cudaStreamEndCapture(st, &graph));
+  return GraphHandle(graph);
+}
+
+cudaGraphExec_t instantiate(const GraphHandle& g) {
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t err = cudaGraphInstantiate(&exec, g.get(), 0);
+  if (err != cudaSuccess) throw CudaError("cudaGraphInstantiate", err, __FILE__, __LINE__);
+  return exec;
+}
+
+#if CUDART_VERSION >= 12040
+constexpr int kGateRuntime = 12040;  // conditional IF nodes
+
+// The gate: one thread reads the model's word and opens one of the two branches.
+__global__ void stereo_gate_kernel(const std::uint32_t* any_foreground,
+                                   cudaGraphConditionalHandle stereo,
+                                   cudaGraphConditionalHandle empty) {
+  const bool foreground = *any_foreground != 0;
+  cudaGraphSetConditional(stereo, foreground ? 1u : 0u);
+  cudaGraphSetConditional(empty, foreground ? 0u : 1u);
+}
+
+// An IF node of `graph` after `after`, whose body is `body` (as a child graph).
+cudaGraphNode_t add_branch(cudaGraph_t graph, cudaGraphNode_t after,
+                           cudaGraphConditionalHandle handle, const GraphHandle& body) {
+  cudaGraphNodeParams p = {};
+  p.type = cudaGraphNodeTypeConditional;
+  p.conditional.handle = handle;
+  p.conditional.type = cudaGraphCondTypeIf;
+  p.conditional.size = 1;
+  cudaGraphNode_t node = nullptr;
+#if CUDART_VERSION >= 13000
+  STEREOD_CUDA(cudaGraphAddNode(&node, graph, &after, nullptr, 1, &p));
+#else
+  STEREOD_CUDA(cudaGraphAddNode(&node, graph, &after, 1, &p));
+#endif
+  cudaGraphNode_t child = nullptr;
+  STEREOD_CUDA(
+      cudaGraphAddChildGraphNode(&child, p.conditional.phGraph_out[0], nullptr, 0, body.get()));
+  return node;
+}
+
+// model -> gate -> (stereo | empty outputs).
+cudaGraphExec_t instantiate_gated(const BatchShape& shape, const BatchRecord* batch,
+                                  const Workspace& ws, cudaStream_t st) {
+  const GraphHandle model =
+      capture(st, [&](cudaStream_t s) { enqueue_model(shape, batch, ws, s); });
+  const GraphHandle stereo =
+      capture(st, [&](cudaStream_t s) { enqueue_stereo(shape, batch, ws, s); });
+  const GraphHandle empty =
+      capture(st, [&](cudaStream_t s) { launch_empty_outputs(shape, batch, s); });
+  cudaGraph_t raw = nullptr;
+  STEREOD_CUDA(cudaGraphCreate(&raw, 0));
+  const GraphHandle whole(raw);
+  cudaGraphNode_t model_node = nullptr;
+  STEREOD_CUDA(cudaGraphAddChildGraphNode(&model_node, raw, nullptr, 0, model.get()));
+  cudaGraphConditionalHandle on_stereo = 0, on_empty = 0;
+  STEREOD_CUDA(cudaGraphConditionalHandleCreate(&on_stereo, raw, 0, 0));
+  STEREOD_CUDA(cudaGraphConditionalHandleCreate(&on_empty, raw, 0, 0));
+  const std::uint32_t* word = &ws.counters[0].foreground;
+  void* args[] = {&word, &on_stereo, &on_empty};
+  cudaKernelNodeParams k = {};
+  k.func = reinterpret_cast<void*>(stereo_gate_kernel);
+  k.gridDim = dim3(1);
+  k.blockDim = dim3(1);
+  k.kernelParams = args;
+  cudaGraphNode_t gate = nullptr;
+  STEREOD_CUDA(cudaGraphAddKernelNode(&gate, raw, &model_node, 1, &k));
+  add_branch(raw, gate, on_stereo, stereo);
+  add_branch(raw, gate, on_empty, empty);
+  return instantiate(whole);
+}
+
+bool gate_available() {
+  static const bool available = [] {
+    int driver = 0;
+    return cudaDriverGetVersion(&driver) == cudaSuccess && driver >= kGateRuntime;
+  }();
+  return available;
+}
+#endif
+
+}  // namespace
+
+BatchGraph instantiate_batch_graph(const BatchShape& shape, const BatchRecord* batch,
+                                   const Workspace& ws, cudaStream_t capture_stream) {
+#if CUDART_VERSION >= 12040
+  if (shape.modeling && gate_available()) {
+    try {
+      return {instantiate_gated(shape, batch, ws, capture_stream), true};
+    } catch (const CudaError&) {
+      // A driver or device without conditional nodes: the plain sequence computes the same.
+      cudaGetLastError();
+    }
+  }
+#endif
+  const GraphHandle plain =
+      capture(capture_stream, [&](cudaStream_t s) { enqueue_batch(shape, batch, ws, s); });
+  return {instantiate(plain), false};
+}
+
+}  // namespace stereod::cuda
