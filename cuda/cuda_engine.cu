@@ -296,7 +296,11 @@ class Group {
       harvest();
       if (slot->state == SlotState::kDone) break;
       if (Clock::now() >= deadline) return std::nullopt;
-      wait_once(lk, deadline);
+      if (pair->options.busy_poll && slot->batch) {
+        watch_once(lk, slot->batch->done->get(), deadline);
+      } else {
+        wait_once(lk, deadline);
+      }
     }
     pair->in_order.pop_front();
     slot->state = SlotState::kHeld;
@@ -383,6 +387,17 @@ class Group {
       std::unique_lock<std::mutex> s(signal_mutex_);
       signal_cv_.wait_until(s, std::min(until, Clock::now() + kWakeSlice),
                             [&] { return completions_.load() != seen || stopping_; });
+    }
+    lk.lock();
+  }
+
+  // Releases the group's lock and watches `done` until it fires, another batch completes (the
+  // event may belong to a reused batch slot by then), or `until` (EngineOptions::busy_poll).
+  void watch_once(std::unique_lock<std::mutex>& lk, cudaEvent_t done, Clock::time_point until) {
+    const std::uint64_t seen = completions_.load();
+    lk.unlock();
+    while (cudaEventQuery(done) == cudaErrorNotReady && completions_.load() == seen &&
+           Clock::now() < until) {
     }
     lk.lock();
   }

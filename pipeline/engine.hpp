@@ -46,6 +46,11 @@ struct EngineOptions {
   std::shared_ptr<const RectificationMap> left_map, right_map;
   int gpu_device = 0;      // CUDA engine: which device
   bool zero_copy = false;  // CUDA engine: mapped pinned memory (integrated-memory boards)
+  // CUDA engine: poll() with a wait watches the GPU for the frame's completion on the calling
+  // thread (a CPU core busy meanwhile) instead of sleeping until the engine's completion callback
+  // wakes it, which costs tens of microseconds per frame. For callers that wait on each frame
+  // and count latency; on_result consumers (the daemon) are woken by the callback either way.
+  bool busy_poll = false;
   // Post-process and return the right view's map as well (result.right_disparity). Off, the right
   // view is matched only as far as the left-right check needs it.
   bool right_output = false;

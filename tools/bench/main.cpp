@@ -124,6 +124,9 @@ void SpeedCommand::add(CLI::App& app) {
                "Input frames in ordinary memory, copied into the engine (default: page-locked)");
   sp->add_flag("!--no-batch", speed.batch, "Pairs on engines of their own (no batching)");
   sp->add_flag("--latency", speed.latency, "One frame at a time: submit, wait for it, repeat");
+  sp->add_flag("--busy-poll", speed.busy_poll,
+               "CUDA engine: wait for results watching the GPU on the waiting thread, not woken by "
+               "the engine's callback (EngineOptions::busy_poll)");
   sp->add_option("--timeline", speed.timeline, "Write each timed frame's times to this CSV");
 }
 

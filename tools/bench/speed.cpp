@@ -447,6 +447,7 @@ nlohmann::json speed_json(const SpeedOptions& o, const Run& run, const Summary& 
                       {"inflight", o.latency ? 1 : o.inflight},
                       {"mode", o.latency ? "latency" : "throughput"},
                       {"pinned_input", s.pinned},
+                      {"busy_poll", o.busy_poll},
                       {"batched", o.batch},
                       {"ms_per_frame", s.ms_per_frame},
                       {"fps_per_pair", s.fps_pair},
@@ -469,7 +470,7 @@ nlohmann::json speed_json(const SpeedOptions& o, const Run& run, const Summary& 
 
 void print_speed(const SpeedOptions& o, const Run& run, const Summary& s) {
   std::printf(
-      "engine %s  %dx%d  D=%d  L=%d  pairs=%d%s  inflight=%d  frames=%d  %s  input %s%s\n"
+      "engine %s  %dx%d  D=%d  L=%d  pairs=%d%s  inflight=%d  frames=%d  %s%s  input %s%s\n"
       "  %.3f ms/frame per pair   %.1f fps per pair   %.1f pair-frames/s total   %.0f MDE/s\n"
       "  latency (submit to result) median %.3f ms, p99 %.3f ms\n"
       "  per frame (medians): upload %.3f, waiting for the GPU %.3f, compute %.3f, download "
@@ -477,12 +478,12 @@ void print_speed(const SpeedOptions& o, const Run& run, const Summary& s) {
       "  %.1f%% of visible pixels within 1 of the truth\n",
       s.engine_name.c_str(), o.width, o.height, o.max_disparity, run.levels, o.pairs,
       o.batch && o.pairs > 1 ? " batched" : "", o.latency ? 1 : o.inflight, o.frames,
-      o.latency ? "one frame at a time" : "throughput", s.pinned ? "pinned" : "pageable",
-      o.color_only ? ", color only" : "", s.ms_per_frame, s.fps_pair, s.fps_total, s.mde,
-      median(s.latency), percentile(s.latency, 0.99), median(field(run, &StageTimings::upload_ms)),
-      median(field(run, &StageTimings::wait_ms)), median(s.compute),
-      median(field(run, &StageTimings::download_ms)), 100 * s.gpu_busy_ms / (1000 * run.seconds),
-      run.correct);
+      o.latency ? "one frame at a time" : "throughput", o.busy_poll ? " (busy poll)" : "",
+      s.pinned ? "pinned" : "pageable", o.color_only ? ", color only" : "", s.ms_per_frame,
+      s.fps_pair, s.fps_total, s.mde, median(s.latency), percentile(s.latency, 0.99),
+      median(field(run, &StageTimings::upload_ms)), median(field(run, &StageTimings::wait_ms)),
+      median(s.compute), median(field(run, &StageTimings::download_ms)),
+      100 * s.gpu_busy_ms / (1000 * run.seconds), run.correct);
   if (s.batches) {
     std::printf("  %llu batches, %.2f pairs per batch\n",
                 static_cast<unsigned long long>(s.batches),
@@ -514,8 +515,8 @@ int run_speed(const CommonOptions& common, const SpeedOptions& o) {
   std::shared_ptr<EngineGroup> group = o.batch ? make_engine_group() : nullptr;
   std::vector<std::unique_ptr<Engine>> engines;
   for (int k = 0; k < o.pairs; ++k) {
-    engines.push_back(
-        open_engine(common, o.width, o.height, params, o.latency ? 1 : o.inflight, group));
+    engines.push_back(open_engine(common, o.width, o.height, params, o.latency ? 1 : o.inflight,
+                                  group, false, o.busy_poll));
   }
   Runner runner(o, engines, src);
   runner.set_warmup(warmup);
