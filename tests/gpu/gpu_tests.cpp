@@ -17,7 +17,6 @@
 #include <sstream>
 #include <thread>
 
-#include "../unit/yuv_frames.hpp"
 #include "background/background_ops.hpp"
 #include "cpu_pair_processor.hpp"
 #include "cuda_check.hpp"
@@ -29,6 +28,7 @@
 #include "plane_scenes.hpp"
 #include "synthetic/synthetic_scene.hpp"
 #include "trinocular/trinocular_engine.hpp"
+#include "yuv_encode.hpp"
 
 using namespace stereod;
 using namespace std::chrono_literals;
@@ -1311,8 +1311,8 @@ TEST(Gpu, YuvFramesEqualCpuEngine) {
       SyntheticFrame f;
       for (int i = 0; i < 6; ++i) {
         scene.render(i, f);
-        const test::YuvFrame yl = test::encode_yuv(f.left, format);
-        const test::YuvFrame yr = test::encode_yuv(f.right, format);
+        const YuvFrame yl = encode_yuv(f.left, format);
+        const YuvFrame yr = encode_yuv(f.right, format);
         FrameInput in;
         in.sequence = static_cast<std::uint64_t>(i);
         in.left_yuv = yl.view();

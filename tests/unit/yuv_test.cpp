@@ -11,7 +11,7 @@
 #include "engine.hpp"
 #include "synthetic/synthetic_scene.hpp"
 #include "yuv.hpp"
-#include "yuv_frames.hpp"
+#include "yuv_encode.hpp"
 
 namespace stereod {
 namespace {
@@ -48,7 +48,7 @@ TEST(Yuv, EveryValueIsTheFormulaWithinOneStep) {
                                 c - 0.391762 * (u - 128) - 0.812968 * (v - 128),
                                 c + 2.017232 * (u - 128)};
         for (int k = 0; k < 3; ++k) {
-          const int w = test::to_byte(want[k]);
+          const int w = yuv_byte(want[k]);
           worst = std::max(worst, std::abs(w - got[k]));
         }
       }
@@ -106,7 +106,7 @@ TEST(Yuv, EncodedFramesComeBackNearTheirColor) {
     }
   }
   RgbImage back;
-  yuv_to_rgb(test::encode_yuv(img, YuvFormat::kUyvy).view(), back);
+  yuv_to_rgb(encode_yuv(img, YuvFormat::kUyvy).view(), back);
   for (std::size_t i = 0; i < img.pixels.size(); ++i) {
     EXPECT_NEAR(back.pixels[i], img.pixels[i], 3) << i;
   }
@@ -159,8 +159,8 @@ TEST(Yuv, CpuEngineMatchesYuvFramesAsTheirRgb) {
     SyntheticFrame f;
     for (int i = 0; i < 5; ++i) {
       scene.render(i, f);
-      const test::YuvFrame l = test::encode_yuv(f.left, format);
-      const test::YuvFrame r = test::encode_yuv(f.right, format);
+      const YuvFrame l = encode_yuv(f.left, format);
+      const YuvFrame r = encode_yuv(f.right, format);
       FrameInput yuv;
       yuv.sequence = static_cast<std::uint64_t>(i);
       yuv.left_yuv = l.view();
@@ -190,7 +190,7 @@ TEST(Yuv, FramesOfTheWrongSizeOrAnOddWidthAreRefused) {
   auto engine = make_engine("cpu", o);
   RgbImage img;
   img.resize(32, 48);
-  const test::YuvFrame small = test::encode_yuv(img, YuvFormat::kUyvy);
+  const YuvFrame small = encode_yuv(img, YuvFormat::kUyvy);
   FrameInput in;
   in.left_yuv = small.view();
   in.right_yuv = small.view();

@@ -86,6 +86,7 @@ struct SpeedOptions {
   bool background = false;  // background modeling on, over the synthetic video
   int objects = 3;          // moving objects in that video (3: about 15 % foreground)
   bool color_only = false;  // frames in color only: the engine derives the gray (luma)
+  std::string yuv;          // "nv12" / "uyvy": color frames in that camera format (color only)
   bool pageable = false;    // input in ordinary memory (copied into the engine's slot)
   bool batch = true;        // pairs share an EngineGroup (batched on the GPU)
   bool latency = false;     // one frame at a time (pair 0), submit to result

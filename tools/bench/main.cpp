@@ -120,6 +120,10 @@ void SpeedCommand::add(CLI::App& app) {
       ->check(CLI::Range(0, 64));
   sp->add_flag("--color-only", speed.color_only,
                "With --background: frames in color only (the engine derives the gray)");
+  sp->add_option("--yuv", speed.yuv,
+                 "With --background: frames as a camera delivers them, in this YUV format "
+                 "(color only; the engine converts them on the device)")
+      ->check(CLI::IsMember({"nv12", "uyvy"}));
   sp->add_flag("--pageable", speed.pageable,
                "Input frames in ordinary memory, copied into the engine (default: page-locked)");
   sp->add_flag("!--no-batch", speed.batch, "Pairs on engines of their own (no batching)");

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,7 @@
 #include "plane_scenes.hpp"
 #include "stereo/pixel_ops.hpp"
 #include "synthetic/synthetic_scene.hpp"
+#include "yuv_encode.hpp"
 #if defined(STEREOD_HAVE_CUDA)
 #include "cuda_engine.hpp"
 #endif
@@ -55,13 +57,15 @@ double percent_correct(ImageView<const std::uint16_t> d, const Image<float>& tru
   return n ? 100.0 * good / n : 0;
 }
 
-// The input frames, each gray pair (and color pair) packed in one block of (pinned) memory.
+// The input frames, each gray pair (and color pair) packed in one block of (pinned) memory; with
+// `yuv`, each color pair encoded in that camera format instead (what the engine then uploads).
 class Clip {
  public:
-  Clip(int width, int height, int frames, bool color, bool pinned)
-      : w_(width), h_(height), frames_(frames), color_(color) {
+  Clip(int width, int height, int frames, bool color, bool pinned,
+       std::optional<YuvFormat> yuv = std::nullopt)
+      : w_(width), h_(height), frames_(frames), color_(color), yuv_(yuv) {
     const std::size_t px = static_cast<std::size_t>(width) * height;
-    frame_bytes_ = (color ? 8 : 2) * px;
+    frame_bytes_ = yuv ? 2 * yuv_packed_bytes(*yuv, width, height) : (color ? 8 : 2) * px;
     const std::size_t bytes = frame_bytes_ * static_cast<std::size_t>(frames);
     if (pinned) {
       storage_ = allocate_pinned(bytes);
@@ -74,7 +78,17 @@ class Clip {
   int frames() const { return frames_; }
   std::uint8_t* gray(int frame, int cam) { return base(frame) + cam * px(); }
   std::uint8_t* rgb(int frame, int cam) { return base(frame) + 2 * px() + 3 * cam * px(); }
+  std::uint8_t* yuv(int frame, int cam) {
+    return base(frame) + cam * yuv_packed_bytes(*yuv_, w_, h_);
+  }
   void set(int frame, const Gray8& l, const Gray8& r, const RgbImage* lc, const RgbImage* rc) {
+    if (yuv_ && lc && rc) {
+      for (int cam = 0; cam < 2; ++cam) {
+        const YuvFrame e = encode_yuv(cam == 0 ? *lc : *rc, *yuv_);
+        std::memcpy(yuv(frame, cam), e.bytes.data(), e.bytes.size());
+      }
+      return;
+    }
     std::memcpy(gray(frame, 0), l.data(), px());
     std::memcpy(gray(frame, 1), r.data(), px());
     if (color_ && lc && rc) {
@@ -86,6 +100,12 @@ class Clip {
   FrameInput input(int frame, std::uint64_t sequence, bool color_only) {
     FrameInput f;
     f.sequence = sequence;
+    f.pinned = pinned_;
+    if (yuv_) {
+      f.left_yuv = packed_yuv(*yuv_, yuv(frame, 0), w_, h_);
+      f.right_yuv = packed_yuv(*yuv_, yuv(frame, 1), w_, h_);
+      return f;
+    }
     if (!color_only) {
       f.left = {gray(frame, 0), w_, h_, w_};
       f.right = {gray(frame, 1), w_, h_, w_};
@@ -103,6 +123,7 @@ class Clip {
   std::uint8_t* base(int frame) { return storage_.get() + frame_bytes_ * frame; }
   int w_, h_, frames_;
   bool color_, pinned_ = false;
+  std::optional<YuvFormat> yuv_;
   std::size_t frame_bytes_ = 0;
   std::shared_ptr<std::uint8_t> storage_;
 };
@@ -147,7 +168,10 @@ Source make_source(const SpeedOptions& o, bool pinned, int scored) {
   }
   constexpr int kClipFrames = 240;
   src.video = true;
-  src.clip = std::make_unique<Clip>(o.width, o.height, kClipFrames, true, pinned);
+  std::optional<YuvFormat> yuv;
+  if (o.yuv == "nv12") yuv = YuvFormat::kNv12;
+  if (o.yuv == "uyvy") yuv = YuvFormat::kUyvy;
+  src.clip = std::make_unique<Clip>(o.width, o.height, kClipFrames, true, pinned, yuv);
   SyntheticOptions so;
   so.width = o.width;
   so.height = o.height;
@@ -397,6 +421,11 @@ PairParams speed_params(const CommonOptions& common, const SpeedOptions& o) {
   validate_for_images(p, o.width, o.height, o.width, o.height);
   if (o.color_only && !o.background)
     throw std::invalid_argument("--color-only needs --background (the frames with color)");
+  if (!o.yuv.empty() && !o.background)
+    throw std::invalid_argument("--yuv needs --background (the frames with color)");
+  if (o.yuv == "nv12" && (o.width % 2 || o.height % 2))
+    throw std::invalid_argument("--yuv nv12 needs an even width and height");
+  if (o.yuv == "uyvy" && o.width % 2) throw std::invalid_argument("--yuv uyvy needs an even width");
   return params;
 }
 
@@ -448,6 +477,7 @@ nlohmann::json speed_json(const SpeedOptions& o, const Run& run, const Summary& 
                       {"mode", o.latency ? "latency" : "throughput"},
                       {"pinned_input", s.pinned},
                       {"busy_poll", o.busy_poll},
+                      {"yuv", o.yuv},
                       {"batched", o.batch},
                       {"ms_per_frame", s.ms_per_frame},
                       {"fps_per_pair", s.fps_pair},
@@ -479,11 +509,15 @@ void print_speed(const SpeedOptions& o, const Run& run, const Summary& s) {
       s.engine_name.c_str(), o.width, o.height, o.max_disparity, run.levels, o.pairs,
       o.batch && o.pairs > 1 ? " batched" : "", o.latency ? 1 : o.inflight, o.frames,
       o.latency ? "one frame at a time" : "throughput", o.busy_poll ? " (busy poll)" : "",
-      s.pinned ? "pinned" : "pageable", o.color_only ? ", color only" : "", s.ms_per_frame,
-      s.fps_pair, s.fps_total, s.mde, median(s.latency), percentile(s.latency, 0.99),
-      median(field(run, &StageTimings::upload_ms)), median(field(run, &StageTimings::wait_ms)),
-      median(s.compute), median(field(run, &StageTimings::download_ms)),
-      100 * s.gpu_busy_ms / (1000 * run.seconds), run.correct);
+      s.pinned ? "pinned" : "pageable",
+      !o.yuv.empty() ? (o.yuv == "nv12" ? ", NV12" : ", UYVY")
+      : o.color_only ? ", color only"
+                     : "",
+      s.ms_per_frame, s.fps_pair, s.fps_total, s.mde, median(s.latency),
+      percentile(s.latency, 0.99), median(field(run, &StageTimings::upload_ms)),
+      median(field(run, &StageTimings::wait_ms)), median(s.compute),
+      median(field(run, &StageTimings::download_ms)), 100 * s.gpu_busy_ms / (1000 * run.seconds),
+      run.correct);
   if (s.batches) {
     std::printf("  %llu batches, %.2f pairs per batch\n",
                 static_cast<unsigned long long>(s.batches),

@@ -1,6 +1,7 @@
-// Test frames in the YUV formats cameras deliver: an RGB image encoded (BT.601 limited range, in
-// floating point, independently of pipeline/yuv.hpp) into packed UYVY or NV12. Chroma is the
-// mean of the pixels that share it.
+// Frames in the YUV formats cameras deliver, made from RGB: an RGB image encoded (BT.601 limited
+// range, in floating point, independently of yuv.hpp's integer decoder, so the tests hold one
+// against the other) into packed UYVY or NV12. Chroma is the mean of the pixels that share it.
+// The tests' camera frames, and stereod-bench's (`speed --yuv`).
 #pragma once
 
 #include <algorithm>
@@ -10,7 +11,7 @@
 
 #include "frame.hpp"
 
-namespace stereod::test {
+namespace stereod {
 
 struct YuvFrame {
   YuvFormat format = YuvFormat::kUyvy;
@@ -20,7 +21,7 @@ struct YuvFrame {
   YuvView view() const { return packed_yuv(format, bytes.data(), width, height); }
 };
 
-inline std::uint8_t to_byte(double v) {
+inline std::uint8_t yuv_byte(double v) {
   return static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));
 }
 
@@ -56,27 +57,27 @@ inline YuvFrame encode_yuv(const RgbImage& rgb, YuvFormat format) {
         double u, v;
         uv_of(x, y, 1, &u, &v);
         std::uint8_t* q = b + static_cast<std::size_t>(y) * 2 * w + 2 * x;
-        q[0] = to_byte(u);
-        q[1] = to_byte(y_of(x, y));
-        q[2] = to_byte(v);
-        q[3] = to_byte(y_of(x + 1, y));
+        q[0] = yuv_byte(u);
+        q[1] = yuv_byte(y_of(x, y));
+        q[2] = yuv_byte(v);
+        q[3] = yuv_byte(y_of(x + 1, y));
       }
     }
   } else {
     for (int y = 0; y < h; ++y) {
-      for (int x = 0; x < w; ++x) b[static_cast<std::size_t>(y) * w + x] = to_byte(y_of(x, y));
+      for (int x = 0; x < w; ++x) b[static_cast<std::size_t>(y) * w + x] = yuv_byte(y_of(x, y));
     }
     std::uint8_t* c = b + static_cast<std::size_t>(w) * h;
     for (int y = 0; y < h; y += 2) {
       for (int x = 0; x < w; x += 2) {
         double u, v;
         uv_of(x, y, 2, &u, &v);
-        c[static_cast<std::size_t>(y / 2) * w + x] = to_byte(u);
-        c[static_cast<std::size_t>(y / 2) * w + x + 1] = to_byte(v);
+        c[static_cast<std::size_t>(y / 2) * w + x] = yuv_byte(u);
+        c[static_cast<std::size_t>(y / 2) * w + x + 1] = yuv_byte(v);
       }
     }
   }
   return out;
 }
 
-}  // namespace stereod::test
+}  // namespace stereod
