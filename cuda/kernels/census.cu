@@ -1,7 +1,8 @@
 // Stage: census codes and mean-removed intensities (census.cpp and mean_removal.cpp on the CPU),
 // every level of both cameras in one launch: block x runs over the tiles of all levels, finest
-// first. Each block stages its 32 x 8 tile and a clamped halo in shared memory: exactly what
-// census_at and mean_removed_at read (they clamp each coordinate), so the same functions run on it.
+// first. Each block stages its 32 x 32 tile and a clamped halo in shared memory: exactly what
+// census_at and mean_removed_at read (they clamp each coordinate), so the same functions run on
+// it; a thread computes four pixels of a column, which share most rows of their windows.
 //
 // With background modeling this runs after the model, and only where matching will read: around
 // the blocks that hold foreground (as reference pixels), and within the search range of the other
@@ -13,46 +14,44 @@ namespace stereod::cuda {
 namespace {
 
 constexpr int kHalo = 4;  // census windows up to 9x9, mean radius up to 3
+constexpr int kRows = 4;  // rows per thread: a block's tile is 32 x 32
+constexpr int kTileH = kBlockH * kRows;
 constexpr int kTw = kBlockW + 2 * kHalo;
-constexpr int kTh = kBlockH + 2 * kHalo;
+constexpr int kTh = kTileH + 2 * kHalo;
+constexpr int kMarkRows = kTileH / kBlockH;  // the model's 32 x 8 block marks per tile column
 
-__host__ __device__ inline int blocks_of(int w, int h) {
-  return ((w + kBlockW - 1) / kBlockW) * ((h + kBlockH - 1) / kBlockH);
+__host__ __device__ inline int tiles_of(int w, int h) {
+  return ((w + kBlockW - 1) / kBlockW) * ((h + kTileH - 1) / kTileH);
 }
 
-// Whether matching at this level can read block (bx, by) of camera `img`: some foreground block
-// of the same camera within 1 block across and 2 down or up (a matching tile is two blocks tall
-// and reads 4 pixels around itself; the generic matcher up to 13), or of the other camera within
-// the search range plus those margins on the side its partners lie. Each thread of the block
-// looks at one of those marks (a loop over them would wait on one load after the other).
-__device__ bool census_needed(const LevelBuffers& lv, int img, int bx, int by) {
+// Whether matching at this level can read tile (tx, ty) of camera `img`: some foreground block
+// (the model's 32 x 8 marks) of the same camera within 1 block across and 2 down or up of the
+// tile's blocks (a matching tile is two blocks tall and reads 4 pixels around itself; the generic
+// matcher up to 13), or of the other camera within the search range plus those margins on the
+// side its partners lie. The threads look at those marks side by side (a loop of one thread over
+// them would wait on one load after the other).
+__device__ bool census_needed(const LevelBuffers& lv, int img, int tx, int ty) {
   const int nbx = (lv.width + kBlockW - 1) / kBlockW, nby = (lv.height + kBlockH - 1) / kBlockH;
   const int reach = (lv.disparities + 2 * kBlockW) / kBlockW + 1;  // blocks of partners' columns
   // Left camera (img 0) pixels are the partners of right pixels to their left, and vice versa.
-  const int o_lo = img == 0 ? bx - reach : bx - 1, o_hi = img == 0 ? bx + 1 : bx + reach;
+  const int o_lo = img == 0 ? tx - reach : tx - 1, o_hi = img == 0 ? tx + 1 : tx + reach;
   const int o_cols = o_hi - o_lo + 1;
-  const int t = threadIdx.y * kBlockW + threadIdx.x;
+  const int rows = kMarkRows + 4, v0 = ty * kMarkRows - 2;  // the tile's block rows and 2 around
+  const int own = 3 * rows, all = own + o_cols * rows;
   bool mine = false;
-  int u, v;
-  const std::uint8_t* marks;
-  if (t < 15) {
-    v = by - 2 + t / 3;
-    u = bx - 1 + t % 3;
-    marks = lv.block_fg[img];
-  } else {
-    const int k = t - 15;
-    v = by - 2 + k / o_cols;
-    u = o_lo + k % o_cols;
-    marks = lv.block_fg[1 - img];
-    if (k >= 5 * o_cols) v = -1;  // more threads than marks
+  for (int t = threadIdx.y * kBlockW + threadIdx.x; t < all && !mine; t += kBlockW * kBlockH) {
+    const bool same = t < own;
+    const int k = same ? t : t - own, cols = same ? 3 : o_cols;
+    const int v = v0 + k / cols, u = (same ? tx - 1 : o_lo) + k % cols;
+    if (u >= 0 && u < nbx && v >= 0 && v < nby)
+      mine = lv.block_fg[same ? img : 1 - img][v * nbx + u] != 0;
   }
-  if (u >= 0 && u < nbx && v >= 0 && v < nby) mine = marks[v * nbx + u] != 0;
   return __syncthreads_or(mine) != 0;
 }
 
 __global__ void __launch_bounds__(kBlockW* kBlockH)
     census_kernel(const BatchRecord* __restrict__ batch) {
-  // Rows start on 4-byte boundaries (kTw is a multiple of 4): census_9x7_swar reads words.
+  // Rows start on 4-byte boundaries (kTw is a multiple of 4): census_9x7_swar_column reads words.
   __shared__ __align__(16) std::uint8_t tile[kTh][kTw];
   static_assert(kTw % 4 == 0, "tile rows must be word aligned");
   const MemberArgs& a = *batch->member[blockIdx.z >> 1];
@@ -60,16 +59,16 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   // Which level this block is in.
   int b = static_cast<int>(blockIdx.x), s = 0;
   for (; s < a.levels - 1; ++s) {
-    const int n = blocks_of(a.level[s].width, a.level[s].height);
+    const int n = tiles_of(a.level[s].width, a.level[s].height);
     if (b < n) break;
     b -= n;
   }
   const LevelBuffers& lv = a.level[s];
   const int w = lv.width, h = lv.height;
-  const int bx = (w + kBlockW - 1) / kBlockW;
-  const int x0 = (b % bx) * kBlockW, y0 = (b / bx) * kBlockH;
-  if (y0 >= h) return;  // past the last level's blocks (the grid counts the largest member)
-  if (a.modeling && !census_needed(lv, img, b % bx, b / bx)) return;
+  const int tiles_x = (w + kBlockW - 1) / kBlockW;
+  const int x0 = (b % tiles_x) * kBlockW, y0 = (b / tiles_x) * kTileH;
+  if (y0 >= h) return;  // past the last level's tiles (the grid counts the largest member)
+  if (a.modeling && !census_needed(lv, img, b % tiles_x, b / tiles_x)) return;
   const std::uint8_t* g = lv.gray[img];
   const int tid = threadIdx.y * kBlockW + threadIdx.x;
   for (int i = tid; i < kTw * kTh; i += kBlockW * kBlockH) {
@@ -77,22 +76,33 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
     tile[r][c] = g[clamp_int(y0 - kHalo + r, 0, h - 1) * w + clamp_int(x0 - kHalo + c, 0, w - 1)];
   }
   __syncthreads();
-  const int x = x0 + threadIdx.x, y = y0 + threadIdx.y;
-  if (x >= w || y >= h) return;
-  const int i = y * w + x;
+  const int x = x0 + threadIdx.x, y = y0 + kRows * threadIdx.y;
+  if (x >= w) return;
   // On the tile, "clamping" to the tile cannot bite: the windows stay inside its halo.
   const std::uint8_t* t = &tile[0][0];
-  const int tx = kHalo + threadIdx.x, ty = kHalo + threadIdx.y;
+  const int tx = kHalo + threadIdx.x, ty = kHalo + kRows * threadIdx.y;
   const StereoParams& p = a.stereo;
-  if (lv.census[img]) {
-    lv.census[img][i] = p.census_width == 9 && p.census_height == 7  // the default
-                            ? census_9x7_swar(t, kTw, tx, ty)
-                            : census_at(t, kTw, kTh, kTw, tx, ty, p.census_width, p.census_height);
+  if (std::uint64_t* census = lv.census[img]) {
+    std::uint64_t codes[kRows];
+    if (p.census_width == 9 && p.census_height == 7) {  // the default
+      census_9x7_swar_column<kRows>(t, kTw, tx, ty, codes);
+    } else {
+      for (int k = 0; k < kRows; ++k)
+        codes[k] = census_at(t, kTw, kTh, kTw, tx, ty + k, p.census_width, p.census_height);
+    }
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      if (y + k < h) census[(y + k) * w + x] = codes[k];
+    }
   }
-  if (lv.ad[img]) {
-    lv.ad[img][i] = p.ad_mean_radius == 1
-                        ? mean_removed_fixed<1>(t, kTw, tx, ty)
-                        : mean_removed_at(t, kTw, kTh, kTw, tx, ty, p.ad_mean_radius);
+  if (std::uint8_t* ad = lv.ad[img]) {
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      if (y + k >= h) break;
+      ad[(y + k) * w + x] = p.ad_mean_radius == 1
+                                ? mean_removed_fixed<1>(t, kTw, tx, ty + k)
+                                : mean_removed_at(t, kTw, kTh, kTw, tx, ty + k, p.ad_mean_radius);
+    }
   }
 }
 
@@ -102,7 +112,7 @@ void launch_census(const BatchShape& shape, const BatchRecord* batch, cudaStream
   if (!shape.census && !shape.mean_removal) return;
   int blocks = 0;
   for (int s = 0; s < shape.levels; ++s)
-    blocks += blocks_of(shape.level_width[s], shape.level_height[s]);
+    blocks += tiles_of(shape.level_width[s], shape.level_height[s]);
   census_kernel<<<dim3(static_cast<unsigned>(blocks), 1, static_cast<unsigned>(2 * shape.count)),
                   dim3(kBlockW, kBlockH), 0, stream>>>(batch);
   STEREOD_CUDA_LAUNCHED("census_kernel");

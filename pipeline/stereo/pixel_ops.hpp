@@ -158,32 +158,54 @@ STEREOD_HD std::uint32_t bytes_from(std::uint32_t lo, std::uint32_t hi, int s) {
 #endif
 }
 
-// census_fixed<9, 7> four comparisons at a time (the CUDA engine's default census): each row of
-// nine neighbours is read as three words, from the word that holds the leftmost one. `t`'s rows
-// (stride bytes apart) must start on 4-byte boundaries on the GPU, which reads the words directly.
-STEREOD_HD std::uint64_t census_9x7_swar(const std::uint8_t* t, int stride, int x, int y) {
-  const std::uint32_t c = t[y * stride + x];
-  const std::uint32_t c4 = c * 0x01010101u, c4_low = c4 & 0x7F7F7F7Fu;
-  const int first = x - 4, shift = first & 3;
-  std::uint64_t code = 0;
+// census_fixed<9, 7> four comparisons at a time (the CUDA engine's default census), for kN
+// pixels of one column at once: (x, y) .. (x, y + kN - 1). Each row of nine neighbours is read as
+// three words, from the word that holds the leftmost one, and each of the kN + 6 rows the windows
+// cover is read once for all of them (the loads, not the comparisons, were most of the work).
+// `t`'s rows (stride bytes apart) must start on 4-byte boundaries on the GPU, which reads the
+// words directly.
+template <int kN>
+STEREOD_HD void census_9x7_swar_column(const std::uint8_t* t, int stride, int x, int y,
+                                       std::uint64_t* codes) {
+  std::uint32_t c[kN], c4[kN], c4_low[kN];
   STEREOD_UNROLL
-  for (int v = -3; v <= 3; ++v) {
-    const std::uint8_t* p = t + (y + v) * stride + (first - shift);
+  for (int k = 0; k < kN; ++k) {
+    c[k] = t[(y + k) * stride + x];
+    c4[k] = c[k] * 0x01010101u;
+    c4_low[k] = c4[k] & 0x7F7F7F7Fu;
+    codes[k] = 0;
+  }
+  const int first = x - 4, shift = first & 3;
+  STEREOD_UNROLL
+  for (int r = 0; r < kN + 6; ++r) {  // row y - 3 + r
+    const std::uint8_t* p = t + (y - 3 + r) * stride + (first - shift);
     std::uint32_t w[3];
 #if defined(__CUDA_ARCH__)
     for (int i = 0; i < 3; ++i) w[i] = reinterpret_cast<const std::uint32_t*>(p)[i];
 #else
     std::memcpy(w, p, sizeof w);
 #endif
-    const std::uint32_t left = below_centre_nibble(bytes_from(w[0], w[1], shift), c4, c4_low);
-    const std::uint32_t right = below_centre_nibble(bytes_from(w[1], w[2], shift), c4, c4_low);
-    const std::uint32_t last = ((w[2] >> (8 * shift)) & 0xFFu) < c ? 1u : 0u;
-    if (v == 0) {  // the centre (bit 3 of `right`) is not part of the code
-      code = (code << 8) | (left << 4) | ((right & 7u) << 1) | last;
-    } else {
-      code = (code << 9) | (left << 5) | (right << 1) | last;
+    const std::uint32_t lo = bytes_from(w[0], w[1], shift), hi = bytes_from(w[1], w[2], shift);
+    const std::uint32_t ninth = (w[2] >> (8 * shift)) & 0xFFu;
+    STEREOD_UNROLL
+    for (int k = 0; k < kN; ++k) {
+      const int v = r - 3 - k;  // the row's offset from pixel k
+      if (v < -3 || v > 3) continue;
+      const std::uint32_t left = below_centre_nibble(lo, c4[k], c4_low[k]);
+      const std::uint32_t right = below_centre_nibble(hi, c4[k], c4_low[k]);
+      const std::uint32_t last = ninth < c[k] ? 1u : 0u;
+      if (v == 0) {  // the centre (bit 3 of `right`) is not part of the code
+        codes[k] = (codes[k] << 8) | (left << 4) | ((right & 7u) << 1) | last;
+      } else {
+        codes[k] = (codes[k] << 9) | (left << 5) | (right << 1) | last;
+      }
     }
   }
+}
+
+STEREOD_HD std::uint64_t census_9x7_swar(const std::uint8_t* t, int stride, int x, int y) {
+  std::uint64_t code;
+  census_9x7_swar_column<1>(t, stride, x, y, &code);
   return code;
 }
 

@@ -182,6 +182,14 @@ TEST(PixelOps, FixedWindowVersionsEqualTheGeneralOnes) {
             << x << "," << y;
         ASSERT_EQ(census_9x7_swar(img.data(), kW, x, y), (census_fixed<9, 7>(img.data(), kW, x, y)))
             << x << "," << y;
+        if (y + 3 < kH - 4) {  // four pixels of a column at once, as the CUDA census runs it
+          std::uint64_t column[4];
+          census_9x7_swar_column<4>(img.data(), kW, x, y, column);
+          for (int k = 0; k < 4; ++k) {
+            ASSERT_EQ(column[k], (census_fixed<9, 7>(img.data(), kW, x, y + k)))
+                << x << "," << y << " + " << k;
+          }
+        }
         ASSERT_EQ((census_fixed<5, 5>(img.data(), kW, x, y)),
                   census_at(img.data(), kW, kH, kW, x, y, 5, 5));
         ASSERT_EQ((mean_removed_fixed<1>(img.data(), kW, x, y)),
