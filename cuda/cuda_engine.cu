@@ -30,6 +30,10 @@ constexpr std::size_t kAlign = 256;
 // normally wakes it at once).
 constexpr auto kWakeSlice = std::chrono::milliseconds(5);
 
+double ms_since(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
 std::size_t align_up(std::size_t n) {
   return (n + kAlign - 1) / kAlign * kAlign;
 }
@@ -197,6 +201,8 @@ class Group {
       : device_(device), width_(width), height_(height), mutex_(std::make_shared<std::mutex>()) {
     STEREOD_CUDA(cudaSetDevice(device_));
     capture_stream_ = std::make_unique<Stream>();
+    callback_stream_ = std::make_unique<Stream>();
+    anchor_clocks();
     for (int k = 0; k < kBatchSlots; ++k) {
       auto b = std::make_unique<BatchSlot>();
       b->stream = std::make_unique<Stream>();
@@ -225,6 +231,7 @@ class Group {
       cudaStreamSynchronize(b->stream->get());
       for (auto& g : b->graphs) cudaGraphExecDestroy(g.second);
     }
+    cudaStreamSynchronize(callback_stream_->get());  // its callbacks use this group
   }
 
   void add(const std::shared_ptr<PairState>& pair) {
@@ -402,6 +409,28 @@ class Group {
     lk.lock();
   }
 
+  // The GPU's clock against the host's (StageTimings::gpu_start_ms): events the host watched
+  // complete, each put on the host clock when the watch saw it. Each sample lags its event by the
+  // watch's delay, so the earliest estimate of the anchor's host time is kept (the smallest lag:
+  // a microsecond or two on an idle GPU).
+  void anchor_clocks() {
+    anchor_ = std::make_unique<Event>(true);
+    Event probe(true);
+    const cudaStream_t st = capture_stream_->get();
+    for (int k = 0; k < 8; ++k) {
+      Event& e = k == 0 ? *anchor_ : probe;
+      STEREOD_CUDA(cudaEventRecord(e.get(), st));
+      while (cudaEventQuery(e.get()) == cudaErrorNotReady) {
+      }
+      const auto seen = Clock::now();
+      // The host time of the anchor by this sample: seen, less the GPU time since the anchor.
+      const auto origin = seen - std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double, std::milli>(
+                                         k == 0 ? 0.0 : elapsed_ms(*anchor_, probe)));
+      if (k == 0 || origin < anchor_host_) anchor_host_ = origin;
+    }
+  }
+
   static void CUDART_CB on_batch_done(void* user) {
     Group* g = static_cast<BatchSlot*>(user)->group;
     {
@@ -440,6 +469,9 @@ class Group {
       const double wait = elapsed_ms(*b->uploaded, *b->computing);
       const double compute = elapsed_ms(*b->computing, *b->computed);
       const double down = elapsed_ms(*b->computed, *b->done);
+      const auto seen = Clock::now();
+      const double gpu_start = elapsed_ms(*anchor_, *b->started);
+      const double gpu_end = elapsed_ms(*anchor_, *b->done);
       for (auto& m : b->members) {
         PairSlot* s = m.second;
         s->ok = status == cudaSuccess;
@@ -452,6 +484,10 @@ class Group {
         s->timings.wait_ms = wait;
         s->timings.compute_ms = compute;
         s->timings.download_ms = down;
+        s->timings.seen_ms = ms_since(s->submitted, seen);
+        const double submitted = ms_since(anchor_host_, s->submitted);
+        s->timings.gpu_start_ms = gpu_start - submitted;
+        s->timings.gpu_end_ms = gpu_end - submitted;
         s->state = SlotState::kDone;
         s->batch = nullptr;
         if (m.first->options.on_result) m.first->options.on_result();
@@ -534,7 +570,14 @@ class Group {
       last_computed_ = b.computed->get();
       for (auto& m : b.members) download(*m.first, *m.second, st);
       STEREOD_CUDA(cudaEventRecord(b.done->get(), st));
-      STEREOD_CUDA(cudaLaunchHostFunc(st, on_batch_done, &b));
+      // The wake-up call goes on a stream of its own: a host function holds back the work queued
+      // behind it until the driver's thread has run it (tens of microseconds), and on the batch's
+      // stream that held back the next frame's upload (measured: its GPU start came ~60 us later).
+      STEREOD_CUDA(cudaStreamWaitEvent(callback_stream_->get(), b.done->get(), 0));
+      STEREOD_CUDA(cudaLaunchHostFunc(callback_stream_->get(), on_batch_done, &b));
+      const auto enqueued = Clock::now();
+      for (auto& m : b.members)
+        m.second->timings.enqueued_ms = ms_since(m.second->submitted, enqueued);
     } catch (const std::exception& e) {
       // The frames of this batch fail; the pairs go on.
       for (auto& m : b.members) {
@@ -746,8 +789,7 @@ class Group {
     r.params_generation = s.generation;
     r.levels_used = s.levels;
     r.timings = s.timings;
-    r.timings.total_ms =
-        std::chrono::duration<double, std::milli>(Clock::now() - s.submitted).count();
+    r.timings.total_ms = ms_since(s.submitted, Clock::now());
     r.ok = s.ok;
     r.error = s.error;
     if (s.ok && s.sgm) {
@@ -800,6 +842,9 @@ class Group {
   bool draining_ = false;
   bool held_ = false;
   std::unique_ptr<Stream> capture_stream_;
+  std::unique_ptr<Stream> callback_stream_;  // the batches' host callbacks (launch())
+  std::unique_ptr<Event> anchor_;            // the GPU clock's origin, at host time anchor_host_
+  Clock::time_point anchor_host_;
   CudaBatchStats stats_;
   // Completion signalling, apart from the main lock: the host callback takes only this one, so a
   // thread that holds the main lock while it waits on the GPU can never block the callback.

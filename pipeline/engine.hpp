@@ -115,6 +115,15 @@ struct StageTimings {
   double download_ms = 0;  // engine -> host result (D2H); 0 for the CPU engine
   double total_ms = 0;     // submit to result ready
   double wait_ms = 0;      // CUDA: uploaded, waiting for the GPU (the batch before this one)
+  // CUDA, host clock from submit: when the frame's GPU work was all enqueued, and when the engine
+  // saw it finished (total_ms is then when the caller got it). With the event times above they
+  // say where a frame's time outside the GPU goes.
+  double enqueued_ms = 0;
+  double seen_ms = 0;
+  // CUDA: when the GPU began the frame (its first event) and finished it (the download's end),
+  // on the host clock from submit, within the few microseconds of the engine's clock anchor.
+  double gpu_start_ms = 0;
+  double gpu_end_ms = 0;
 };
 
 struct EngineResult {

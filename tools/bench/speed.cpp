@@ -397,11 +397,13 @@ void write_timeline(const std::string& path, const Run& run) {
   std::ofstream out(path);
   if (!out) throw std::runtime_error("cannot write " + path);
   out << "pair,sequence,submit_ms,result_ms,upload_ms,wait_ms,compute_ms,download_ms,total_ms,"
-         "foreground\n";
+         "enqueued_ms,seen_ms,gpu_start_ms,gpu_end_ms,foreground\n";
   for (const auto& r : run.records) {
     out << r.pair << "," << r.sequence << "," << r.submit_ms << "," << r.result_ms << ","
         << r.timings.upload_ms << "," << r.timings.wait_ms << "," << r.timings.compute_ms << ","
-        << r.timings.download_ms << "," << r.timings.total_ms << "," << r.foreground << "\n";
+        << r.timings.download_ms << "," << r.timings.total_ms << "," << r.timings.enqueued_ms << ","
+        << r.timings.seen_ms << "," << r.timings.gpu_start_ms << "," << r.timings.gpu_end_ms << ","
+        << r.foreground << "\n";
   }
 }
 
@@ -486,6 +488,8 @@ nlohmann::json speed_json(const SpeedOptions& o, const Run& run, const Summary& 
                       {"latency_ms_median", median(s.latency)},
                       {"latency_ms_p99", percentile(s.latency, 0.99)},
                       {"compute_ms_median", median(s.compute)},
+                      {"enqueued_ms_median", median(field(run, &StageTimings::enqueued_ms))},
+                      {"seen_ms_median", median(field(run, &StageTimings::seen_ms))},
                       {"gpu_busy_fraction", s.gpu_busy_ms / (1000 * run.seconds)},
                       {"percent_correct", run.correct}};
   for (const auto& [stage, ms] : s.stages) j["stages_ms"][stage] = ms;
@@ -518,6 +522,15 @@ void print_speed(const SpeedOptions& o, const Run& run, const Summary& s) {
       median(field(run, &StageTimings::wait_ms)), median(s.compute),
       median(field(run, &StageTimings::download_ms)), 100 * s.gpu_busy_ms / (1000 * run.seconds),
       run.correct);
+  const std::vector<double> enqueued = field(run, &StageTimings::enqueued_ms);
+  if (median(enqueued) > 0) {
+    std::printf(
+        "  host clock from submit (medians): GPU work enqueued %.3f; GPU began %.3f, ended %.3f; "
+        "seen finished %.3f, returned %.3f ms\n",
+        median(enqueued), median(field(run, &StageTimings::gpu_start_ms)),
+        median(field(run, &StageTimings::gpu_end_ms)), median(field(run, &StageTimings::seen_ms)),
+        median(s.latency));
+  }
   if (s.batches) {
     std::printf("  %llu batches, %.2f pairs per batch\n",
                 static_cast<unsigned long long>(s.batches),

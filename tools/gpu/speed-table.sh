@@ -19,6 +19,7 @@ run --size 1024x768 --max-disparity 256 --frames 3000 --warmup 100 --profile
 base --size 1024x768 --max-disparity 256 --frames 3000 --warmup 100
 echo "#### latency, one frame at a time (target: median <= 0.6 ms)"
 run --size 1024x768 --max-disparity 256 --frames 1000 --warmup 100 --latency
+run --size 1024x768 --max-disparity 256 --frames 1000 --warmup 100 --latency --busy-poll
 base --size 1024x768 --max-disparity 256 --frames 1000 --warmup 100 --inflight 1
 echo "#### background on: 0 % foreground (target >= 10000) and ~15 % (target >= 5000)"
 for n in 0 3; do
@@ -26,7 +27,16 @@ for n in 0 3; do
   run --size 1024x768 --max-disparity 256 --frames 2000 --warmup 100 --background --objects $n --color-only
   run --size 1024x768 --max-disparity 256 --frames 2000 --warmup 100 --background --objects $n \
     --set background.color=false
+  # Frames kept coming (4 in flight) and as cameras deliver them (NV12).
+  run --size 1024x768 --max-disparity 256 --frames 3000 --warmup 100 --background --objects $n \
+    --set background.color=false --inflight 4
+  run --size 1024x768 --max-disparity 256 --frames 3000 --warmup 100 --background --objects $n \
+    --inflight 4
+  run --size 1024x768 --max-disparity 256 --frames 3000 --warmup 100 --background --objects $n \
+    --yuv nv12 --inflight 4
   base --size 1024x768 --max-disparity 256 --frames 1000 --warmup 100 --background --objects $n
+  base --size 1024x768 --max-disparity 256 --frames 3000 --warmup 100 --background --objects $n \
+    --set background.color=false --inflight 4
 done
 echo "#### 1920x1080, D=256 (target >= 1200 frames/s)"
 run --size 1920x1080 --max-disparity 256 --frames 1000 --warmup 100
