@@ -46,6 +46,13 @@ StereoParams random_params(CaseRng& rng, int width) {
 
 }  // namespace
 
+void random_cross_arms(CaseRng& rng, StereoParams& p, int max_arm) {
+  p.cross_tau1 = rng.range(1, 60);
+  p.cross_tau2 = rng.range(0, p.cross_tau1);
+  p.cross_l1 = rng.range(1, max_arm);
+  p.cross_l2 = rng.range(0, p.cross_l1);
+}
+
 std::vector<Gray8> random_masks(CaseRng& rng, int width, int height, int levels, int shift) {
   CaseRng boxes_rng = rng;  // both views draw the same boxes
   std::vector<Gray8> masks(static_cast<std::size_t>(levels));

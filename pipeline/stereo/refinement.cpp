@@ -1,0 +1,147 @@
+#include "stereo/refinement.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <vector>
+
+#include "stereo/refine_ops.hpp"
+#include "thread_pool.hpp"
+
+namespace stereod {
+namespace {
+
+bool foreground_at(ImageView<const std::uint8_t> fg, int x, int y) {
+  return fg.empty() || fg(x, y) != 0;
+}
+
+}  // namespace
+
+RefineOptions refine_options(const StereoParams& p) {
+  RefineOptions o;
+  o.iterations = p.refine_iterations;
+  o.votes = p.refine_votes;
+  o.share = p.refine_share;
+  o.interpolate = p.refine_interpolate;
+  return o;
+}
+
+void Refiner::refine(Disparity16& map, const RefineInput& in, const RefineOptions& o,
+                     ThreadPool* pool) {
+  for (int i = 0; i < o.iterations; ++i) {
+    // A round that fills nothing leaves the map as it found it, and so would every later one.
+    if (!vote(map, in, o, pool)) break;
+  }
+  if (o.interpolate) interpolate(map, in, pool);
+}
+
+bool Refiner::vote(Disparity16& map, const RefineInput& in, const RefineOptions& o,
+                   ThreadPool* pool) {
+  previous_ = map;
+  const int w = map.width(), h = map.height();
+  const CrossArms& arms = *in.arms;
+  std::atomic<bool> filled{false};
+  for_rows(pool, h, [&](int y0, int y1) {
+    // Each task's histogram over the disparities, cleared after each hole by the bins it touched.
+    std::vector<int> histogram(static_cast<std::size_t>(in.disparities), 0);
+    std::vector<int> touched;
+    bool any = false;
+    for (int y = y0; y < y1; ++y) {
+      const std::uint16_t* prev_row = previous_.row(y);
+      for (int x = 0; x < w; ++x) {
+        if (prev_row[x] != kInvalidDisparity || !foreground_at(in.foreground, x, y)) continue;
+        int votes = 0, best = -1, best_count = 0;
+        for (int qy = y - arms.up(x, y); qy <= y + arms.down(x, y); ++qy) {
+          const std::uint16_t* row = previous_.row(qy);
+          for (int qx = x - arms.left(x, qy); qx <= x + arms.right(x, qy); ++qx) {
+            if (row[qx] == kInvalidDisparity) continue;
+            const int d = refine_vote_bin(row[qx]);
+            int& count = histogram[static_cast<std::size_t>(d)];
+            if (count == 0) touched.push_back(d);
+            ++count;
+            ++votes;
+            if (count > best_count || (count == best_count && d < best)) {
+              best = d;
+              best_count = count;
+            }
+          }
+        }
+        for (int d : touched) histogram[static_cast<std::size_t>(d)] = 0;
+        touched.clear();
+        if (best >= 0 && refine_vote_accepted(best_count, votes, o.votes, o.share)) {
+          map(x, y) = static_cast<std::uint16_t>(best * kSubpixelScale);
+          any = true;
+        }
+      }
+    }
+    if (any) filled.store(true, std::memory_order_relaxed);
+  });
+  return filled.load();
+}
+
+void Refiner::interpolate(Disparity16& map, const RefineInput& in, ThreadPool* pool) {
+  const int w = map.width(), h = map.height();
+  const std::size_t n = map.size();
+  previous_ = map;
+  const std::uint16_t* prev = previous_.data();
+  auto hole = [&](int x, int y) {
+    return prev[static_cast<std::size_t>(y) * w + x] == kInvalidDisparity &&
+           foreground_at(in.foreground, x, y);
+  };
+  key_.assign(n, 0xFFFFFFFFu);
+  occluded_.assign(n, 0);
+  nearest_.resize(n);
+  const Image<std::int16_t>& partner = *in.partner;
+  for_rows(pool, h, [&](int y0, int y1) {
+    for (int y = y0; y < y1; ++y) {
+      const std::int16_t* prow = partner.row(y);
+      for (int x = 0; x < w; ++x) {
+        if (!hole(x, y)) continue;
+        occluded_[static_cast<std::size_t>(y) * w + x] = refine_occluded(
+            x, w, in.sign, in.disparities, in.tolerance, [prow](int xp) { return int{prow[xp]}; });
+      }
+    }
+  });
+  for (int dir = 0; dir < kRefineDirections; ++dir) {
+    int dx, dy;
+    refine_direction(dir, dx, dy);
+    // nearest(p) = p + step when that pixel is valid, else nearest(p + step); none past the
+    // border or at a background pixel. Each row reads only rows already done (dy != 0), or its
+    // own pixels farther along (dy == 0).
+    auto nearest_of = [&](int x, int y) -> std::int32_t {
+      const int qx = x + dx, qy = y + dy;
+      if (qx < 0 || qx >= w || qy < 0 || qy >= h || !foreground_at(in.foreground, qx, qy)) {
+        return -1;
+      }
+      const std::size_t q = static_cast<std::size_t>(qy) * w + qx;
+      return prev[q] != kInvalidDisparity ? static_cast<std::int32_t>(q) : nearest_[q];
+    };
+    for (int i = 0; i < h; ++i) {
+      const int y = dy > 0 ? h - 1 - i : i;
+      std::int32_t* row = nearest_.data() + static_cast<std::size_t>(y) * w;
+      if (dx > 0 && dy == 0) {
+        for (int x = w - 1; x >= 0; --x) row[x] = nearest_of(x, y);
+      } else {
+        for (int x = 0; x < w; ++x) row[x] = nearest_of(x, y);
+      }
+    }
+    for_rows(pool, h, [&](int y0, int y1) {
+      for (int y = y0; y < y1; ++y) {
+        const std::uint8_t* g = in.gray.row(y);
+        for (int x = 0; x < w; ++x) {
+          const std::size_t p = static_cast<std::size_t>(y) * w + x;
+          if (!hole(x, y) || nearest_[p] < 0) continue;
+          const std::size_t q = static_cast<std::size_t>(nearest_[p]);
+          const int gq = in.gray.row(static_cast<int>(q / w))[q % w];
+          const int contrast = gq > g[x] ? gq - g[x] : g[x] - gq;
+          const std::uint32_t key = refine_candidate_key(occluded_[p] != 0, contrast, prev[q]);
+          if (key < key_[p]) {
+            key_[p] = key;
+            map.data()[p] = prev[q];
+          }
+        }
+      }
+    });
+  }
+}
+
+}  // namespace stereod
