@@ -112,7 +112,9 @@ struct StereoParams {
   int refine_iterations = 5;  // voting rounds (0: none)
   int refine_votes = 20;      // tau_S: fewest valid votes in the region
   int refine_share = 40;      // tau_H: the winner must hold more than this percentage of them
-  bool refine_interpolate = true;
+  // Off by default: on the v2 scenes it lost to the scanline filling after the median (fill, on in
+  // stereod-bench accuracy), docs/PERFORMANCE.md "Multi-step refinement".
+  bool refine_interpolate = false;
 
   // Every field, in declaration order: the one list that equality (a reload retunes a pair when
   // any field differs) and the test that changes each field once go through. A field left out of

@@ -30,7 +30,7 @@ struct RefineOptions {
   int iterations = 5;  // voting rounds (0: none)
   int votes = 20;      // tau_S
   int share = 40;      // tau_H, percent
-  bool interpolate = true;
+  bool interpolate = false;
 };
 RefineOptions refine_options(const StereoParams& p);
 

@@ -216,6 +216,21 @@ TEST(CudaEngineUnsupported, CrossAggregationOnly) {
   EXPECT_FALSE(cuda_engine_unsupported(p));
 }
 
+// The multi-step refinement is CPU-only too, after any aggregation, named at its key.
+TEST(CudaEngineUnsupported, Refinement) {
+  StereoParams p;
+  p.refine = true;
+  for (const Aggregation a : {Aggregation::kWindow, Aggregation::kSgm}) {
+    p.aggregation = a;
+    ASSERT_TRUE(cuda_engine_unsupported(p));
+    EXPECT_EQ(cuda_engine_unsupported(p)->parameter(), "stereo.refine");
+    EXPECT_NE(std::string(cuda_engine_unsupported(p)->what()).find("CPU engine only"),
+              std::string::npos);
+  }
+  p.refine = false;
+  EXPECT_FALSE(cuda_engine_unsupported(p));
+}
+
 // The CPU engine runs aggregation: cross, from the start and after a retune, with the matcher's
 // result (which is not the window's).
 TEST(CpuEngine, RunsCrossAggregationAsTheMatcherDoes) {

@@ -195,6 +195,7 @@ TEST(Refinement, InterpolationTakesBackgroundOrSimilarIntensity) {
   StereoParams p;
   p.max_disparity = 8;
   p.refine_iterations = 0;
+  p.refine_interpolate = true;
   CrossArms arms;
   cross_arms(gray.view(), cross_options(p), arms, nullptr);
   RefineInput in;
