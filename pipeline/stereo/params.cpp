@@ -81,6 +81,7 @@ std::vector<ParameterError> check_params(const StereoParams& p) {
   check_range(e, "refine_iterations", p.refine_iterations, 0, kMaxRefineIterations);
   check_range(e, "refine_votes", p.refine_votes, 1, kMaxRefineVotes);
   check_range(e, "refine_share", p.refine_share, 0, 99);
+  check_range(e, "refine_edges", p.refine_edges, 0, kMaxDisparity);
   return e;
 }
 

@@ -112,6 +112,9 @@ struct StereoParams {
   int refine_iterations = 5;  // voting rounds (0: none)
   int refine_votes = 20;      // tau_S: fewest valid votes in the region
   int refine_share = 40;      // tau_H: the winner must hold more than this percentage of them
+  // Valid pixels whose left or right neighbour differs by this many disparities or more are voted
+  // on too (0: only holes).
+  int refine_edges = 0;
   // Off by default: on the v2 scenes it lost to the scanline filling after the median (fill, on in
   // stereod-bench accuracy), docs/PERFORMANCE.md "Multi-step refinement".
   bool refine_interpolate = false;
@@ -122,14 +125,15 @@ struct StereoParams {
   // the list against the struct's layout.
   template <typename Self>
   static auto tie_fields(Self& s) {
-    return std::tie(
-        s.max_disparity, s.levels, s.min_coarse_disparities, s.cost, s.census_width,
-        s.census_height, s.ad_truncation, s.lambda_ad, s.lambda_census, s.ad_mean_radius,
-        s.subwindow, s.best_k, s.parent_radius, s.aggregation, s.sgm_cost, s.sgm_paths, s.sgm_p1,
-        s.sgm_p2, s.sgm_gradient, s.cross_tau1, s.cross_tau2, s.cross_l1, s.cross_l2,
-        s.cross_iterations, s.cross_check, s.cross_check_tolerance, s.uniqueness, s.subpixel,
-        s.speckle_size, s.speckle_range, s.median, s.fill, s.fill_mode, s.fill_interpolate_max,
-        s.refine, s.refine_iterations, s.refine_votes, s.refine_share, s.refine_interpolate);
+    return std::tie(s.max_disparity, s.levels, s.min_coarse_disparities, s.cost, s.census_width,
+                    s.census_height, s.ad_truncation, s.lambda_ad, s.lambda_census,
+                    s.ad_mean_radius, s.subwindow, s.best_k, s.parent_radius, s.aggregation,
+                    s.sgm_cost, s.sgm_paths, s.sgm_p1, s.sgm_p2, s.sgm_gradient, s.cross_tau1,
+                    s.cross_tau2, s.cross_l1, s.cross_l2, s.cross_iterations, s.cross_check,
+                    s.cross_check_tolerance, s.uniqueness, s.subpixel, s.speckle_size,
+                    s.speckle_range, s.median, s.fill, s.fill_mode, s.fill_interpolate_max,
+                    s.refine, s.refine_iterations, s.refine_votes, s.refine_share, s.refine_edges,
+                    s.refine_interpolate);
   }
   bool operator==(const StereoParams& o) const { return tie_fields(*this) == tie_fields(o); }
   bool operator!=(const StereoParams& o) const { return !(*this == o); }

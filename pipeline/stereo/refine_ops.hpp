@@ -21,6 +21,18 @@ STEREOD_HD bool refine_vote_accepted(int winner, int votes, int min_votes, int s
   return votes >= min_votes && 100 * winner > share * votes;
 }
 
+// Whether a valid pixel of value `q4` is at a depth edge and so voted on as a hole is: its left or
+// right neighbour (`left`, `right`; kInvalidDisparity where there is none or it has no disparity)
+// rounds to a disparity at least `step` away from its own (step 0: never).
+STEREOD_HD bool refine_at_edge(std::uint16_t q4, std::uint16_t left, std::uint16_t right,
+                               int step) {
+  if (step == 0) return false;
+  const int b = refine_vote_bin(q4);
+  const int l = left == kInvalidDisparity ? b : refine_vote_bin(left);
+  const int r = right == kInvalidDisparity ? b : refine_vote_bin(right);
+  return l - b >= step || b - l >= step || r - b >= step || b - r >= step;
+}
+
 constexpr int kRefineDirections = 16;
 
 // Direction i (0 .. 15) of the interpolation's search, counter-clockwise from +x in image

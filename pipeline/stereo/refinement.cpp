@@ -21,6 +21,7 @@ RefineOptions refine_options(const StereoParams& p) {
   o.iterations = p.refine_iterations;
   o.votes = p.refine_votes;
   o.share = p.refine_share;
+  o.edges = p.refine_edges;
   o.interpolate = p.refine_interpolate;
   return o;
 }
@@ -28,7 +29,7 @@ RefineOptions refine_options(const StereoParams& p) {
 void Refiner::refine(Disparity16& map, const RefineInput& in, const RefineOptions& o,
                      ThreadPool* pool) {
   for (int i = 0; i < o.iterations; ++i) {
-    // A round that fills nothing leaves the map as it found it, and so would every later one.
+    // A round that changes nothing leaves the map as it found it, and so would every later one.
     if (!vote(map, in, o, pool)) break;
   }
   if (o.interpolate) interpolate(map, in, pool);
@@ -39,7 +40,7 @@ bool Refiner::vote(Disparity16& map, const RefineInput& in, const RefineOptions&
   previous_ = map;
   const int w = map.width(), h = map.height();
   const CrossArms& arms = *in.arms;
-  std::atomic<bool> filled{false};
+  std::atomic<bool> changed{false};
   for_rows(pool, h, [&](int y0, int y1) {
     // Each task's histogram over the disparities, cleared after each hole by the bins it touched.
     std::vector<int> histogram(static_cast<std::size_t>(in.disparities), 0);
@@ -48,7 +49,13 @@ bool Refiner::vote(Disparity16& map, const RefineInput& in, const RefineOptions&
     for (int y = y0; y < y1; ++y) {
       const std::uint16_t* prev_row = previous_.row(y);
       for (int x = 0; x < w; ++x) {
-        if (prev_row[x] != kInvalidDisparity || !foreground_at(in.foreground, x, y)) continue;
+        const std::uint16_t own = prev_row[x];
+        if (own == kInvalidDisparity
+                ? !foreground_at(in.foreground, x, y)
+                : !refine_at_edge(own, x > 0 ? prev_row[x - 1] : kInvalidDisparity,
+                                  x + 1 < w ? prev_row[x + 1] : kInvalidDisparity, o.edges)) {
+          continue;
+        }
         int votes = 0, best = -1, best_count = 0;
         for (int qy = y - arms.up(x, y); qy <= y + arms.down(x, y); ++qy) {
           const std::uint16_t* row = previous_.row(qy);
@@ -68,14 +75,15 @@ bool Refiner::vote(Disparity16& map, const RefineInput& in, const RefineOptions&
         for (int d : touched) histogram[static_cast<std::size_t>(d)] = 0;
         touched.clear();
         if (best >= 0 && refine_vote_accepted(best_count, votes, o.votes, o.share)) {
-          map(x, y) = static_cast<std::uint16_t>(best * kSubpixelScale);
-          any = true;
+          const auto value = static_cast<std::uint16_t>(best * kSubpixelScale);
+          any = any || value != own;
+          map(x, y) = value;
         }
       }
     }
-    if (any) filled.store(true, std::memory_order_relaxed);
+    if (any) changed.store(true, std::memory_order_relaxed);
   });
-  return filled.load();
+  return changed.load();
 }
 
 void Refiner::interpolate(Disparity16& map, const RefineInput& in, ThreadPool* pool) {

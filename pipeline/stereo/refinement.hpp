@@ -7,7 +7,12 @@
 //    arms of the pixels on its vertical arm, cross_aggregation.hpp's first iteration). With at
 //    least refine_votes votes, the most frequent disparity d (ties: the smaller) that holds more
 //    than refine_share percent of them becomes the hole's value, 16 * d. Every round reads the
-//    map the previous round left (all holes at once), refine_iterations rounds.
+//    map the previous round left (all holes at once), refine_iterations rounds. With
+//    refine_edges = N > 0, a valid pixel whose left or right neighbour rounds to a disparity N or
+//    more away from its own is voted on in the same way (refine_at_edge): at a depth edge, the
+//    region, which follows the intensity edges, decides which side the pixel belongs to. This is
+//    our stand-in for Mei's depth-discontinuity adjustment, which compares matching costs
+//    instead.
 // 2. Proper interpolation (refine_interpolate): each hole left is an occlusion or a mismatch by
 //    Mei's test on the partner view's raw winners (refine_occluded); along each of 16 directions
 //    the nearest valid pixel is a candidate (a search stops at the border and at background
@@ -30,6 +35,7 @@ struct RefineOptions {
   int iterations = 5;  // voting rounds (0: none)
   int votes = 20;      // tau_S
   int share = 40;      // tau_H, percent
+  int edges = 0;       // valid pixels at a horizontal disparity step of this much vote too (0: no)
   bool interpolate = false;
 };
 RefineOptions refine_options(const StereoParams& p);
@@ -51,7 +57,7 @@ class Refiner {
   void refine(Disparity16& map, const RefineInput& in, const RefineOptions& o, ThreadPool* pool);
 
  private:
-  // One voting round from previous_ into `map`; false when it filled nothing.
+  // One voting round from previous_ into `map`; false when it changed nothing.
   bool vote(Disparity16& map, const RefineInput& in, const RefineOptions& o, ThreadPool* pool);
   void interpolate(Disparity16& map, const RefineInput& in, ThreadPool* pool);
 

@@ -154,7 +154,7 @@ TEST(StereoYaml, ReadsTheCrossKeysAndNamesTheirMistakes) {
 TEST(StereoYaml, ReadsTheRefinementKeysAndNamesTheirMistakes) {
   const std::string file = write_temp(
       "stereo:\n  refine: true\n  refine_iterations: 3\n  refine_votes: 12\n"
-      "  refine_share: 55\n  refine_interpolate: true\n");
+      "  refine_share: 55\n  refine_interpolate: true\n  refine_edges: 2\n");
   const StereoParams p = load_stereo_params_file(file);
   std::remove(file.c_str());
   EXPECT_TRUE(p.refine);
@@ -162,6 +162,7 @@ TEST(StereoYaml, ReadsTheRefinementKeysAndNamesTheirMistakes) {
   EXPECT_EQ(p.refine_votes, 12);
   EXPECT_EQ(p.refine_share, 55);
   EXPECT_TRUE(p.refine_interpolate);
+  EXPECT_EQ(p.refine_edges, 2);
   EXPECT_FALSE(StereoParams{}.refine);  // off unless asked for
   const auto issues = issues_of(
       "stereo:\n  refine: yes please\n  refine_iterations: 17\n  refine_votes: 0\n"

@@ -208,11 +208,13 @@ TEST_P(NaiveMatcher, RandomRefineCasesBitExact) {
     c.params.refine_iterations = rng.range(0, 6);
     c.params.refine_votes = rng.chance(50) ? rng.range(1, 8) : rng.range(1, 40);
     c.params.refine_share = rng.range(0, 99);
+    c.params.refine_edges = rng.chance(40) ? 0 : rng.range(1, 4);
     c.params.refine_interpolate = rng.chance(75);
     c.name += std::string(" ") + std::string(to_string(c.params.aggregation)) + " refine " +
               std::to_string(c.params.refine_iterations) + " rounds, votes " +
               std::to_string(c.params.refine_votes) + ", share " +
-              std::to_string(c.params.refine_share) +
+              std::to_string(c.params.refine_share) + ", edges " +
+              std::to_string(c.params.refine_edges) +
               (c.params.refine_interpolate ? ", interpolate" : "");
     StereoOutput got;
     const NaiveResult want = expect_engine_equals_naive(c, got);

@@ -65,6 +65,7 @@ TEST(Params, EachOutOfRangeValueIsNamed) {
       {[](StereoParams& p) { p.refine_iterations = 17; }, "stereo.refine_iterations = 17"},
       {[](StereoParams& p) { p.refine_votes = 0; }, "stereo.refine_votes = 0"},
       {[](StereoParams& p) { p.refine_votes = 16642; }, "stereo.refine_votes = 16642"},
+      {[](StereoParams& p) { p.refine_edges = -1; }, "stereo.refine_edges = -1"},
       {[](StereoParams& p) { p.refine_share = 100; },
        "stereo.refine_share = 100: must be between 0 and 99"},
   };

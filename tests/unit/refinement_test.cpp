@@ -48,6 +48,7 @@ StageCase random_stage_case(std::uint64_t seed) {
   c.p.refine_iterations = rng.range(0, 6);
   c.p.refine_votes = rng.chance(50) ? rng.range(1, 6) : rng.range(1, 60);
   c.p.refine_share = rng.range(0, 99);
+  c.p.refine_edges = rng.chance(40) ? 0 : rng.range(1, 4);
   c.p.refine_interpolate = rng.chance(80);
   c.gray = patchy_gray(rng, w, h);
   c.sign = rng.chance(50) ? -1 : 1;
@@ -110,12 +111,13 @@ Disparity16 engine_refined(const StageCase& c, ThreadPool* pool) {
 }  // namespace
 
 // The stage against the naive refinement, bit for bit, on one thread and on a pool; the cases
-// must exercise both steps (holes voted, holes interpolated) and leave some holes alone.
+// must exercise both steps (holes voted, holes interpolated, edge pixels voted again) and leave
+// some holes alone.
 TEST(Refinement, RandomMapsBitExactWithTheNaiveOne) {
   const char* env = std::getenv("STEREOD_NAIVE_REFINE_CASES");
   const int cases = env ? std::atoi(env) : 300;
   const auto pool = ThreadPool::for_threads(3);
-  long long voted = 0, interpolated = 0, kept = 0;
+  long long voted = 0, interpolated = 0, kept = 0, revoted = 0;
   for (int i = 0; i < cases; ++i) {
     const StageCase c = random_stage_case(1000 + static_cast<std::uint64_t>(i));
     Disparity16 want = c.map;
@@ -127,7 +129,10 @@ TEST(Refinement, RandomMapsBitExactWithTheNaiveOne) {
     Disparity16 after_votes = c.map;
     naive_refine(votes_only, after_votes, c.gray, c.masks, c.partner, c.sign);
     for (std::size_t k = 0; k < c.map.size(); ++k) {
-      if (c.map.data()[k] != kInvalidDisparity) continue;
+      if (c.map.data()[k] != kInvalidDisparity) {
+        revoted += after_votes.data()[k] != c.map.data()[k];
+        continue;
+      }
       if (after_votes.data()[k] != kInvalidDisparity) {
         ++voted;
       } else if (want.data()[k] != kInvalidDisparity) {
@@ -140,6 +145,7 @@ TEST(Refinement, RandomMapsBitExactWithTheNaiveOne) {
   EXPECT_GT(voted, 0);
   EXPECT_GT(interpolated, 0);
   EXPECT_GT(kept, 0);
+  EXPECT_GT(revoted, 0);  // valid pixels at depth edges (refine_edges)
 }
 
 // The 16 directions: distinct, counter-clockwise from +x, each its opposite 8 later.
@@ -163,6 +169,18 @@ TEST(Refinement, VotingRules) {
   EXPECT_FALSE(refine_vote_accepted(19, 19, 20, 40));  // too few votes
   EXPECT_TRUE(refine_vote_accepted(9, 20, 20, 40));    // 45 % > 40 %
   EXPECT_FALSE(refine_vote_accepted(8, 20, 20, 40));   // 40 % is not more than 40 %
+}
+
+// A valid pixel is at an edge when a horizontal neighbour rounds `step` or more away.
+TEST(Refinement, EdgeRule) {
+  const std::uint16_t none = kInvalidDisparity;
+  EXPECT_FALSE(refine_at_edge(16 * 5, 16 * 9, 16 * 1, 0));  // off
+  EXPECT_TRUE(refine_at_edge(16 * 5, 16 * 6, none, 1));
+  EXPECT_FALSE(refine_at_edge(16 * 5, 16 * 6, 16 * 4, 2));
+  EXPECT_TRUE(refine_at_edge(16 * 5, none, 16 * 3, 2));
+  EXPECT_FALSE(refine_at_edge(16 * 5, none, none, 1));
+  EXPECT_TRUE(refine_at_edge(16 * 5 + 7, 16 * 6 - 8, none, 1));   // 5.44 rounds to 5, 5.5 to 6
+  EXPECT_FALSE(refine_at_edge(16 * 5 + 8, 16 * 6 - 8, none, 1));  // both 5.5: 6
 }
 
 // Mei's test: a hole is a mismatch when a partner pixel's winner points back at it, an occlusion
