@@ -287,7 +287,7 @@ void CpuStereoMatcher::refine(const StereoInput& in, int v) {
   r.sign = v == 0 ? -1 : +1;
   r.disparities = level_disparities(params_.max_disparity, 0);
   r.tolerance = params_.cross_check_tolerance;
-  refiner_[v].refine(q4_[v], r, refine_options(params_), pool);
+  refiner_[v].refine(q4_[v], r, params_, pool);
 }
 
 void CpuStereoMatcher::compute(const StereoInput& in, StereoOutput& out) {

@@ -16,26 +16,16 @@ bool foreground_at(ImageView<const std::uint8_t> fg, int x, int y) {
 
 }  // namespace
 
-RefineOptions refine_options(const StereoParams& p) {
-  RefineOptions o;
-  o.iterations = p.refine_iterations;
-  o.votes = p.refine_votes;
-  o.share = p.refine_share;
-  o.edges = p.refine_edges;
-  o.interpolate = p.refine_interpolate;
-  return o;
-}
-
-void Refiner::refine(Disparity16& map, const RefineInput& in, const RefineOptions& o,
+void Refiner::refine(Disparity16& map, const RefineInput& in, const StereoParams& p,
                      ThreadPool* pool) {
-  for (int i = 0; i < o.iterations; ++i) {
+  for (int i = 0; i < p.refine_iterations; ++i) {
     // A round that changes nothing leaves the map as it found it, and so would every later one.
-    if (!vote(map, in, o, pool)) break;
+    if (!vote(map, in, p, pool)) break;
   }
-  if (o.interpolate) interpolate(map, in, pool);
+  if (p.refine_interpolate) interpolate(map, in, pool);
 }
 
-bool Refiner::vote(Disparity16& map, const RefineInput& in, const RefineOptions& o,
+bool Refiner::vote(Disparity16& map, const RefineInput& in, const StereoParams& p,
                    ThreadPool* pool) {
   previous_ = map;
   const int w = map.width(), h = map.height();
@@ -53,7 +43,8 @@ bool Refiner::vote(Disparity16& map, const RefineInput& in, const RefineOptions&
         if (own == kInvalidDisparity
                 ? !foreground_at(in.foreground, x, y)
                 : !refine_at_edge(own, x > 0 ? prev_row[x - 1] : kInvalidDisparity,
-                                  x + 1 < w ? prev_row[x + 1] : kInvalidDisparity, o.edges)) {
+                                  x + 1 < w ? prev_row[x + 1] : kInvalidDisparity,
+                                  p.refine_edges)) {
           continue;
         }
         int votes = 0, best = -1, best_count = 0;
@@ -74,7 +65,7 @@ bool Refiner::vote(Disparity16& map, const RefineInput& in, const RefineOptions&
         }
         for (int d : touched) histogram[static_cast<std::size_t>(d)] = 0;
         touched.clear();
-        if (best >= 0 && refine_vote_accepted(best_count, votes, o.votes, o.share)) {
+        if (best >= 0 && refine_vote_accepted(best_count, votes, p.refine_votes, p.refine_share)) {
           const auto value = static_cast<std::uint16_t>(best * kSubpixelScale);
           any = any || value != own;
           map(x, y) = value;

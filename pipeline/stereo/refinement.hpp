@@ -31,15 +31,6 @@ namespace stereod {
 
 class ThreadPool;
 
-struct RefineOptions {
-  int iterations = 5;  // voting rounds (0: none)
-  int votes = 20;      // tau_S
-  int share = 40;      // tau_H, percent
-  int edges = 0;       // valid pixels at a horizontal disparity step of this much vote too (0: no)
-  bool interpolate = false;
-};
-RefineOptions refine_options(const StereoParams& p);
-
 // What the refinement of one view reads besides its map.
 struct RefineInput {
   ImageView<const std::uint8_t> gray;        // the view's finest-level raw intensities
@@ -54,11 +45,12 @@ struct RefineInput {
 // Keeps its scratch between calls (one per view).
 class Refiner {
  public:
-  void refine(Disparity16& map, const RefineInput& in, const RefineOptions& o, ThreadPool* pool);
+  // p: the refine_* keys.
+  void refine(Disparity16& map, const RefineInput& in, const StereoParams& p, ThreadPool* pool);
 
  private:
   // One voting round from previous_ into `map`; false when it changed nothing.
-  bool vote(Disparity16& map, const RefineInput& in, const RefineOptions& o, ThreadPool* pool);
+  bool vote(Disparity16& map, const RefineInput& in, const StereoParams& p, ThreadPool* pool);
   void interpolate(Disparity16& map, const RefineInput& in, ThreadPool* pool);
 
   Disparity16 previous_;

@@ -61,6 +61,9 @@ std::vector<Gray8> random_masks(CaseRng& rng, int width, int height, int levels,
 // draws.
 void random_cross_arms(CaseRng& rng, StereoParams& p, int max_arm);
 
+// The refinement on (refine: true) with random rounds, thresholds, edge steps and interpolation.
+void random_refinement(CaseRng& rng, StereoParams& p);
+
 // Where two images first differ ("x,y: naive A, engine B"), "sizes differ", or "" when equal.
 template <typename T>
 std::string first_difference(const Image<T>& want, const Image<T>& got) {

@@ -204,12 +204,7 @@ TEST_P(NaiveMatcher, RandomRefineCasesBitExact) {
     c.params.sgm_p2 = c.params.sgm_p1 + rng.range(0, 128);
     random_cross_arms(rng, c.params, 12);
     const StereoParams plain = c.params;
-    c.params.refine = true;
-    c.params.refine_iterations = rng.range(0, 6);
-    c.params.refine_votes = rng.chance(50) ? rng.range(1, 8) : rng.range(1, 40);
-    c.params.refine_share = rng.range(0, 99);
-    c.params.refine_edges = rng.chance(40) ? 0 : rng.range(1, 4);
-    c.params.refine_interpolate = rng.chance(75);
+    random_refinement(rng, c.params);
     c.name += std::string(" ") + std::string(to_string(c.params.aggregation)) + " refine " +
               std::to_string(c.params.refine_iterations) + " rounds, votes " +
               std::to_string(c.params.refine_votes) + ", share " +

@@ -44,12 +44,7 @@ StageCase random_stage_case(std::uint64_t seed) {
   c.p.max_disparity = rng.range(1, w - 1);
   random_cross_arms(rng, c.p, 16);
   c.p.cross_check_tolerance = rng.range(0, 2);
-  c.p.refine = true;
-  c.p.refine_iterations = rng.range(0, 6);
-  c.p.refine_votes = rng.chance(50) ? rng.range(1, 6) : rng.range(1, 60);
-  c.p.refine_share = rng.range(0, 99);
-  c.p.refine_edges = rng.chance(40) ? 0 : rng.range(1, 4);
-  c.p.refine_interpolate = rng.chance(80);
+  random_refinement(rng, c.p);
   c.gray = patchy_gray(rng, w, h);
   c.sign = rng.chance(50) ? -1 : 1;
   // A map of a few disparity levels (and some fractions), with holes in runs and blobs.
@@ -104,7 +99,7 @@ Disparity16 engine_refined(const StageCase& c, ThreadPool* pool) {
   in.tolerance = c.p.cross_check_tolerance;
   Disparity16 out = c.map;
   Refiner r;
-  r.refine(out, in, refine_options(c.p), pool);
+  r.refine(out, in, c.p, pool);
   return out;
 }
 
@@ -227,14 +222,14 @@ TEST(Refinement, InterpolationTakesBackgroundOrSimilarIntensity) {
   Image<std::int16_t> none(w, h, kNoDisparity);
   in.partner = &none;
   Disparity16 occluded = map;
-  r.refine(occluded, in, refine_options(p), nullptr);
+  r.refine(occluded, in, p, nullptr);
   EXPECT_EQ(occluded(4, 0), 16 * 2);
   EXPECT_EQ(occluded(8, 0), 16 * 6);  // one side only
   // Every pixel's partner at d = 0 points back: mismatches, the bright hole takes the bright side.
   Image<std::int16_t> zero(w, h, 0);
   in.partner = &zero;
   Disparity16 mismatched = map;
-  r.refine(mismatched, in, refine_options(p), nullptr);
+  r.refine(mismatched, in, p, nullptr);
   EXPECT_EQ(mismatched(4, 0), 16 * 6);
   EXPECT_EQ(mismatched(0, 0), 16 * 2);
 }
