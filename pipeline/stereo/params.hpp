@@ -113,8 +113,9 @@ struct StereoParams {
   int refine_votes = 20;      // tau_S: fewest valid votes in the region
   int refine_share = 40;      // tau_H: the winner must hold more than this percentage of them
   // Valid pixels whose left or right neighbour differs by this many disparities or more are voted
-  // on too (0: only holes).
-  int refine_edges = 0;
+  // on too (0: only holes). 1 was best on the v2 scenes for window and sgm (pixel cost); with the
+  // cross-based modes 0 was (docs/PERFORMANCE.md "Multi-step refinement").
+  int refine_edges = 1;
   // Off by default: on the v2 scenes it lost to the scanline filling after the median (fill, on in
   // stereod-bench accuracy), docs/PERFORMANCE.md "Multi-step refinement".
   bool refine_interpolate = false;
