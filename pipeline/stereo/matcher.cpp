@@ -15,9 +15,9 @@ namespace stereod {
 namespace {
 
 // The confidence belongs to the matcher's own disparities: 0 wherever the checked map (after the
-// cross-check and the speckle filter) or the median's output has none; called with each. The
-// refinement and hole filling, which come in between and after, only give disparities to pixels
-// without one, so those keep 0.
+// cross-check and the speckle filter) or the median's output has none; called with each. Hole
+// filling, which comes after, only gives disparities to pixels without one, so those keep 0; so
+// does the refinement's voting at holes (its changes at depth edges: below).
 void keep_confidence_where_matched(const Disparity16& map, Gray8& confidence) {
   for (int y = 0; y < confidence.height(); ++y) {
     const std::uint16_t* m = map.row(y);
@@ -25,6 +25,15 @@ void keep_confidence_where_matched(const Disparity16& map, Gray8& confidence) {
     for (int x = 0; x < confidence.width(); ++x) {
       if (m[x] == kInvalidDisparity) out[x] = 0;
     }
+  }
+}
+
+// Nor to a disparity the refinement changed (at a depth edge): 0 wherever `after` differs from
+// `before`.
+void keep_confidence_where_unchanged(const Disparity16& before, const Disparity16& after,
+                                     Gray8& confidence) {
+  for (std::size_t i = 0; i < confidence.size(); ++i) {
+    if (before.data()[i] != after.data()[i]) confidence.data()[i] = 0;
   }
 }
 
@@ -257,7 +266,12 @@ void CpuStereoMatcher::post_process(const StereoInput& in, StereoOutput& out) {
         speckle_[v].apply(q4_[v], params_.speckle_size, params_.speckle_range * kSubpixelScale);
       }
       if (v == 0 && in.confidence) keep_confidence_where_matched(q4_[0], out.confidence);
-      if (params_.refine) refine(in, v);
+      if (params_.refine) {
+        if (v == 0 && in.confidence) unrefined_ = q4_[0];
+        refine(in, v);
+        if (v == 0 && in.confidence)
+          keep_confidence_where_unchanged(unrefined_, q4_[0], out.confidence);
+      }
       if (params_.median) {
         median3x3(q4_[v], *result[v], pool);
       } else {

@@ -129,6 +129,7 @@ class CpuStereoMatcher {
   Disparity16 q4_[2];
   SpeckleFilter speckle_[2];
   Refiner refiner_[2];
+  Disparity16 unrefined_;  // the left map before the refinement, for the confidence
 };
 
 }  // namespace stereod

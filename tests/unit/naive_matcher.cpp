@@ -496,7 +496,8 @@ NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& r
       }
     }
     remove_speckles(d, p.speckle_size, p.speckle_range * kSubpixelScale);
-    Disparity16 confident = d;  // the matcher's own disparities, for the confidence below
+    // The matcher's own disparities: the confidence is 0 where the refinement gave or changed one.
+    Disparity16 confident = d;
     if (p.refine) {
       naive_refine(p, d, v == 0 ? left : right, *masks[v], out.winners[1 - v][0], v == 0 ? -1 : 1);
     }
@@ -509,7 +510,8 @@ NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& r
     if (v == 0) {  // confidence only where the matcher's own disparity survived the filters
       for (int y = 0; y < h; ++y) {
         for (int x = 0; x < w; ++x) {
-          if (confident(x, y) == kInvalidDisparity || m(x, y) == kInvalidDisparity) {
+          if (confident(x, y) == kInvalidDisparity || d(x, y) != confident(x, y) ||
+              m(x, y) == kInvalidDisparity) {
             out.confidence(x, y) = 0;
           }
         }
