@@ -30,44 +30,79 @@ bool Refiner::vote(Disparity16& map, const RefineInput& in, const StereoParams& 
   previous_ = map;
   const int w = map.width(), h = map.height();
   const CrossArms& arms = *in.arms;
+  auto voter = [&](int x, int y) {
+    const std::uint16_t* row = previous_.row(y);
+    const std::uint16_t own = row[x];
+    if (own == kInvalidDisparity) return foreground_at(in.foreground, x, y);
+    return refine_at_edge(own, x > 0 ? row[x - 1] : kInvalidDisparity,
+                          x + 1 < w ? row[x + 1] : kInvalidDisparity, p.refine_edges);
+  };
   std::atomic<bool> changed{false};
-  for_rows(pool, h, [&](int y0, int y1) {
-    // Each task's histogram over the disparities, cleared after each hole by the bins it touched.
+  // Column by column: every pixel of column x sums, over the rows of its vertical arm, the votes
+  // of the horizontal arm of the pixel (x, row), the same whichever pixel of the column asks. So
+  // each of those row segments is counted once per column, into a short list of (disparity,
+  // votes) (a segment holds few distinct disparities), and each voter merges the lists of its
+  // rows instead of reading every pixel of its region.
+  for_rows(pool, w, [&](int x0, int x1) {
     std::vector<int> histogram(static_cast<std::size_t>(in.disparities), 0);
     std::vector<int> touched;
+    std::vector<std::uint32_t> entries;  // (votes << 16) | disparity, the segments' lists
+    std::vector<std::uint32_t> start(static_cast<std::size_t>(h) + 1);
+    std::vector<int> voters;
+    std::vector<int> needed(static_cast<std::size_t>(h) + 1);  // +1 / -1 where arms start / end
     bool any = false;
-    for (int y = y0; y < y1; ++y) {
-      const std::uint16_t* prev_row = previous_.row(y);
-      for (int x = 0; x < w; ++x) {
-        const std::uint16_t own = prev_row[x];
-        if (own == kInvalidDisparity
-                ? !foreground_at(in.foreground, x, y)
-                : !refine_at_edge(own, x > 0 ? prev_row[x - 1] : kInvalidDisparity,
-                                  x + 1 < w ? prev_row[x + 1] : kInvalidDisparity,
-                                  p.refine_edges)) {
-          continue;
+    for (int x = x0; x < x1; ++x) {
+      voters.clear();
+      std::fill(needed.begin(), needed.end(), 0);
+      for (int y = 0; y < h; ++y) {
+        if (!voter(x, y)) continue;
+        voters.push_back(y);
+        ++needed[static_cast<std::size_t>(y - arms.up(x, y))];
+        --needed[static_cast<std::size_t>(y + arms.down(x, y) + 1)];
+      }
+      if (voters.empty()) continue;
+      entries.clear();
+      int covering = 0;  // voters whose vertical arm covers row qy
+      for (int qy = 0; qy < h; ++qy) {
+        start[static_cast<std::size_t>(qy)] = static_cast<std::uint32_t>(entries.size());
+        covering += needed[static_cast<std::size_t>(qy)];
+        if (covering == 0) continue;  // an empty list nobody reads
+        const std::uint16_t* row = previous_.row(qy);
+        for (int qx = x - arms.left(x, qy); qx <= x + arms.right(x, qy); ++qx) {
+          if (row[qx] == kInvalidDisparity) continue;
+          const int d = refine_vote_bin(row[qx]);
+          if (histogram[static_cast<std::size_t>(d)]++ == 0) touched.push_back(d);
         }
+        for (int d : touched) {
+          entries.push_back(static_cast<std::uint32_t>(histogram[static_cast<std::size_t>(d)])
+                                << 16 |
+                            static_cast<std::uint32_t>(d));
+          histogram[static_cast<std::size_t>(d)] = 0;
+        }
+        touched.clear();
+      }
+      start[static_cast<std::size_t>(h)] = static_cast<std::uint32_t>(entries.size());
+      for (const int y : voters) {
         int votes = 0, best = -1, best_count = 0;
-        for (int qy = y - arms.up(x, y); qy <= y + arms.down(x, y); ++qy) {
-          const std::uint16_t* row = previous_.row(qy);
-          for (int qx = x - arms.left(x, qy); qx <= x + arms.right(x, qy); ++qx) {
-            if (row[qx] == kInvalidDisparity) continue;
-            const int d = refine_vote_bin(row[qx]);
-            int& count = histogram[static_cast<std::size_t>(d)];
-            if (count == 0) touched.push_back(d);
-            ++count;
-            ++votes;
-            if (count > best_count || (count == best_count && d < best)) {
-              best = d;
-              best_count = count;
-            }
+        const std::uint32_t* e = entries.data();
+        for (std::uint32_t k = start[static_cast<std::size_t>(y - arms.up(x, y))];
+             k < start[static_cast<std::size_t>(y + arms.down(x, y) + 1)]; ++k) {
+          const int d = static_cast<int>(e[k] & 0xFFFFu), n = static_cast<int>(e[k] >> 16);
+          int& count = histogram[static_cast<std::size_t>(d)];
+          if (count == 0) touched.push_back(d);
+          count += n;
+          votes += n;
+          // The most votes, ties to the smaller disparity, whatever the order of the lists.
+          if (count > best_count || (count == best_count && d < best)) {
+            best = d;
+            best_count = count;
           }
         }
         for (int d : touched) histogram[static_cast<std::size_t>(d)] = 0;
         touched.clear();
         if (best >= 0 && refine_vote_accepted(best_count, votes, p.refine_votes, p.refine_share)) {
           const auto value = static_cast<std::uint16_t>(best * kSubpixelScale);
-          any = any || value != own;
+          any = any || value != previous_(x, y);
           map(x, y) = value;
         }
       }
