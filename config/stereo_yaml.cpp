@@ -43,7 +43,13 @@ void read_stereo_params(YamlReader& r, const YAML::Node& node, const std::string
                 "median",
                 "fill",
                 "fill_mode",
-                "fill_interpolate_max"});
+                "fill_interpolate_max",
+                "refine",
+                "refine_iterations",
+                "refine_votes",
+                "refine_share",
+                "refine_edges",
+                "refine_interpolate"});
   r.read(node, path, "max_disparity", p.max_disparity, 1, kMaxDisparity);
   r.read(node, path, "levels", p.levels, 1, kMaxLevels);
   r.read(node, path, "min_coarse_disparities", p.min_coarse_disparities, 1, kMaxDisparity);
@@ -87,6 +93,12 @@ void read_stereo_params(YamlReader& r, const YAML::Node& node, const std::string
   r.read_choice(node, path, "fill_mode", p.fill_mode,
                 {{"intensity", FillMode::kIntensity}, {"background", FillMode::kBackground}});
   r.read(node, path, "fill_interpolate_max", p.fill_interpolate_max, 0, kMaxDisparity);
+  r.read(node, path, "refine", p.refine);
+  r.read(node, path, "refine_iterations", p.refine_iterations, 0, kMaxRefineIterations);
+  r.read(node, path, "refine_votes", p.refine_votes, 1, kMaxRefineVotes);
+  r.read(node, path, "refine_share", p.refine_share, 0, 99);
+  r.read(node, path, "refine_edges", p.refine_edges, 0, kMaxDisparity);
+  r.read(node, path, "refine_interpolate", p.refine_interpolate);
   // Rules between keys (odd sizes, the census code's 64 bits), reported at the offending key.
   for (const auto& e : check_params(p)) {
     const std::string key = e.parameter().substr(e.parameter().find('.') + 1);

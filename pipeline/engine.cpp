@@ -54,14 +54,20 @@ void check_frame_size(const FrameInput& f, int width, int height) {
 
 std::optional<ParameterError> cuda_engine_unsupported(const StereoParams& p) {
   const bool cross = p.aggregation == Aggregation::kCross;
-  if (!cross && !(p.aggregation == Aggregation::kSgm && p.sgm_cost == SgmCost::kCross)) {
-    return std::nullopt;
+  if (cross || (p.aggregation == Aggregation::kSgm && p.sgm_cost == SgmCost::kCross)) {
+    const std::string key = cross ? "stereo.aggregation" : "stereo.sgm_cost";
+    const std::string reason =
+        "cross-based aggregation runs on the CPU engine only (the CUDA engine does not have it "
+        "yet): use engine: cpu, or another aggregation";
+    return ParameterError(key, key + " = cross: " + reason, reason);
   }
-  const std::string key = cross ? "stereo.aggregation" : "stereo.sgm_cost";
-  const std::string reason =
-      "cross-based aggregation runs on the CPU engine only (the CUDA engine does not have it "
-      "yet): use engine: cpu, or another aggregation";
-  return ParameterError(key, key + " = cross: " + reason, reason);
+  if (p.refine) {
+    const std::string reason =
+        "the multi-step refinement runs on the CPU engine only (the CUDA engine does not have "
+        "it yet): use engine: cpu, or refine: false";
+    return ParameterError("stereo.refine", "stereo.refine = true: " + reason, reason);
+  }
+  return std::nullopt;
 }
 
 void check_engine_options(const EngineOptions& o) {

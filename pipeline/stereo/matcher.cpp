@@ -15,17 +15,25 @@ namespace stereod {
 namespace {
 
 // The confidence belongs to the matcher's own disparities: 0 wherever the checked map (after the
-// cross-check and the speckle filter) or the median's output has none. Hole filling, which comes
-// after, only gives disparities to pixels without one, so those keep 0.
-void keep_confidence_where_matched(const Disparity16& checked, const Disparity16& filtered,
-                                   Gray8& confidence) {
+// cross-check and the speckle filter) or the median's output has none; called with each. Hole
+// filling, which comes after, only gives disparities to pixels without one, so those keep 0; so
+// does the refinement's voting at holes (its changes at depth edges: below).
+void keep_confidence_where_matched(const Disparity16& map, Gray8& confidence) {
   for (int y = 0; y < confidence.height(); ++y) {
-    const std::uint16_t* c = checked.row(y);
-    const std::uint16_t* f = filtered.row(y);
+    const std::uint16_t* m = map.row(y);
     std::uint8_t* out = confidence.row(y);
     for (int x = 0; x < confidence.width(); ++x) {
-      if (c[x] == kInvalidDisparity || f[x] == kInvalidDisparity) out[x] = 0;
+      if (m[x] == kInvalidDisparity) out[x] = 0;
     }
+  }
+}
+
+// Nor to a disparity the refinement changed (at a depth edge): 0 wherever `after` differs from
+// `before`.
+void keep_confidence_where_unchanged(const Disparity16& before, const Disparity16& after,
+                                     Gray8& confidence) {
+  for (std::size_t i = 0; i < confidence.size(); ++i) {
+    if (before.data()[i] != after.data()[i]) confidence.data()[i] = 0;
   }
 }
 
@@ -257,12 +265,19 @@ void CpuStereoMatcher::post_process(const StereoInput& in, StereoOutput& out) {
       if (params_.speckle_size > 0) {
         speckle_[v].apply(q4_[v], params_.speckle_size, params_.speckle_range * kSubpixelScale);
       }
+      if (v == 0 && in.confidence) keep_confidence_where_matched(q4_[0], out.confidence);
+      if (params_.refine) {
+        if (v == 0 && in.confidence) unrefined_ = q4_[0];
+        refine(in, v);
+        if (v == 0 && in.confidence)
+          keep_confidence_where_unchanged(unrefined_, q4_[0], out.confidence);
+      }
       if (params_.median) {
         median3x3(q4_[v], *result[v], pool);
       } else {
         *result[v] = q4_[v];
       }
-      if (v == 0 && in.confidence) keep_confidence_where_matched(q4_[0], out.left, out.confidence);
+      if (v == 0 && in.confidence) keep_confidence_where_matched(out.left, out.confidence);
       if (params_.fill) {
         fill_holes(*result[v], levels_[0].gray[v].view(),
                    mask_at(v == 0 ? in.left_foreground : in.right_foreground, 0), params_.fill_mode,
@@ -270,6 +285,23 @@ void CpuStereoMatcher::post_process(const StereoInput& in, StereoOutput& out) {
       }
     }
   });
+}
+
+void CpuStereoMatcher::refine(const StereoInput& in, int v) {
+  ThreadPool* pool = pool_.get();
+  const Level& lv = levels_[0];
+  // With cross-based aggregation the finest level (matched last) left its arms, with the same
+  // options, in arms_.
+  if (!uses_cross()) cross_arms(lv.gray[v].view(), cross_options(params_), arms_[v], pool);
+  RefineInput r;
+  r.gray = lv.gray[v].view();
+  r.foreground = mask_at(v == 0 ? in.left_foreground : in.right_foreground, 0);
+  r.arms = &arms_[v];
+  r.partner = &lv.disp[1 - v];
+  r.sign = v == 0 ? -1 : +1;
+  r.disparities = level_disparities(params_.max_disparity, 0);
+  r.tolerance = params_.cross_check_tolerance;
+  refiner_[v].refine(q4_[v], r, params_, pool);
 }
 
 void CpuStereoMatcher::compute(const StereoInput& in, StereoOutput& out) {

@@ -12,6 +12,7 @@
 #include "stereo/cost.hpp"
 #include "stereo/cross_aggregation.hpp"
 #include "stereo/params.hpp"
+#include "stereo/refinement.hpp"
 #include "stereo/search_range.hpp"
 #include "stereo/sgm.hpp"
 #include "stereo/speckle.hpp"
@@ -102,6 +103,8 @@ class CpuStereoMatcher {
   void build_pyramid(const StereoInput& in, int levels);
   void match_level(const StereoInput& in, int s, StereoOutput& out);
   void post_process(const StereoInput& in, StereoOutput& out);
+  // The multi-step refinement of view v's finest map q4_[v] (refinement.hpp).
+  void refine(const StereoInput& in, int v);
   // Cross-based aggregation of a level's two views into volumes_.
   void aggregate_cross(Level& lv, const ViewMatch (&views)[2]);
   // The semi-global pass's options at level s; `scale`: the costs' units per pixel cost.
@@ -125,6 +128,8 @@ class CpuStereoMatcher {
   CrossAggregator cross_[2];
   Disparity16 q4_[2];
   SpeckleFilter speckle_[2];
+  Refiner refiner_[2];
+  Disparity16 unrefined_;  // the left map before the refinement, for the confidence
 };
 
 }  // namespace stereod

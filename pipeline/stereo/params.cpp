@@ -78,6 +78,10 @@ std::vector<ParameterError> check_params(const StereoParams& p) {
   check_range(e, "speckle_size", p.speckle_size, 0, 10000);
   check_range(e, "speckle_range", p.speckle_range, 0, 16);
   check_range(e, "fill_interpolate_max", p.fill_interpolate_max, 0, kMaxDisparity);
+  check_range(e, "refine_iterations", p.refine_iterations, 0, kMaxRefineIterations);
+  check_range(e, "refine_votes", p.refine_votes, 1, kMaxRefineVotes);
+  check_range(e, "refine_share", p.refine_share, 0, 99);
+  check_range(e, "refine_edges", p.refine_edges, 0, kMaxDisparity);
   return e;
 }
 

@@ -104,6 +104,22 @@ struct StereoParams {
   FillMode fill_mode = FillMode::kBackground;
   int fill_interpolate_max = 3;  // interpolate across a hole when its two sides differ by <= this
 
+  // Multi-step refinement (Mei et al. 2011; docs/ALGORITHM.md "Refinement", refinement.hpp) of the
+  // finest level's map after the left-right check and the speckle filter, before the median: region
+  // voting over the cross-based support regions of the cross_* arms, then (refine_interpolate)
+  // occlusion-aware interpolation along 16 directions. CPU engine only.
+  bool refine = false;
+  int refine_iterations = 5;  // voting rounds (0: none)
+  int refine_votes = 20;      // tau_S: fewest valid votes in the region
+  int refine_share = 40;      // tau_H: the winner must hold more than this percentage of them
+  // Valid pixels whose left or right neighbour differs by this many disparities or more are voted
+  // on too (0: only holes). 1 was best on the v2 scenes for window and sgm (pixel cost); with the
+  // cross-based modes 0 was (docs/PERFORMANCE.md "Multi-step refinement").
+  int refine_edges = 1;
+  // Off by default: on the v2 scenes it lost to the scanline filling after the median (fill, on in
+  // stereod-bench accuracy), docs/PERFORMANCE.md "Multi-step refinement".
+  bool refine_interpolate = false;
+
   // Every field, in declaration order: the one list that equality (a reload retunes a pair when
   // any field differs) and the test that changes each field once go through. A field left out of
   // it is a field whose change a reload would not apply; tests/unit/params_fields_test.cpp checks
@@ -116,7 +132,9 @@ struct StereoParams {
                     s.sgm_cost, s.sgm_paths, s.sgm_p1, s.sgm_p2, s.sgm_gradient, s.cross_tau1,
                     s.cross_tau2, s.cross_l1, s.cross_l2, s.cross_iterations, s.cross_check,
                     s.cross_check_tolerance, s.uniqueness, s.subpixel, s.speckle_size,
-                    s.speckle_range, s.median, s.fill, s.fill_mode, s.fill_interpolate_max);
+                    s.speckle_range, s.median, s.fill, s.fill_mode, s.fill_interpolate_max,
+                    s.refine, s.refine_iterations, s.refine_votes, s.refine_share, s.refine_edges,
+                    s.refine_interpolate);
   }
   bool operator==(const StereoParams& o) const { return tie_fields(*this) == tie_fields(o); }
   bool operator!=(const StereoParams& o) const { return !(*this == o); }
@@ -175,6 +193,9 @@ constexpr int kMaxSgmPenalty = 1023;
 // fixed-point scale of cross_aggregation.hpp) stay far below 2^32.
 constexpr int kMaxCrossArm = 64;
 constexpr int kMaxCrossIterations = 4;
+// Most voting rounds, and most votes a region can hold (the largest arms' (2 * 64 + 1)^2 pixels).
+constexpr int kMaxRefineIterations = 16;
+constexpr int kMaxRefineVotes = (2 * kMaxCrossArm + 1) * (2 * kMaxCrossArm + 1);
 
 // Levels the matcher actually uses: at most p.levels, fewer when the coarsest level would search
 // fewer than p.min_coarse_disparities disparities.

@@ -151,6 +151,42 @@ TEST(StereoYaml, ReadsTheCrossKeysAndNamesTheirMistakes) {
   EXPECT_EQ(issues[3].line, 6);
 }
 
+TEST(StereoYaml, ReadsTheRefinementKeysAndNamesTheirMistakes) {
+  const std::string file = write_temp(
+      "stereo:\n  refine: true\n  refine_iterations: 3\n  refine_votes: 12\n"
+      "  refine_share: 55\n  refine_interpolate: true\n  refine_edges: 2\n");
+  const StereoParams p = load_stereo_params_file(file);
+  std::remove(file.c_str());
+  EXPECT_TRUE(p.refine);
+  EXPECT_EQ(p.refine_iterations, 3);
+  EXPECT_EQ(p.refine_votes, 12);
+  EXPECT_EQ(p.refine_share, 55);
+  EXPECT_TRUE(p.refine_interpolate);
+  EXPECT_EQ(p.refine_edges, 2);
+  EXPECT_FALSE(StereoParams{}.refine);  // off unless asked for
+  const auto issues = issues_of(
+      "stereo:\n  refine: yes please\n  refine_iterations: 17\n  refine_votes: 0\n"
+      "  refine_share: 100\n  refine_interpolat: true\n");
+  ASSERT_EQ(issues.size(), 5u);
+  EXPECT_EQ(issues[0].key, "stereo.refine");
+  EXPECT_NE(issues[0].message.find("expected true or false"), std::string::npos)
+      << issues[0].message;
+  EXPECT_EQ(issues[1].key, "stereo.refine_iterations");
+  EXPECT_EQ(issues[1].line, 3);
+  EXPECT_EQ(issues[1].column, 22);
+  EXPECT_NE(issues[1].message.find("out of range (expected 0 to 16)"), std::string::npos)
+      << issues[1].message;
+  EXPECT_EQ(issues[2].key, "stereo.refine_votes");
+  EXPECT_EQ(issues[2].line, 4);
+  EXPECT_NE(issues[2].message.find("out of range"), std::string::npos) << issues[2].message;
+  EXPECT_EQ(issues[3].key, "stereo.refine_share");
+  EXPECT_NE(issues[3].to_string().find(":5:17: stereo.refine_share: "), std::string::npos)
+      << issues[3].to_string();
+  EXPECT_EQ(issues[4].key, "stereo.refine_interpolat");
+  EXPECT_NE(issues[4].message.find("did you mean \"refine_interpolate\""), std::string::npos)
+      << issues[4].message;
+}
+
 TEST(StereoYaml, RulesBetweenKeysAndWrongShapes) {
   auto issues = issues_of("stereo:\n  census_width: 9\n  census_height: 9\n");
   ASSERT_EQ(issues.size(), 1u);

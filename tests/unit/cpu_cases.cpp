@@ -46,6 +46,22 @@ StereoParams random_params(CaseRng& rng, int width) {
 
 }  // namespace
 
+void random_cross_arms(CaseRng& rng, StereoParams& p, int max_arm) {
+  p.cross_tau1 = rng.range(1, 60);
+  p.cross_tau2 = rng.range(0, p.cross_tau1);
+  p.cross_l1 = rng.range(1, max_arm);
+  p.cross_l2 = rng.range(0, p.cross_l1);
+}
+
+void random_refinement(CaseRng& rng, StereoParams& p) {
+  p.refine = true;
+  p.refine_iterations = rng.range(0, 6);
+  p.refine_votes = rng.chance(50) ? rng.range(1, 8) : rng.range(1, 40);
+  p.refine_share = rng.range(0, 99);
+  p.refine_edges = rng.chance(40) ? 0 : rng.range(1, 4);
+  p.refine_interpolate = rng.chance(75);
+}
+
 std::vector<Gray8> random_masks(CaseRng& rng, int width, int height, int levels, int shift) {
   CaseRng boxes_rng = rng;  // both views draw the same boxes
   std::vector<Gray8> masks(static_cast<std::size_t>(levels));

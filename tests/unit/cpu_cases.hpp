@@ -57,6 +57,28 @@ MatcherCase random_matcher_case(std::uint64_t seed, int max_width, int max_heigh
 // matching sees both matched and unmatched neighbours.
 std::vector<Gray8> random_masks(CaseRng& rng, int width, int height, int levels, int shift);
 
+// Random cross arms (cross_tau1, cross_tau2, cross_l1 up to max_arm, cross_l2), in that order of
+// draws.
+void random_cross_arms(CaseRng& rng, StereoParams& p, int max_arm);
+
+// The refinement on (refine: true) with random rounds, thresholds, edge steps and interpolation.
+void random_refinement(CaseRng& rng, StereoParams& p);
+
+// Where two images first differ ("x,y: naive A, engine B"), "sizes differ", or "" when equal.
+template <typename T>
+std::string first_difference(const Image<T>& want, const Image<T>& got) {
+  if (want.width() != got.width() || want.height() != got.height()) return "sizes differ";
+  for (int y = 0; y < want.height(); ++y) {
+    for (int x = 0; x < want.width(); ++x) {
+      if (want(x, y) != got(x, y)) {
+        return std::to_string(x) + "," + std::to_string(y) + ": naive " +
+               std::to_string(want(x, y)) + ", engine " + std::to_string(got(x, y));
+      }
+    }
+  }
+  return "";
+}
+
 // 64-bit FNV-1a over an image's size and pixels.
 template <typename T>
 std::uint64_t image_hash(const T* data, int width, int height) {

@@ -144,6 +144,26 @@ TEST(DaemonConfig, CrossAggregationNeedsTheCpuEngine) {
   EXPECT_TRUE(issues(kBase + "engine: cuda\nstereo: {sgm_cost: cross}\n").empty());
 }
 
+// The multi-step refinement likewise: refused at its key wherever the CUDA engine may run the pair,
+// whichever the aggregation; loaded with engine cpu.
+TEST(DaemonConfig, RefinementNeedsTheCpuEngine) {
+  const std::string refine_pair = pair_with_aggregation("sgm\n      refine: true");
+  for (const std::string engine : {"", "engine: auto\n", "engine: cuda\n"}) {
+    const auto v = issues(refine_pair + engine);
+    ASSERT_EQ(v.size(), 1u) << engine << test::all_issues(v);
+    EXPECT_EQ(v[0].key, "pairs[0].stereo.refine");
+    EXPECT_EQ(v[0].line, 11);
+    EXPECT_EQ(v[0].column, 15);
+    EXPECT_TRUE(mentions(v, "pairs[0].stereo.refine", "CPU engine only")) << v[0].message;
+  }
+  EXPECT_TRUE(issues(refine_pair + "engine: cpu\n").empty());
+  const auto v = issues(kBase + "stereo: {refine: true}\n");
+  ASSERT_EQ(v.size(), 1u) << test::all_issues(v);
+  EXPECT_EQ(v[0].key, "stereo.refine");
+  EXPECT_TRUE(mentions(v, "stereo.refine", "pairs[0] inherits it")) << v[0].message;
+  EXPECT_TRUE(issues(kBase + "engine: cpu\nstereo: {refine: true}\n").empty());
+}
+
 // Regression: issues came out in the order the checks ran (a misspelt camera of a pair, checked
 // late, after a stereo key below it), not in the file's order.
 TEST(DaemonConfig, IssuesAreInFileOrder) {

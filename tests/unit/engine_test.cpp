@@ -216,19 +216,25 @@ TEST(CudaEngineUnsupported, CrossAggregationOnly) {
   EXPECT_FALSE(cuda_engine_unsupported(p));
 }
 
-// The CPU engine runs aggregation: cross, from the start and after a retune, with the matcher's
-// result (which is not the window's).
-TEST(CpuEngine, RunsCrossAggregationAsTheMatcherDoes) {
+// The multi-step refinement is CPU-only too, after any aggregation, named at its key.
+TEST(CudaEngineUnsupported, Refinement) {
+  StereoParams p;
+  p.refine = true;
+  for (const Aggregation a : {Aggregation::kWindow, Aggregation::kSgm}) {
+    p.aggregation = a;
+    ASSERT_TRUE(cuda_engine_unsupported(p));
+    EXPECT_EQ(cuda_engine_unsupported(p)->parameter(), "stereo.refine");
+    EXPECT_NE(std::string(cuda_engine_unsupported(p)->what()).find("CPU engine only"),
+              std::string::npos);
+  }
+  p.refine = false;
+  EXPECT_FALSE(cuda_engine_unsupported(p));
+}
+
+// The CPU engine runs aggregation: cross and the refinement (refine: true), from the start and
+// after a retune, with the matcher's result (which is not the window's).
+TEST(CpuEngine, RunsCrossAggregationAndRefinementAsTheMatcherDoes) {
   const auto s = make_benchmark_pair(96, 64, 32);
-  EngineOptions o = small_options();
-  o.stereo.aggregation = Aggregation::kCross;
-  CpuStereoMatcher reference(o.stereo, 1);
-  StereoInput in;
-  in.left = s.left.view();
-  in.right = s.right.view();
-  StereoOutput expected;
-  reference.compute(in, expected);
-  ASSERT_NE(expected.left, reference_output(s).left) << "cross and window agree on this pair";
   auto first = [&](Engine& engine, std::uint64_t seq) {
     while (engine.submit(frame_of(s, seq)) != SubmitStatus::kAccepted)
       std::this_thread::sleep_for(1ms);
@@ -240,11 +246,28 @@ TEST(CpuEngine, RunsCrossAggregationAsTheMatcherDoes) {
     copy_into(r->disparity, got);
     return got;
   };
-  auto cross = make_engine("cpu", o);
-  EXPECT_EQ(first(*cross, 0), expected.left);
-  auto window = make_engine("cpu", small_options());
-  window->set_params(o.stereo, o.background);
-  EXPECT_EQ(first(*window, 1), expected.left);
+  for (const bool refine : {false, true}) {
+    EngineOptions o = small_options();
+    if (refine) {
+      o.stereo.refine = true;
+      // The pair is noise: arms of the default thresholds would hold too few votes.
+      o.stereo.cross_tau1 = o.stereo.cross_tau2 = 255;
+    } else {
+      o.stereo.aggregation = Aggregation::kCross;
+    }
+    CpuStereoMatcher reference(o.stereo, 1);
+    StereoInput in;
+    in.left = s.left.view();
+    in.right = s.right.view();
+    StereoOutput expected;
+    reference.compute(in, expected);
+    ASSERT_NE(expected.left, reference_output(s).left) << refine << ": the window's result";
+    auto engine = make_engine("cpu", o);
+    EXPECT_EQ(first(*engine, 0), expected.left) << refine;
+    auto window = make_engine("cpu", small_options());
+    window->set_params(o.stereo, o.background);
+    EXPECT_EQ(first(*window, 1), expected.left) << refine;
+  }
 }
 
 TEST(CpuEngine, AutoFallsBackToTheCpuWhenThereIsNoGpu) {

@@ -1,6 +1,7 @@
 #include "naive_matcher.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 
@@ -223,6 +224,97 @@ std::vector<std::vector<std::uint32_t>> naive_cross(const StereoParams& p, const
 
 }  // namespace
 
+void naive_refine(const StereoParams& p, Disparity16& d, const Gray8& gray,
+                  const std::vector<Gray8>& masks, const Image<std::int16_t>& partner_raw,
+                  int sign) {
+  const int w = d.width(), h = d.height();
+  auto hole = [&](const Disparity16& m, int x, int y) {
+    return m(x, y) == kInvalidDisparity && foreground(masks, 0, x, y);
+  };
+  for (int round = 0; round < p.refine_iterations; ++round) {
+    const Disparity16 before = d;
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        // Holes, and with refine_edges valid pixels at a horizontal step that large.
+        bool edge = false;
+        if (before(x, y) != kInvalidDisparity && p.refine_edges > 0) {
+          for (const int nx : {x - 1, x + 1}) {
+            if (nx < 0 || nx >= w || before(nx, y) == kInvalidDisparity) continue;
+            const long step = std::lround(before(nx, y) / 16.0) - std::lround(before(x, y) / 16.0);
+            edge = edge || std::abs(step) >= p.refine_edges;
+          }
+        }
+        if (!hole(before, x, y) && !edge) continue;
+        std::vector<std::pair<int, int>> counts;  // (disparity, votes), in first-seen order
+        int votes = 0;
+        for (int t = -naive_arm(p, gray, x, y, 0, -1); t <= naive_arm(p, gray, x, y, 0, 1); ++t) {
+          for (int u = -naive_arm(p, gray, x, y + t, -1, 0);
+               u <= naive_arm(p, gray, x, y + t, 1, 0); ++u) {
+            const std::uint16_t v = before(x + u, y + t);
+            if (v == kInvalidDisparity) continue;
+            const int bin = static_cast<int>(std::lround(v / 16.0));  // halves up
+            auto it = std::find_if(counts.begin(), counts.end(),
+                                   [bin](const auto& c) { return c.first == bin; });
+            if (it == counts.end()) {
+              counts.emplace_back(bin, 1);
+            } else {
+              ++it->second;
+            }
+            ++votes;
+          }
+        }
+        if (counts.empty()) continue;
+        std::pair<int, int> best = counts[0];
+        for (const auto& c : counts) {
+          if (c.second > best.second || (c.second == best.second && c.first < best.first)) best = c;
+        }
+        if (votes >= p.refine_votes && best.second * 100 > p.refine_share * votes) {
+          d(x, y) = static_cast<std::uint16_t>(best.first * 16);
+        }
+      }
+    }
+  }
+  if (!p.refine_interpolate) return;
+  static const int kSteps[16][2] = {{1, 0},  {2, 1},  {1, 1},  {1, 2},   {0, 1},   {-1, 2},
+                                    {-1, 1}, {-2, 1}, {-1, 0}, {-2, -1}, {-1, -1}, {-1, -2},
+                                    {0, -1}, {1, -2}, {1, -1}, {2, -1}};
+  const Disparity16 voted = d;
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      if (!hole(voted, x, y)) continue;
+      // Occluded unless some partner pixel's winner points back at x (within the tolerance).
+      bool occluded = true;
+      for (int xp = 0; xp < w; ++xp) {
+        const int disparity = sign * (xp - x);
+        if (disparity < 0 || disparity >= p.max_disparity) continue;
+        const int dp = partner_raw(xp, y);
+        if (dp != kNoDisparity && std::abs(dp - disparity) <= p.cross_check_tolerance) {
+          occluded = false;
+        }
+      }
+      bool found = false;
+      int best_contrast = 0, best_value = 0;
+      for (const auto& step : kSteps) {
+        for (int k = 1;; ++k) {
+          const int qx = x + k * step[0], qy = y + k * step[1];
+          if (qx < 0 || qy < 0 || qx >= w || qy >= h || !foreground(masks, 0, qx, qy)) break;
+          const int value = voted(qx, qy);
+          if (value == kInvalidDisparity) continue;
+          const int contrast = occluded ? 0 : std::abs(int{gray(qx, qy)} - int{gray(x, y)});
+          if (!found || contrast < best_contrast ||
+              (contrast == best_contrast && value < best_value)) {
+            found = true;
+            best_contrast = contrast;
+            best_value = value;
+          }
+          break;
+        }
+      }
+      if (found) d(x, y) = static_cast<std::uint16_t>(best_value);
+    }
+  }
+}
+
 NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& right,
                         const std::vector<Gray8>& left_foreground,
                         const std::vector<Gray8>& right_foreground) {
@@ -404,6 +496,11 @@ NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& r
       }
     }
     remove_speckles(d, p.speckle_size, p.speckle_range * kSubpixelScale);
+    // The matcher's own disparities: the confidence is 0 where the refinement gave or changed one.
+    Disparity16 confident = d;
+    if (p.refine) {
+      naive_refine(p, d, v == 0 ? left : right, *masks[v], out.winners[1 - v][0], v == 0 ? -1 : 1);
+    }
     Disparity16 m = d;
     if (p.median) {
       for (int y = 0; y < h; ++y) {
@@ -413,7 +510,8 @@ NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& r
     if (v == 0) {  // confidence only where the matcher's own disparity survived the filters
       for (int y = 0; y < h; ++y) {
         for (int x = 0; x < w; ++x) {
-          if (d(x, y) == kInvalidDisparity || m(x, y) == kInvalidDisparity) {
+          if (confident(x, y) == kInvalidDisparity || d(x, y) != confident(x, y) ||
+              m(x, y) == kInvalidDisparity) {
             out.confidence(x, y) = 0;
           }
         }

@@ -27,4 +27,12 @@ NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& r
                         const std::vector<Gray8>& left_foreground,
                         const std::vector<Gray8>& right_foreground);
 
+// The multi-step refinement (docs/ALGORITHM.md "Refinement") of one view's 16*d map `d`, written
+// out: each round lists every hole's region pixel by pixel and counts its votes; the interpolation
+// walks each of the 16 directions step by step. masks: that view's, as above; partner_raw: the
+// other view's finest winners; sign: the view's pixel x meets its partner at x + sign * d.
+void naive_refine(const StereoParams& p, Disparity16& d, const Gray8& gray,
+                  const std::vector<Gray8>& masks, const Image<std::int16_t>& partner_raw,
+                  int sign);
+
 }  // namespace stereod::testing

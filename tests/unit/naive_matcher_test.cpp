@@ -20,20 +20,6 @@ using namespace stereod::testing;
 
 namespace {
 
-template <typename T>
-std::string first_difference(const Image<T>& want, const Image<T>& got) {
-  if (want.width() != got.width() || want.height() != got.height()) return "sizes differ";
-  for (int y = 0; y < want.height(); ++y) {
-    for (int x = 0; x < want.width(); ++x) {
-      if (want(x, y) != got(x, y)) {
-        return std::to_string(x) + "," + std::to_string(y) + ": naive " +
-               std::to_string(want(x, y)) + ", engine " + std::to_string(got(x, y));
-      }
-    }
-  }
-  return "";
-}
-
 // The first place where the engine's last compute() differs from the naive result: every level's
 // winners of both views, the final maps, the confidence.
 std::string difference_from_naive(const NaiveResult& want, const CpuStereoMatcher& m,
@@ -186,10 +172,7 @@ TEST_P(NaiveMatcher, RandomCrossCasesBitExact) {
     c.params.sgm_paths = rng.chance(50) ? 4 : 8;
     c.params.sgm_p1 = rng.range(0, 16);
     c.params.sgm_p2 = c.params.sgm_p1 + rng.range(0, 64);
-    c.params.cross_tau1 = rng.range(1, 60);
-    c.params.cross_tau2 = rng.range(0, c.params.cross_tau1);
-    c.params.cross_l1 = rng.range(1, 12);
-    c.params.cross_l2 = rng.range(0, c.params.cross_l1);
+    random_cross_arms(rng, c.params, 12);
     c.params.cross_iterations = rng.range(1, kMaxCrossIterations);
     c.name += std::string(" ") + std::string(to_string(c.params.aggregation)) + " tau " +
               std::to_string(c.params.cross_tau1) + "/" + std::to_string(c.params.cross_tau2) +
@@ -199,6 +182,45 @@ TEST_P(NaiveMatcher, RandomCrossCasesBitExact) {
     if (HasFailure()) return;
   }
   EXPECT_GT(differs, 0) << "the cases never tell cross from the window";
+}
+
+// The multi-step refinement (refine: true) after each aggregation against the naive one (region
+// votes counted pixel by pixel, the 16 directions walked step by step), on the same random cases
+// with random voting thresholds, arms and rounds, interpolation on and off, masks included
+// (STEREOD_NAIVE_REFINE_CASES=N for more).
+TEST_P(NaiveMatcher, RandomRefineCasesBitExact) {
+  const char* env = std::getenv("STEREOD_NAIVE_REFINE_CASES");
+  const int cases = env ? std::atoi(env) : 60;
+  ASSERT_GT(cases, 0);
+  long long changed = 0;  // final left pixels the refinement changed
+  for (int i = 0; i < cases; ++i) {
+    const std::uint64_t seed = 9500 + static_cast<std::uint64_t>(i);
+    MatcherCase c = random_matcher_case(seed, 48, 40);
+    CaseRng rng(seed * 13 + 7);
+    const int mode = rng.range(0, 3);
+    c.params.aggregation =
+        mode == 2 ? Aggregation::kSgm : (mode == 3 ? Aggregation::kCross : Aggregation::kWindow);
+    c.params.sgm_p1 = rng.range(0, 64);
+    c.params.sgm_p2 = c.params.sgm_p1 + rng.range(0, 128);
+    random_cross_arms(rng, c.params, 12);
+    const StereoParams plain = c.params;
+    random_refinement(rng, c.params);
+    c.name += std::string(" ") + std::string(to_string(c.params.aggregation)) + " refine " +
+              std::to_string(c.params.refine_iterations) + " rounds, votes " +
+              std::to_string(c.params.refine_votes) + ", share " +
+              std::to_string(c.params.refine_share) + ", edges " +
+              std::to_string(c.params.refine_edges) +
+              (c.params.refine_interpolate ? ", interpolate" : "");
+    StereoOutput got;
+    const NaiveResult want = expect_engine_equals_naive(c, got);
+    if (HasFailure()) return;
+    const NaiveResult before =
+        naive_match(plain, c.left, c.right, c.left_foreground, c.right_foreground);
+    for (std::size_t k = 0; k < want.left.size(); ++k) {
+      changed += want.left.data()[k] != before.left.data()[k];
+    }
+  }
+  EXPECT_GT(changed, 0) << "the cases never tell the refinement from its absence";
 }
 
 // A frame whose search ranges would need more than kSgmMaxCells in a view fails with an error

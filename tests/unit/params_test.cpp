@@ -61,6 +61,13 @@ TEST(Params, EachOutOfRangeValueIsNamed) {
       {[](StereoParams& p) { p.cross_l2 = 35; }, "stereo.cross_l2 = 35: must be at most cross_l1"},
       {[](StereoParams& p) { p.cross_iterations = 0; }, "stereo.cross_iterations = 0"},
       {[](StereoParams& p) { p.cross_iterations = 5; }, "stereo.cross_iterations = 5"},
+      {[](StereoParams& p) { p.refine_iterations = -1; }, "stereo.refine_iterations = -1"},
+      {[](StereoParams& p) { p.refine_iterations = 17; }, "stereo.refine_iterations = 17"},
+      {[](StereoParams& p) { p.refine_votes = 0; }, "stereo.refine_votes = 0"},
+      {[](StereoParams& p) { p.refine_votes = 16642; }, "stereo.refine_votes = 16642"},
+      {[](StereoParams& p) { p.refine_edges = -1; }, "stereo.refine_edges = -1"},
+      {[](StereoParams& p) { p.refine_share = 100; },
+       "stereo.refine_share = 100: must be between 0 and 99"},
   };
   for (const auto& c : cases) {
     StereoParams p;
