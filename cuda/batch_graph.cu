@@ -1,6 +1,8 @@
 #include "batch_graph.hpp"
 
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <utility>
 
 #include "cuda_check.hpp"
@@ -112,8 +114,12 @@ cudaGraphExec_t instantiate_gated(const BatchShape& shape, const BatchRecord* ba
   return instantiate(whole);
 }
 
+// STEREOD_CUDA_GATE=0 in the environment builds plain graphs (Nsight Compute does not profile
+// kernels in graphs with conditional nodes; and for comparisons).
 bool gate_available() {
   static const bool available = [] {
+    const char* env = std::getenv("STEREOD_CUDA_GATE");
+    if (env && std::string(env) == "0") return false;
     int driver = 0;
     return cudaDriverGetVersion(&driver) == cudaSuccess && driver >= kGateRuntime;
   }();

@@ -697,9 +697,13 @@ class Group {
     const auto id = std::make_pair(key, shape.count);
     auto it = b.graphs.find(id);
     if (it != b.graphs.end()) return it->second;
+    const auto t0 = Clock::now();
     const cuda::BatchGraph g = cuda::instantiate_batch_graph(
         shape, b.device_record.get(), workspace_.get(), capture_stream_->get());
     ++(g.gated ? stats_.gated_graphs : stats_.plain_graphs);
+    const double ms = ms_since(t0, Clock::now());
+    stats_.graph_build_ms += ms;
+    stats_.graph_build_max_ms = std::max(stats_.graph_build_max_ms, ms);
     b.graphs.emplace(id, g.exec);
     return g.exec;
   }

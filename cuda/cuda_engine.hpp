@@ -58,6 +58,8 @@ struct CudaBatchStats {
   // frame without foreground skip matching (batch_graph.hpp), and without it.
   std::uint64_t gated_graphs = 0;
   std::uint64_t plain_graphs = 0;
+  double graph_build_ms = 0;      // host time spent capturing and instantiating them, in all
+  double graph_build_max_ms = 0;  // and the longest (the launch that needed it waited so long)
 };
 CudaBatchStats cuda_engine_batch_stats(Engine& engine);
 // Test hook: while held, frames submitted to the engine's group wait; on release (false) they go

@@ -440,6 +440,8 @@ struct Summary {
   double gpu_busy_ms = 0;
   std::vector<double> foreground, tested;  // foreground: only the frames that counted it
   std::uint64_t batches = 0, batched_frames = 0;
+  std::uint64_t gated_graphs = 0, plain_graphs = 0;
+  double graph_build_ms = 0, graph_build_max_ms = 0;
   std::vector<std::pair<std::string, double>> stages;
 };
 
@@ -462,6 +464,10 @@ Summary summarise(const SpeedOptions& o, const Run& run, Engine& engine) {
     const CudaBatchStats b = cuda_engine_batch_stats(engine);
     s.batches = b.batches;
     s.batched_frames = b.frames;
+    s.gated_graphs = b.gated_graphs;
+    s.plain_graphs = b.plain_graphs;
+    s.graph_build_ms = b.graph_build_ms;
+    s.graph_build_max_ms = b.graph_build_max_ms;
   }
 #endif
   return s;
@@ -532,9 +538,12 @@ void print_speed(const SpeedOptions& o, const Run& run, const Summary& s) {
         median(s.latency));
   }
   if (s.batches) {
-    std::printf("  %llu batches, %.2f pairs per batch\n",
-                static_cast<unsigned long long>(s.batches),
-                double(s.batched_frames) / double(s.batches));
+    std::printf(
+        "  %llu batches, %.2f pairs per batch; batch graphs: %llu gated, %llu plain, built in "
+        "%.1f ms in all (longest %.1f ms)\n",
+        static_cast<unsigned long long>(s.batches), double(s.batched_frames) / double(s.batches),
+        static_cast<unsigned long long>(s.gated_graphs),
+        static_cast<unsigned long long>(s.plain_graphs), s.graph_build_ms, s.graph_build_max_ms);
   }
   if (o.background) {
     std::printf(
