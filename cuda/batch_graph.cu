@@ -114,9 +114,14 @@ cudaGraphExec_t instantiate_gated(const BatchShape& shape, const BatchRecord* ba
   return instantiate(whole);
 }
 
+#endif
+
+}  // namespace
+
 // STEREOD_CUDA_GATE=0 in the environment builds plain graphs (Nsight Compute does not profile
 // kernels in graphs with conditional nodes; and for comparisons).
-bool gate_available() {
+bool batch_gate_available() {
+#if CUDART_VERSION >= 12040
   static const bool available = [] {
     const char* env = std::getenv("STEREOD_CUDA_GATE");
     if (env && std::string(env) == "0") return false;
@@ -124,15 +129,15 @@ bool gate_available() {
     return cudaDriverGetVersion(&driver) == cudaSuccess && driver >= kGateRuntime;
   }();
   return available;
-}
+#else
+  return false;
 #endif
-
-}  // namespace
+}
 
 BatchGraph instantiate_batch_graph(const BatchShape& shape, const BatchRecord* batch,
-                                   const Workspace& ws, cudaStream_t capture_stream) {
+                                   const Workspace& ws, cudaStream_t capture_stream, bool gated) {
 #if CUDART_VERSION >= 12040
-  if (shape.modeling && gate_available()) {
+  if (gated && shape.modeling && batch_gate_available()) {
     try {
       return {instantiate_gated(shape, batch, ws, capture_stream), true};
     } catch (const CudaError&) {

@@ -5,7 +5,9 @@
 // graph nodes, CUDA 12.4 and later): a frame whose finest masks hold no foreground in any member
 // skips the whole stereo part and gets its outputs from launch_empty_outputs, what those stages
 // give such a frame. Empty frames then cost the model alone instead of the ~15 launches of
-// matching and post-processing, each of which ran only to find no work.
+// matching and post-processing, each of which ran only to find no work. The gate is not free
+// (a conditional node and its body launched from the device: 3-6 % of a frame with foreground
+// on an H100), so the engine runs it only while the scene was empty (cuda_engine.cu).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -19,10 +21,15 @@ struct BatchGraph {
   bool gated = false;  // built with the foreground gate
 };
 
+// Whether gated graphs can be had: a runtime and driver with conditional nodes (12.4 or later),
+// and STEREOD_CUDA_GATE is not 0 in the environment.
+bool batch_gate_available();
+
 // The executable graph of `shape`'s stages over `batch`, captured on `capture_stream` (which must
-// be idle). Gated when modeling and the runtime and driver have conditional nodes; otherwise, or
-// if building the gated graph fails, the plain sequence. Throws CudaError when neither builds.
+// be idle). Gated when `gated` is asked for, the shape models the background and the gate is
+// available; otherwise, or if building the gated graph fails, the plain sequence. Throws
+// CudaError when neither builds.
 BatchGraph instantiate_batch_graph(const BatchShape& shape, const BatchRecord* batch,
-                                   const Workspace& ws, cudaStream_t capture_stream);
+                                   const Workspace& ws, cudaStream_t capture_stream, bool gated);
 
 }  // namespace stereod::cuda

@@ -43,8 +43,8 @@ std::size_t align_up(std::size_t n) {
 struct SlotLayout {
   std::size_t px = 0;
   std::size_t gray[2] = {0, 0}, rgb[2] = {0, 0}, in_bytes = 0;
-  std::size_t disp0 = 0, fg = 0, tested = 0, sgm_cells = 0, disp1 = 0, confidence = 0, ratio = 0,
-              out_bytes = 0;
+  std::size_t disp0 = 0, fg = 0, tested = 0, sgm_cells = 0, fg_word = 0, disp1 = 0, confidence = 0,
+              ratio = 0, out_bytes = 0;
   SlotLayout(std::size_t pixels, bool with_ratio) : px(pixels) {
     std::size_t o = 0;
     for (int i = 0; i < 2; ++i) {
@@ -61,7 +61,8 @@ struct SlotLayout {
     fg = align_up(2 * px);
     tested = align_up(fg + px);
     sgm_cells = align_up(tested + sizeof(unsigned long long) * 2 * kMaxLevels);
-    disp1 = align_up(sgm_cells + sizeof(unsigned long long));
+    fg_word = align_up(sgm_cells + sizeof(unsigned long long));
+    disp1 = align_up(fg_word + sizeof(std::uint32_t));
     confidence = align_up(disp1 + 2 * px);
     // The winners' cost ratios (EngineOptions::cost_ratio_output) only where asked for.
     ratio = align_up(confidence + px);
@@ -140,6 +141,7 @@ struct PairState {
     io.foreground = out + layout.fg;
     io.tested = reinterpret_cast<unsigned long long*>(out + layout.tested);
     io.sgm_cells = reinterpret_cast<unsigned long long*>(out + layout.sgm_cells);
+    io.foreground_word = reinterpret_cast<std::uint32_t*>(out + layout.fg_word);
     if (options.cost_ratio_output) {
       io.cost_ratio = reinterpret_cast<std::uint32_t*>(out + layout.ratio);
     }
@@ -173,7 +175,11 @@ struct BatchSlot {
   std::unique_ptr<Event> started, uploaded, computing, computed, done;
   PinnedBuffer<BatchRecord> record;
   DeviceBuffer<BatchRecord> device_record;
-  std::map<std::pair<std::string, int>, cudaGraphExec_t> graphs;
+  std::string key;        // the batch key of its last batch
+  bool modeling = false;  // whether that batch modeled the background
+  // Executable graphs by batch key, size and gate.
+  std::map<std::tuple<std::string, int, bool>, cudaGraphExec_t> graphs;
+  bool gated = false;  // this batch ran the gated graph
   bool busy = false;
   std::vector<std::pair<std::shared_ptr<PairState>, PairSlot*>> members;
   class Group* group = nullptr;
@@ -470,6 +476,16 @@ class Group {
       const double compute = elapsed_ms(*b->computing, *b->computed);
       const double down = elapsed_ms(*b->computed, *b->done);
       const auto seen = Clock::now();
+      if (b->modeling && status == cudaSuccess) {
+        // Each member's word came back with its frame (SlotLayout::fg_word).
+        bool busy = false;
+        for (auto& m : b->members) {
+          busy = busy || *reinterpret_cast<const std::uint32_t*>(m.second->out.get() +
+                                                                 m.first->layout.fg_word) != 0;
+        }
+        scene_busy_[b->key] = busy;
+        ++(b->gated ? stats_.gated_batches : stats_.plain_batches);
+      }
       const double gpu_start = elapsed_ms(*anchor_, *b->started);
       const double gpu_end = elapsed_ms(*anchor_, *b->done);
       for (auto& m : b->members) {
@@ -565,7 +581,14 @@ class Group {
       if (last_computed_) STEREOD_CUDA(cudaStreamWaitEvent(st, last_computed_, 0));
       STEREOD_CUDA(cudaEventRecord(b.computing->get(), st));
       const cuda::BatchShape shape = members.front()->device->shape(rec->count);
-      STEREOD_CUDA(cudaGraphLaunch(graph_for(b, key, shape), st));
+      // The gate while the scene was empty: the last batch of this key whose word came back
+      // found no foreground (a key not seen yet starts gated; while warming up every pixel is
+      // foreground, so the first word back switches to the plain graph). Either graph computes
+      // the same; the word only picks the cheaper one for what comes next.
+      b.gated = shape.modeling && gate_ && !scene_busy_[key];
+      STEREOD_CUDA(cudaGraphLaunch(graph_for(b, key, shape, b.gated), st));
+      b.key = key;
+      b.modeling = shape.modeling;
       STEREOD_CUDA(cudaEventRecord(b.computed->get(), st));
       last_computed_ = b.computed->get();
       for (auto& m : b.members) download(*m.first, *m.second, st);
@@ -693,13 +716,14 @@ class Group {
     }
   }
 
-  cudaGraphExec_t graph_for(BatchSlot& b, const std::string& key, const cuda::BatchShape& shape) {
-    const auto id = std::make_pair(key, shape.count);
+  cudaGraphExec_t graph_for(BatchSlot& b, const std::string& key, const cuda::BatchShape& shape,
+                            bool gated) {
+    const auto id = std::make_tuple(key, shape.count, gated);
     auto it = b.graphs.find(id);
     if (it != b.graphs.end()) return it->second;
     const auto t0 = Clock::now();
     const cuda::BatchGraph g = cuda::instantiate_batch_graph(
-        shape, b.device_record.get(), workspace_.get(), capture_stream_->get());
+        shape, b.device_record.get(), workspace_.get(), capture_stream_->get(), gated);
     ++(g.gated ? stats_.gated_graphs : stats_.plain_graphs);
     const double ms = ms_since(t0, Clock::now());
     stats_.graph_build_ms += ms;
@@ -847,7 +871,10 @@ class Group {
   bool held_ = false;
   std::unique_ptr<Stream> capture_stream_;
   std::unique_ptr<Stream> callback_stream_;  // the batches' host callbacks (launch())
-  std::unique_ptr<Event> anchor_;            // the GPU clock's origin, at host time anchor_host_
+  const bool gate_ = cuda::batch_gate_available();
+  // By batch key: whether the last modeling batch that came back had foreground somewhere.
+  std::map<std::string, bool> scene_busy_;
+  std::unique_ptr<Event> anchor_;  // the GPU clock's origin, at host time anchor_host_
   Clock::time_point anchor_host_;
   CudaBatchStats stats_;
   // Completion signalling, apart from the main lock: the host callback takes only this one, so a

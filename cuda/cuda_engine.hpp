@@ -58,6 +58,10 @@ struct CudaBatchStats {
   // frame without foreground skip matching (batch_graph.hpp), and without it.
   std::uint64_t gated_graphs = 0;
   std::uint64_t plain_graphs = 0;
+  // Batches that modeled the background, by the graph they ran: gated (the scene was empty at
+  // the last batch seen) or plain.
+  std::uint64_t gated_batches = 0;
+  std::uint64_t plain_batches = 0;
   double graph_build_ms = 0;      // host time spent capturing and instantiating them, in all
   double graph_build_max_ms = 0;  // and the longest (the launch that needed it waited so long)
 };

@@ -207,6 +207,7 @@ MemberArgs DevicePipeline::make_args(int slot) const {
   a.out_cost_ratio = layout_.cost_ratio_output ? io.cost_ratio : nullptr;
   a.out_confidence = layout_.confidence ? io.confidence : nullptr;
   a.tested = io.tested;
+  a.out_foreground_word = io.foreground_word;
   for (int i = 0; i < 2; ++i) {
     a.sgm_cost[i] = sgm_cost_[i].get();
     a.sgm_sum[i] = sgm_sum_[i].get();

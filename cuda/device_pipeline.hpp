@@ -28,8 +28,9 @@ struct SlotIo {
   std::uint8_t* foreground = nullptr;                // null: modeling off
   unsigned long long* tested = nullptr;
   std::uint32_t* cost_ratio = nullptr;  // the left view's winners' cost ratios (null: not asked)
-  unsigned long long* sgm_cells = nullptr;  // semi-global aggregation's error word (MemberArgs)
-  std::uint8_t* confidence = nullptr;       // the left view's confidence8 (filled when asked for)
+  unsigned long long* sgm_cells = nullptr;   // semi-global aggregation's error word (MemberArgs)
+  std::uint32_t* foreground_word = nullptr;  // MemberArgs::out_foreground_word
+  std::uint8_t* confidence = nullptr;        // the left view's confidence8 (filled when asked for)
 };
 
 // How a pair's frames arrive and what it returns (beyond the parameters).

@@ -248,6 +248,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
       // Read first: once set, the other blocks with foreground need not queue on the word.
       if (any && any_foreground && !*reinterpret_cast<volatile std::uint32_t*>(any_foreground))
         atomicOr(any_foreground, 1u);
+      std::uint32_t* const own = level == 0 ? a.out_foreground_word : nullptr;
+      if (any && own && !*reinterpret_cast<volatile std::uint32_t*>(own)) atomicOr(own, 1u);
     }
   }
   __syncthreads();

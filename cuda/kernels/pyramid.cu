@@ -37,6 +37,7 @@ __global__ void __launch_bounds__(kThreads) pyramid_kernel(const BatchRecord* __
   const int levels = a.levels;
   if (blockIdx.x == 0 && blockIdx.y == 0 && cam == 0 && a.tested && tid < 2 * levels) {
     a.tested[tid] = 0;  // the background statistics of this frame start here
+    if (tid == 0 && a.out_foreground_word) *a.out_foreground_word = 0;
   }
   const bool hsv = a.modeling && a.color;
   const std::uint8_t* src_gray = a.src_gray[cam];

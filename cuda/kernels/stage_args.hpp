@@ -104,6 +104,10 @@ struct MemberArgs {
   // (the engine clears it), then written by the matching kernels where they match.
   std::uint32_t* out_cost_ratio = nullptr;
   unsigned long long* tested = nullptr;  // [camera * levels + level]
+  // Non-zero when either camera's finest mask holds foreground (modeling only; zeroed by the
+  // pyramid, raised by the finest model kernel): comes back with the frame, and tells the engine
+  // whether the next batch should be gated (batch_graph.hpp).
+  std::uint32_t* out_foreground_word = nullptr;
   // Semi-global aggregation: each view's volume (C, then S; one level at a time) of
   // `sgm_capacity` cells, and this frame's error word in the slot's output: the cells of the first
   // view found over kSgmMaxCells (the frame then fails, as on the CPU), 0 when none was.

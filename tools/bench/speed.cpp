@@ -440,7 +440,7 @@ struct Summary {
   double gpu_busy_ms = 0;
   std::vector<double> foreground, tested;  // foreground: only the frames that counted it
   std::uint64_t batches = 0, batched_frames = 0;
-  std::uint64_t gated_graphs = 0, plain_graphs = 0;
+  std::uint64_t gated_graphs = 0, plain_graphs = 0, gated_batches = 0, plain_batches = 0;
   double graph_build_ms = 0, graph_build_max_ms = 0;
   std::vector<std::pair<std::string, double>> stages;
 };
@@ -465,6 +465,8 @@ Summary summarise(const SpeedOptions& o, const Run& run, Engine& engine) {
     s.batches = b.batches;
     s.batched_frames = b.frames;
     s.gated_graphs = b.gated_graphs;
+    s.gated_batches = b.gated_batches;
+    s.plain_batches = b.plain_batches;
     s.plain_graphs = b.plain_graphs;
     s.graph_build_ms = b.graph_build_ms;
     s.graph_build_max_ms = b.graph_build_max_ms;
@@ -539,9 +541,11 @@ void print_speed(const SpeedOptions& o, const Run& run, const Summary& s) {
   }
   if (s.batches) {
     std::printf(
-        "  %llu batches, %.2f pairs per batch; batch graphs: %llu gated, %llu plain, built in "
-        "%.1f ms in all (longest %.1f ms)\n",
+        "  %llu batches, %.2f pairs per batch (modeling: %llu gated, %llu plain); batch graphs: "
+        "%llu gated, %llu plain, built in %.1f ms in all (longest %.1f ms)\n",
         static_cast<unsigned long long>(s.batches), double(s.batched_frames) / double(s.batches),
+        static_cast<unsigned long long>(s.gated_batches),
+        static_cast<unsigned long long>(s.plain_batches),
         static_cast<unsigned long long>(s.gated_graphs),
         static_cast<unsigned long long>(s.plain_graphs), s.graph_build_ms, s.graph_build_max_ms);
   }
