@@ -49,6 +49,7 @@ void read_stereo_params(YamlReader& r, const YAML::Node& node, const std::string
                 "refine_votes",
                 "refine_share",
                 "refine_edges",
+                "refine_edges_near",
                 "refine_interpolate"});
   r.read(node, path, "max_disparity", p.max_disparity, 1, kMaxDisparity);
   r.read(node, path, "levels", p.levels, 1, kMaxLevels);
@@ -98,6 +99,7 @@ void read_stereo_params(YamlReader& r, const YAML::Node& node, const std::string
   r.read(node, path, "refine_votes", p.refine_votes, 1, kMaxRefineVotes);
   r.read(node, path, "refine_share", p.refine_share, 0, 99);
   r.read(node, path, "refine_edges", p.refine_edges, 0, kMaxDisparity);
+  r.read(node, path, "refine_edges_near", p.refine_edges_near);
   r.read(node, path, "refine_interpolate", p.refine_interpolate);
   // Rules between keys (odd sizes, the census code's 64 bits), reported at the offending key.
   for (const auto& e : check_params(p)) {

@@ -116,6 +116,10 @@ struct StereoParams {
   // on too (0: only holes). 1 was best on the v2 scenes for window and sgm (pixel cost); with the
   // cross-based modes 0 was (docs/PERFORMANCE.md "Multi-step refinement").
   int refine_edges = 1;
+  // Only the pixel on the nearer (larger-disparity) side of such a step is voted on: fattening
+  // moves the nearer surface's values onto the farther one, not the other way. Better than both
+  // sides on the v2 scenes under every aggregation (docs/PERFORMANCE.md "Near-side edge voting").
+  bool refine_edges_near = true;
   // Off by default: on the v2 scenes it lost to the scanline filling after the median (fill, on in
   // stereod-bench accuracy), docs/PERFORMANCE.md "Multi-step refinement".
   bool refine_interpolate = false;
@@ -134,7 +138,7 @@ struct StereoParams {
                     s.cross_check_tolerance, s.uniqueness, s.subpixel, s.speckle_size,
                     s.speckle_range, s.median, s.fill, s.fill_mode, s.fill_interpolate_max,
                     s.refine, s.refine_iterations, s.refine_votes, s.refine_share, s.refine_edges,
-                    s.refine_interpolate);
+                    s.refine_edges_near, s.refine_interpolate);
   }
   bool operator==(const StereoParams& o) const { return tie_fields(*this) == tie_fields(o); }
   bool operator!=(const StereoParams& o) const { return !(*this == o); }

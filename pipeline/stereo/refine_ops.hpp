@@ -23,14 +23,18 @@ STEREOD_HD bool refine_vote_accepted(int winner, int votes, int min_votes, int s
 
 // Whether a valid pixel of value `q4` is at a depth edge and so voted on as a hole is: its left or
 // right neighbour (`left`, `right`; kInvalidDisparity where there is none or it has no disparity)
-// rounds to a disparity at least `step` away from its own (step 0: never).
-STEREOD_HD bool refine_at_edge(std::uint16_t q4, std::uint16_t left, std::uint16_t right,
-                               int step) {
+// rounds to a disparity at least `step` away from its own (step 0: never). With `near_only`, only
+// a neighbour at least `step` *smaller* counts: the pixel is on the nearer surface's side of the
+// step, where aggregation's fattening puts the wrong values (the farther side's pixels keep
+// theirs).
+STEREOD_HD bool refine_at_edge(std::uint16_t q4, std::uint16_t left, std::uint16_t right, int step,
+                               bool near_only) {
   if (step == 0) return false;
   const int b = refine_vote_bin(q4);
   const int l = left == kInvalidDisparity ? b : refine_vote_bin(left);
   const int r = right == kInvalidDisparity ? b : refine_vote_bin(right);
-  return l - b >= step || b - l >= step || r - b >= step || b - r >= step;
+  if (b - l >= step || b - r >= step) return true;
+  return !near_only && (l - b >= step || r - b >= step);
 }
 
 constexpr int kRefineDirections = 16;

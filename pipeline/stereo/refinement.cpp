@@ -35,7 +35,8 @@ bool Refiner::vote(Disparity16& map, const RefineInput& in, const StereoParams& 
     const std::uint16_t own = row[x];
     if (own == kInvalidDisparity) return foreground_at(in.foreground, x, y);
     return refine_at_edge(own, x > 0 ? row[x - 1] : kInvalidDisparity,
-                          x + 1 < w ? row[x + 1] : kInvalidDisparity, p.refine_edges);
+                          x + 1 < w ? row[x + 1] : kInvalidDisparity, p.refine_edges,
+                          p.refine_edges_near);
   };
   std::atomic<bool> changed{false};
   // Column by column: every pixel of column x sums, over the rows of its vertical arm, the votes

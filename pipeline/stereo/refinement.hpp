@@ -9,7 +9,8 @@
 //    than refine_share percent of them becomes the hole's value, 16 * d. Every round reads the
 //    map the previous round left (all holes at once), refine_iterations rounds. With
 //    refine_edges = N > 0, a valid pixel whose left or right neighbour rounds to a disparity N or
-//    more away from its own is voted on in the same way (refine_at_edge): at a depth edge, the
+//    more away from its own (with refine_edges_near, N or more below its own: the pixel is on the
+//    nearer surface's side) is voted on in the same way (refine_at_edge): at a depth edge, the
 //    region, which follows the intensity edges, decides which side the pixel belongs to. This is
 //    our stand-in for Mei's depth-discontinuity adjustment, which compares matching costs
 //    instead.

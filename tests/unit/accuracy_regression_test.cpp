@@ -24,10 +24,10 @@ constexpr double kCommittedSgmV2Mean = 8.38;
 constexpr double kCommittedSgmWindowV2Mean = 9.42;
 // aggregation: cross with its defaults.
 constexpr double kCommittedCrossV2Mean = 7.83;
-// The multi-step refinement (refine: true, its defaults: voting at holes and depth edges) after
-// the window and after sgm.
-constexpr double kCommittedRefinedV2Mean = 7.56;
-constexpr double kCommittedRefinedSgmV2Mean = 6.25;
+// The multi-step refinement (refine: true, its defaults: voting at holes and on the near side of
+// depth edges) after the window and after sgm.
+constexpr double kCommittedRefinedV2Mean = 7.51;
+constexpr double kCommittedRefinedSgmV2Mean = 5.96;
 constexpr double kAllowedRegression = 0.5;
 // SGM and cross are held closer: they must keep most of their lead over the window, or they are
 // not doing their job.

@@ -154,7 +154,8 @@ TEST(StereoYaml, ReadsTheCrossKeysAndNamesTheirMistakes) {
 TEST(StereoYaml, ReadsTheRefinementKeysAndNamesTheirMistakes) {
   const std::string file = write_temp(
       "stereo:\n  refine: true\n  refine_iterations: 3\n  refine_votes: 12\n"
-      "  refine_share: 55\n  refine_interpolate: true\n  refine_edges: 2\n");
+      "  refine_share: 55\n  refine_interpolate: true\n  refine_edges: 2\n"
+      "  refine_edges_near: false\n");
   const StereoParams p = load_stereo_params_file(file);
   std::remove(file.c_str());
   EXPECT_TRUE(p.refine);
@@ -163,11 +164,13 @@ TEST(StereoYaml, ReadsTheRefinementKeysAndNamesTheirMistakes) {
   EXPECT_EQ(p.refine_share, 55);
   EXPECT_TRUE(p.refine_interpolate);
   EXPECT_EQ(p.refine_edges, 2);
+  EXPECT_FALSE(p.refine_edges_near);
   EXPECT_FALSE(StereoParams{}.refine);  // off unless asked for
+  EXPECT_TRUE(StereoParams{}.refine_edges_near);
   const auto issues = issues_of(
       "stereo:\n  refine: yes please\n  refine_iterations: 17\n  refine_votes: 0\n"
-      "  refine_share: 100\n  refine_interpolat: true\n");
-  ASSERT_EQ(issues.size(), 5u);
+      "  refine_share: 100\n  refine_interpolat: true\n  refine_edges_near: 1\n");
+  ASSERT_EQ(issues.size(), 6u);
   EXPECT_EQ(issues[0].key, "stereo.refine");
   EXPECT_NE(issues[0].message.find("expected true or false"), std::string::npos)
       << issues[0].message;
@@ -185,6 +188,10 @@ TEST(StereoYaml, ReadsTheRefinementKeysAndNamesTheirMistakes) {
   EXPECT_EQ(issues[4].key, "stereo.refine_interpolat");
   EXPECT_NE(issues[4].message.find("did you mean \"refine_interpolate\""), std::string::npos)
       << issues[4].message;
+  EXPECT_NE(issues[5].to_string().find(":7:22: stereo.refine_edges_near: "), std::string::npos)
+      << issues[5].to_string();
+  EXPECT_NE(issues[5].message.find("expected true or false"), std::string::npos)
+      << issues[5].message;
 }
 
 TEST(StereoYaml, RulesBetweenKeysAndWrongShapes) {

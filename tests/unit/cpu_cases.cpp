@@ -60,6 +60,7 @@ void random_refinement(CaseRng& rng, StereoParams& p) {
   p.refine_share = rng.range(0, 99);
   p.refine_edges = rng.chance(40) ? 0 : rng.range(1, 4);
   p.refine_interpolate = rng.chance(75);
+  p.refine_edges_near = rng.chance(50);
 }
 
 std::vector<Gray8> random_masks(CaseRng& rng, int width, int height, int levels, int shift) {

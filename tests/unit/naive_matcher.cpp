@@ -235,13 +235,15 @@ void naive_refine(const StereoParams& p, Disparity16& d, const Gray8& gray,
     const Disparity16 before = d;
     for (int y = 0; y < h; ++y) {
       for (int x = 0; x < w; ++x) {
-        // Holes, and with refine_edges valid pixels at a horizontal step that large.
+        // Holes, and with refine_edges valid pixels at a horizontal step that large (with
+        // refine_edges_near, a step down to the neighbour only).
         bool edge = false;
         if (before(x, y) != kInvalidDisparity && p.refine_edges > 0) {
           for (const int nx : {x - 1, x + 1}) {
             if (nx < 0 || nx >= w || before(nx, y) == kInvalidDisparity) continue;
             const long step = std::lround(before(nx, y) / 16.0) - std::lround(before(x, y) / 16.0);
-            edge = edge || std::abs(step) >= p.refine_edges;
+            edge =
+                edge || -step >= p.refine_edges || (!p.refine_edges_near && step >= p.refine_edges);
           }
         }
         if (!hole(before, x, y) && !edge) continue;

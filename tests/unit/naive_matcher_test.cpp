@@ -210,6 +210,7 @@ TEST_P(NaiveMatcher, RandomRefineCasesBitExact) {
               std::to_string(c.params.refine_votes) + ", share " +
               std::to_string(c.params.refine_share) + ", edges " +
               std::to_string(c.params.refine_edges) +
+              (c.params.refine_edges_near ? " near side" : "") +
               (c.params.refine_interpolate ? ", interpolate" : "");
     StereoOutput got;
     const NaiveResult want = expect_engine_equals_naive(c, got);

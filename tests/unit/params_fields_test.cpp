@@ -88,7 +88,7 @@ TEST(ParamsFields, EachListHoldsEveryFieldOfItsStruct) {
   static_assert(listed_layout_size<BackgroundParams>() == sizeof(BackgroundParams),
                 "BackgroundParams has a field that tie_fields does not list");
   EXPECT_EQ(std::tuple_size_v<decltype(StereoParams::tie_fields(std::declval<StereoParams&>()))>,
-            40u);
+            41u);
   EXPECT_EQ(
       std::tuple_size_v<decltype(BackgroundParams::tie_fields(std::declval<BackgroundParams&>()))>,
       17u);

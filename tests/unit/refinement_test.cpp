@@ -169,13 +169,30 @@ TEST(Refinement, VotingRules) {
 // A valid pixel is at an edge when a horizontal neighbour rounds `step` or more away.
 TEST(Refinement, EdgeRule) {
   const std::uint16_t none = kInvalidDisparity;
-  EXPECT_FALSE(refine_at_edge(16 * 5, 16 * 9, 16 * 1, 0));  // off
-  EXPECT_TRUE(refine_at_edge(16 * 5, 16 * 6, none, 1));
-  EXPECT_FALSE(refine_at_edge(16 * 5, 16 * 6, 16 * 4, 2));
-  EXPECT_TRUE(refine_at_edge(16 * 5, none, 16 * 3, 2));
-  EXPECT_FALSE(refine_at_edge(16 * 5, none, none, 1));
-  EXPECT_TRUE(refine_at_edge(16 * 5 + 7, 16 * 6 - 8, none, 1));   // 5.44 rounds to 5, 5.5 to 6
-  EXPECT_FALSE(refine_at_edge(16 * 5 + 8, 16 * 6 - 8, none, 1));  // both 5.5: 6
+  const bool both = false;
+  EXPECT_FALSE(refine_at_edge(16 * 5, 16 * 9, 16 * 1, 0, both));  // off
+  EXPECT_TRUE(refine_at_edge(16 * 5, 16 * 6, none, 1, both));
+  EXPECT_FALSE(refine_at_edge(16 * 5, 16 * 6, 16 * 4, 2, both));
+  EXPECT_TRUE(refine_at_edge(16 * 5, none, 16 * 3, 2, both));
+  EXPECT_FALSE(refine_at_edge(16 * 5, none, none, 1, both));
+  EXPECT_TRUE(refine_at_edge(16 * 5 + 7, 16 * 6 - 8, none, 1, both));   // 5.44 -> 5, 5.5 -> 6
+  EXPECT_FALSE(refine_at_edge(16 * 5 + 8, 16 * 6 - 8, none, 1, both));  // both 5.5: 6
+}
+
+// Near side only: a neighbour `step` or more *below* the pixel (the pixel is on the nearer
+// surface's side of the step) makes it an edge pixel; one above does not.
+TEST(Refinement, NearSideEdgeRule) {
+  const std::uint16_t none = kInvalidDisparity;
+  const bool near = true;
+  EXPECT_FALSE(refine_at_edge(16 * 5, 16 * 1, none, 0, near));  // off
+  EXPECT_FALSE(refine_at_edge(16 * 5, 16 * 6, none, 1, near));  // the farther side
+  EXPECT_FALSE(refine_at_edge(16 * 5, none, 16 * 9, 1, near));
+  EXPECT_TRUE(refine_at_edge(16 * 5, 16 * 4, none, 1, near));
+  EXPECT_TRUE(refine_at_edge(16 * 5, 16 * 9, 16 * 3, 2, near));  // right is 2 below
+  EXPECT_FALSE(refine_at_edge(16 * 5, 16 * 9, 16 * 4, 2, near));
+  EXPECT_FALSE(refine_at_edge(16 * 5, none, none, 1, near));
+  EXPECT_TRUE(refine_at_edge(16 * 5 + 8, 16 * 5 + 7, none, 1, near));   // 6 over 5
+  EXPECT_FALSE(refine_at_edge(16 * 5 + 7, 16 * 5 + 8, none, 1, near));  // 5 under 6
 }
 
 // Mei's test: a hole is a mismatch when a partner pixel's winner points back at it, an occlusion
