@@ -24,7 +24,7 @@ void read_background_params(YamlReader& r, const YAML::Node& node, const std::st
   r.read(node, path, "shadow_hue_tolerance", p.shadow_hue_tolerance, 0, 128);
   r.read(node, path, "shadow_saturation_tolerance", p.shadow_saturation_tolerance, 0, 255);
   r.read(node, path, "closing_radius", p.closing_radius, 0, 3);
-  r.read(node, path, "absorb_frames", p.absorb_frames, 0, 65535);
+  r.read(node, path, "absorb_frames", p.absorb_frames, 0, kMaxAbsorbFrames);
   r.read(node, path, "hierarchy", p.hierarchy);
   r.read(node, path, "target_margin", p.target_margin, 0, kMaxTargetMargin);
   for (const auto& e : check_background_params(p)) {

@@ -41,7 +41,7 @@ std::vector<ParameterError> check_background_params(const BackgroundParams& p) {
   check(e, "shadow_hue_tolerance", p.shadow_hue_tolerance, 0, 128);
   check(e, "shadow_saturation_tolerance", p.shadow_saturation_tolerance, 0, 255);
   check(e, "closing_radius", p.closing_radius, 0, 3);
-  check(e, "absorb_frames", p.absorb_frames, 0, 65535);
+  check(e, "absorb_frames", p.absorb_frames, 0, kMaxAbsorbFrames);
   check(e, "target_margin", p.target_margin, 0, kMaxTargetMargin);
   return e;
 }

@@ -12,6 +12,8 @@
 namespace stereod {
 
 constexpr int kMaxTargetMargin = 16;  // BackgroundParams::target_margin, pixels
+// BackgroundParams::absorb_frames: the model counts still frames in one byte per pixel.
+constexpr int kMaxAbsorbFrames = 255;
 
 struct BackgroundParams {
   bool enabled = true;  // off: every pixel is foreground (moving cameras)
@@ -31,7 +33,9 @@ struct BackgroundParams {
   int closing_radius = 1;  // dilate then erode with a (2r+1)^2 square; 0 = off
   // A foreground pixel whose value stays within min_sigma of the previous frame for this many
   // frames in a row is taken into the background (a parked object, or a ghost: background that an
-  // object uncovered after the model learned the object). 0 = never.
+  // object uncovered after the model learned the object). Fewer while the pixel's model has been
+  // confirmed (seen as background) fewer times than this: one more than it has (docs/ALGORITHM.md,
+  // absorption). 0 = never; at most kMaxAbsorbFrames.
   int absorb_frames = 30;
   bool hierarchy = true;  // test only pixels under mixed parent blocks (off: test all)
   // For matching only, the right camera's mask is widened by this many pixels at every level: a
