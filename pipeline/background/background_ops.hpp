@@ -101,6 +101,34 @@ STEREOD_HD void channel_learn(int value, std::uint16_t& mean_q8, std::uint32_t& 
   var_q8 = static_cast<std::uint32_t>(v < 0 ? 0 : v);
 }
 
+// Hue is compared only where both the pixel and the model are saturated enough for it to mean
+// something.
+STEREOD_HD bool hue_used(const std::uint8_t x[3], const std::uint16_t mean[3],
+                         const BackgroundFixed& f) {
+  return x[kSaturation] * 256 >= f.hue_min_sat_q8 && mean[kSaturation] >= f.hue_min_sat_q8;
+}
+
+// Hue and saturation kept, within the shadow tolerances: the colour test of a shadow.
+STEREOD_HD bool color_kept(const std::uint8_t x[3], const std::uint16_t mean[3], int channels,
+                           const BackgroundFixed& f) {
+  if (channels != 3) return true;
+  const std::int32_t ds = channel_diff(x[kSaturation], mean[kSaturation], false);
+  if ((ds < 0 ? -ds : ds) > f.shadow_sat_q8) return false;
+  if (!hue_used(x, mean, f)) return true;
+  const std::int32_t dh = channel_diff(x[kHue], mean[kHue], true);
+  return (dh < 0 ? -dh : dh) <= f.shadow_hue_q8;
+}
+
+// The model is darker than the pixel by a shadow's ratio (mean / value within [lo, hi]) with the
+// colour kept: most likely a shadow that stood there while the model learned, gone now.
+// mean_q8 against ratio_q8 * value, both Q8 (< 2^16).
+STEREOD_HD bool relit(const std::uint8_t x[3], const std::uint16_t mean[3], int channels,
+                      const BackgroundFixed& f) {
+  const std::int32_t m = mean[kValue], v = x[kValue];
+  return f.shadow && m >= f.shadow_lo_q8 * v && m <= f.shadow_hi_q8 * v &&
+         color_kept(x, mean, channels, f);
+}
+
 // The absorption counters of one pixel, packed in one 16-bit word (one plane in both engines):
 //   low byte   run: frames in a row the pixel has been foreground and still
 //   high byte  support: frames the pixel has been background since its model was last seeded
@@ -134,8 +162,8 @@ STEREOD_HD int absorb_after(int support, int absorb_frames) {
 // alpha_bg (at least 1/(n+1) while warming up: a cumulative average at first), and the model's
 // support grows. Foreground, also while warming up: the mean alone learns at alpha_fg (samples of
 // passing objects never inflate the variance), and a pixel that stays still (value within
-// still_tolerance of the previous frame's) for absorb_after(support) frames is taken into the
-// background outright, its model seeded afresh (support 0).
+// still_tolerance of the previous frame's) for absorb_after(support) frames -- absorb_after(0)
+// where it is relit -- is taken into the background outright, its model seeded afresh (support 0).
 STEREOD_HD void learn_pixel(const std::uint8_t x[3], std::uint16_t* mean[3], std::uint32_t* var[3],
                             std::uint16_t& counters, std::uint8_t& prev_value, int channels,
                             bool foreground, long long frame, int warmup,
@@ -146,7 +174,12 @@ STEREOD_HD void learn_pixel(const std::uint8_t x[3], std::uint16_t* mean[3], std
   int support = model_support(counters);
   if (foreground) {
     run = change <= f.still_tolerance ? (run < kAbsorbCountMax ? run + 1 : run) : 0;
-    if (f.absorb_frames > 0 && run >= absorb_after(support, f.absorb_frames)) {
+    // A relit pixel's model was confirmed under a shadow that has left: those confirmations do
+    // not count for the lit background.
+    std::uint16_t model[3] = {0, 0, *mean[kValue]};  // intensity: only kValue is kept
+    if (channels == 3) model[kHue] = *mean[kHue], model[kSaturation] = *mean[kSaturation];
+    const int confirmed = relit(x, model, channels, f) ? 0 : support;
+    if (f.absorb_frames > 0 && run >= absorb_after(confirmed, f.absorb_frames)) {
       for (int c = 0; c < 3; ++c) {
         if (channels == 1 && c != kValue) continue;
         *mean[c] = static_cast<std::uint16_t>(x[c] << 8);
@@ -181,17 +214,12 @@ STEREOD_HD void learn_pixel(const std::uint8_t x[3], std::uint16_t* mean[3], std
 STEREOD_HD std::uint8_t classify_pixel(const std::uint8_t x[3], const std::uint16_t mean[3],
                                        const std::uint32_t var[3], int channels,
                                        const BackgroundFixed& f) {
-  const std::int32_t dv = channel_diff(x[kValue], mean[kValue], false);
-  bool changed = channel_deviates(dv, var[kValue], f);
-  bool hue_used = false;
-  std::int32_t dh = 0, ds = 0;
+  bool changed = channel_deviates(channel_diff(x[kValue], mean[kValue], false), var[kValue], f);
   if (channels == 3) {
-    ds = channel_diff(x[kSaturation], mean[kSaturation], false);
-    changed = changed || channel_deviates(ds, var[kSaturation], f);
-    hue_used = x[kSaturation] * 256 >= f.hue_min_sat_q8 && mean[kSaturation] >= f.hue_min_sat_q8;
-    if (hue_used) {
-      dh = channel_diff(x[kHue], mean[kHue], true);
-      changed = changed || channel_deviates(dh, var[kHue], f);
+    changed = changed || channel_deviates(channel_diff(x[kSaturation], mean[kSaturation], false),
+                                          var[kSaturation], f);
+    if (hue_used(x, mean, f)) {
+      changed = changed || channel_deviates(channel_diff(x[kHue], mean[kHue], true), var[kHue], f);
     }
   }
   if (!changed) return 0;
@@ -201,12 +229,7 @@ STEREOD_HD std::uint8_t classify_pixel(const std::uint8_t x[3], const std::uint1
     const std::int32_t xv = static_cast<std::int32_t>(x[kValue]) << 16;
     const bool darker = xv >= f.shadow_lo_q8 * static_cast<std::int32_t>(mean[kValue]) &&
                         xv <= f.shadow_hi_q8 * static_cast<std::int32_t>(mean[kValue]);
-    bool same_color = true;
-    if (channels == 3) {
-      same_color = (ds < 0 ? -ds : ds) <= f.shadow_sat_q8 &&
-                   (!hue_used || (dh < 0 ? -dh : dh) <= f.shadow_hue_q8);
-    }
-    if (darker && same_color) return 0;
+    if (darker && color_kept(x, mean, channels, f)) return 0;
   }
   return 1;
 }

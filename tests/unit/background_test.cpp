@@ -421,9 +421,10 @@ TEST(BackgroundOps, AbsorptionWaitsAsLongAsTheModelWasConfirmed) {
   EXPECT_EQ(model_support(0xC803), 200);
 }
 
-// learn_pixel on one intensity pixel: frames of background (support), then a still foreground
-// value; returns the frame of the still run on which it was absorbed (0: not within 300).
-int absorbed_on(int background_frames, int absorb_frames) {
+// learn_pixel on one intensity pixel of value 100: frames of background (support), then a still
+// foreground value `object` (30: darker than any shadow); returns the frame of the still run on
+// which it was absorbed (0: not within 300).
+int absorbed_on(int background_frames, int absorb_frames, int object = 30) {
   BackgroundParams p;
   p.absorb_frames = absorb_frames;
   const BackgroundFixed f = to_fixed(p);
@@ -439,11 +440,11 @@ int absorbed_on(int background_frames, int absorb_frames) {
     learn_pixel(x, mp, vp, counters, prev, 1, false, frame, 0, 64 << 8, f);
   }
   EXPECT_EQ(model_support(counters), std::min(background_frames, kAbsorbCountMax));
-  x[kValue] = 200;  // an object arrives (its first frame is a change), then holds still
+  x[kValue] = static_cast<std::uint8_t>(object);  // it arrives (a change), then holds still
   learn_pixel(x, mp, vp, counters, prev, 1, true, frame++, 0, 64 << 8, f);
   for (int run = 1; run <= 300; ++run, ++frame) {
     learn_pixel(x, mp, vp, counters, prev, 1, true, frame, 0, 64 << 8, f);
-    if (mean[kValue] == (200 << 8)) {
+    if (mean[kValue] == (object << 8)) {
       EXPECT_EQ(counters, 0) << "a fresh model has no support";
       EXPECT_EQ(var[kValue], 64u << 8);
       return run;
@@ -460,6 +461,45 @@ TEST(BackgroundOps, AFreshModelIsReplacedSoonerThanAConfirmedOne) {
   EXPECT_EQ(absorbed_on(400, 30), 30);  // support saturates at 255
   EXPECT_EQ(absorbed_on(400, 255), 255);
   EXPECT_EQ(absorbed_on(5, 0), 0);  // 0 = never
+  // Relit (100 / 180 within the shadow ratios): the support learned under the shadow is void.
+  EXPECT_EQ(absorbed_on(60, 30, 180), 8);
+  // 100 / 255 < 0.45: brighter than a shadow explains (and the mean, learning at alpha_fg, stays
+  // below 0.45 * 255 for the 30 frames).
+  EXPECT_EQ(absorbed_on(60, 30, 255), 30);
+}
+
+TEST(BackgroundOps, RelitIsAShadowSeenBackwards) {
+  // Defaults: ratios 0.45 and 0.95 are 115 / 256 and 243 / 256; tolerances hue 12, saturation 40.
+  const BackgroundFixed f = to_fixed(BackgroundParams{});
+  const auto relit_value = [&](int model_v, int v) {
+    const std::uint8_t x[3] = {0, 0, static_cast<std::uint8_t>(v)};
+    const std::uint16_t mean[3] = {0, 0, static_cast<std::uint16_t>(model_v << 8)};
+    return relit(x, mean, 1, f);
+  };
+  EXPECT_FALSE(relit_value(100, 100));
+  EXPECT_FALSE(relit_value(100, 90));   // darker: a shadow's case, not this one
+  EXPECT_FALSE(relit_value(100, 105));  // 25600 > 243 * 105 = 25515: within 5 %
+  EXPECT_TRUE(relit_value(100, 106));   // 243 * 106 = 25758
+  EXPECT_TRUE(relit_value(100, 222));   // 115 * 222 = 25530 <= 25600
+  EXPECT_FALSE(relit_value(100, 223));  // 115 * 223 = 25645: more than a shadow takes away
+  const auto relit_hsv = [&](int h, int s, int mh, int ms) {
+    const std::uint8_t x[3] = {static_cast<std::uint8_t>(h), static_cast<std::uint8_t>(s), 180};
+    const std::uint16_t mean[3] = {static_cast<std::uint16_t>(mh << 8),
+                                   static_cast<std::uint16_t>(ms << 8), 100 << 8};
+    return relit(x, mean, 3, f);
+  };
+  EXPECT_TRUE(relit_hsv(50, 100, 50, 100));
+  EXPECT_TRUE(relit_hsv(50, 140, 50, 100));   // saturation 40 off: the tolerance
+  EXPECT_FALSE(relit_hsv(50, 141, 50, 100));  // 41
+  EXPECT_TRUE(relit_hsv(62, 100, 50, 100));   // hue 12 off
+  EXPECT_FALSE(relit_hsv(63, 100, 50, 100));  // 13
+  EXPECT_TRUE(relit_hsv(250, 100, 6, 100));   // 12 off across 0
+  EXPECT_TRUE(relit_hsv(150, 30, 50, 30));    // below hue_min_saturation 40: hue not compared
+  BackgroundParams no_shadow;
+  no_shadow.shadow = false;
+  const std::uint8_t x[3] = {50, 100, 180};
+  const std::uint16_t mean[3] = {50 << 8, 100 << 8, 100 << 8};
+  EXPECT_FALSE(relit(x, mean, 3, to_fixed(no_shadow)));
 }
 
 TEST(BackgroundModel, GhostOfTheFirstFrameGoesBeforeAParkedObjectIsTakenIn) {
