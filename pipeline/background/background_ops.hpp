@@ -162,8 +162,9 @@ STEREOD_HD int absorb_after(int support, int absorb_frames) {
 // alpha_bg (at least 1/(n+1) while warming up: a cumulative average at first), and the model's
 // support grows. Foreground, also while warming up: the mean alone learns at alpha_fg (samples of
 // passing objects never inflate the variance), and a pixel that stays still (value within
-// still_tolerance of the previous frame's) for absorb_after(support) frames -- absorb_after(0)
-// where it is relit -- is taken into the background outright, its model seeded afresh (support 0).
+// still_tolerance of the previous frame's) for absorb_frames frames -- with support_absorption,
+// absorb_after(support), or absorb_after(0) where it is relit -- is taken into the background
+// outright, its model seeded afresh (support 0).
 STEREOD_HD void learn_pixel(const std::uint8_t x[3], std::uint16_t* mean[3], std::uint32_t* var[3],
                             std::uint16_t& counters, std::uint8_t& prev_value, int channels,
                             bool foreground, long long frame, int warmup,
@@ -174,12 +175,15 @@ STEREOD_HD void learn_pixel(const std::uint8_t x[3], std::uint16_t* mean[3], std
   int support = model_support(counters);
   if (foreground) {
     run = change <= f.still_tolerance ? (run < kAbsorbCountMax ? run + 1 : run) : 0;
-    // A relit pixel's model was confirmed under a shadow that has left: those confirmations do
-    // not count for the lit background.
-    std::uint16_t model[3] = {0, 0, *mean[kValue]};  // intensity: only kValue is kept
-    if (channels == 3) model[kHue] = *mean[kHue], model[kSaturation] = *mean[kSaturation];
-    const int confirmed = relit(x, model, channels, f) ? 0 : support;
-    if (f.absorb_frames > 0 && run >= absorb_after(confirmed, f.absorb_frames)) {
+    int needed = f.absorb_frames;
+    if (f.support_absorption) {
+      // A relit pixel's model was confirmed under a shadow that has left: those confirmations do
+      // not count for the lit background.
+      std::uint16_t model[3] = {0, 0, *mean[kValue]};  // intensity: only kValue is kept
+      if (channels == 3) model[kHue] = *mean[kHue], model[kSaturation] = *mean[kSaturation];
+      needed = absorb_after(relit(x, model, channels, f) ? 0 : support, f.absorb_frames);
+    }
+    if (f.absorb_frames > 0 && run >= needed) {
       for (int c = 0; c < 3; ++c) {
         if (channels == 1 && c != kValue) continue;
         *mean[c] = static_cast<std::uint16_t>(x[c] << 8);

@@ -64,6 +64,7 @@ BackgroundFixed to_fixed(const BackgroundParams& p) {
   f.shadow_sat_q8 = p.shadow_saturation_tolerance << 8;
   f.shadow = p.shadow;
   f.absorb_frames = p.absorb_frames;
+  f.support_absorption = p.support_absorption;
   f.still_tolerance = p.min_sigma;
   return f;
 }

@@ -37,6 +37,12 @@ struct BackgroundParams {
   // confirmed (seen as background) fewer times than this: one more than it has (docs/ALGORITHM.md,
   // absorption). 0 = never; at most kMaxAbsorbFrames.
   int absorb_frames = 30;
+  // Absorb sooner where the pixel's model has been confirmed fewer than absorb_frames times, or
+  // where the pixel is relit (docs/ALGORITHM.md, "How long to wait"). Off by default: the CUDA
+  // engine classifies its tiles' halos from model state that neighbouring tiles may already have
+  // updated in the same frame, and these absorptions are frequent enough to change the closed
+  // masks there (docs/PERFORMANCE.md, "The warm-up's ghosts").
+  bool support_absorption = false;
   bool hierarchy = true;  // test only pixels under mixed parent blocks (off: test all)
   // For matching only, the right camera's mask is widened by this many pixels at every level: a
   // left candidate is refused only where its right pixel lies farther than this from the right
@@ -50,7 +56,8 @@ struct BackgroundParams {
     return std::tie(s.enabled, s.color, s.warmup, s.learning_rate, s.foreground_learning_rate,
                     s.threshold, s.min_sigma, s.hue_min_saturation, s.shadow, s.shadow_min_ratio,
                     s.shadow_max_ratio, s.shadow_hue_tolerance, s.shadow_saturation_tolerance,
-                    s.closing_radius, s.absorb_frames, s.hierarchy, s.target_margin);
+                    s.closing_radius, s.absorb_frames, s.support_absorption, s.hierarchy,
+                    s.target_margin);
   }
   bool operator==(const BackgroundParams& o) const { return tie_fields(*this) == tie_fields(o); }
   bool operator!=(const BackgroundParams& o) const { return !(*this == o); }
@@ -73,6 +80,7 @@ struct BackgroundFixed {
   std::int32_t shadow_sat_q8 = 0;
   bool shadow = false;
   std::int32_t absorb_frames = 0;
+  bool support_absorption = false;
   std::int32_t still_tolerance = 0;  // gray levels
 };
 BackgroundFixed to_fixed(const BackgroundParams& p);

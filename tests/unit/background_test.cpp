@@ -424,9 +424,10 @@ TEST(BackgroundOps, AbsorptionWaitsAsLongAsTheModelWasConfirmed) {
 // learn_pixel on one intensity pixel of value 100: frames of background (support), then a still
 // foreground value `object` (30: darker than any shadow); returns the frame of the still run on
 // which it was absorbed (0: not within 300).
-int absorbed_on(int background_frames, int absorb_frames, int object = 30) {
+int absorbed_on(int background_frames, int absorb_frames, int object = 30, bool support = true) {
   BackgroundParams p;
   p.absorb_frames = absorb_frames;
+  p.support_absorption = support;
   const BackgroundFixed f = to_fixed(p);
   std::uint16_t mean[3] = {0, 0, 100 << 8};
   std::uint32_t var[3] = {0, 0, 64 << 8};
@@ -466,6 +467,10 @@ TEST(BackgroundOps, AFreshModelIsReplacedSoonerThanAConfirmedOne) {
   // 100 / 255 < 0.45: brighter than a shadow explains (and the mean, learning at alpha_fg, stays
   // below 0.45 * 255 for the 30 frames).
   EXPECT_EQ(absorbed_on(60, 30, 255), 30);
+  // support_absorption off (the default): absorb_frames whatever the support, relit or not.
+  EXPECT_FALSE(BackgroundParams{}.support_absorption);
+  EXPECT_EQ(absorbed_on(0, 30, 30, false), 30);
+  EXPECT_EQ(absorbed_on(60, 30, 180, false), 30);
 }
 
 TEST(BackgroundOps, RelitIsAShadowSeenBackwards) {
@@ -503,11 +508,12 @@ TEST(BackgroundOps, RelitIsAShadowSeenBackwards) {
 }
 
 TEST(BackgroundModel, GhostOfTheFirstFrameGoesBeforeAParkedObjectIsTakenIn) {
-  // An object stands in the first frame only: the background it uncovers is absorbed after
-  // absorb_after(0) = 8 still frames. The same object parking on the settled background later
-  // stays foreground for the whole 30.
+  // support_absorption: an object stands in the first frame only: the background it uncovers is
+  // absorbed after absorb_after(0) = 8 still frames. The same object parking on the settled
+  // background later stays foreground for the whole 30.
   BackgroundParams p = intensity_params(1);
   p.closing_radius = 0;
+  p.support_absorption = true;
   BackgroundModel model(p);
   const Gray8 with_object = square_on(64, 48, 70, 210);
   const Gray8 empty = plane(64, 48, 70);
@@ -515,6 +521,11 @@ TEST(BackgroundModel, GhostOfTheFirstFrameGoesBeforeAParkedObjectIsTakenIn) {
   // The first empty frame is a change; 8 still ones absorb it.
   EXPECT_EQ(foreground_frames(model, empty, 40), 9);
   EXPECT_EQ(foreground_frames(model, with_object, 40), 31);
+  // Without support_absorption the ghost waits the whole period too.
+  p.support_absorption = false;
+  BackgroundModel plain(p);
+  foreground_frames(plain, with_object, 1);
+  EXPECT_EQ(foreground_frames(plain, empty, 40), 31);
 }
 
 TEST(BackgroundModel, AMovingTexturedObjectIsNeverAbsorbed) {
@@ -539,8 +550,8 @@ TEST(BackgroundModel, AMovingTexturedObjectIsNeverAbsorbed) {
 
 TEST(BackgroundModel, GhostOfAWarmupObjectGoesAway) {
   // An object seen while the model warms up, which then leaves: the uncovered background first
-  // looks like foreground (a ghost), and is absorbed once it has stayed still
-  // absorb_after(support) frames (here the object's 4 confirmations: 5, at most absorb_frames).
+  // looks like foreground (a ghost), and is absorbed once it has stayed still absorb_frames
+  // frames.
   BackgroundParams p = intensity_params(5);
   p.absorb_frames = 15;
   BackgroundModel model(p);
