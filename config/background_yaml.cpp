@@ -5,11 +5,12 @@ namespace stereod {
 void read_background_params(YamlReader& r, const YAML::Node& node, const std::string& path,
                             BackgroundParams& p) {
   if (!r.expect_map(node, path)) return;
-  r.check_keys(node, path,
-               {"enabled", "color", "warmup", "learning_rate", "foreground_learning_rate",
-                "threshold", "min_sigma", "hue_min_saturation", "shadow", "shadow_min_ratio",
-                "shadow_max_ratio", "shadow_hue_tolerance", "shadow_saturation_tolerance",
-                "closing_radius", "absorb_frames", "hierarchy", "target_margin"});
+  r.check_keys(
+      node, path,
+      {"enabled", "color", "warmup", "learning_rate", "foreground_learning_rate", "threshold",
+       "min_sigma", "hue_min_saturation", "shadow", "shadow_min_ratio", "shadow_max_ratio",
+       "shadow_hue_tolerance", "shadow_saturation_tolerance", "closing_radius", "absorb_frames",
+       "support_absorption", "hierarchy", "target_margin"});
   r.read(node, path, "enabled", p.enabled);
   r.read(node, path, "color", p.color);
   r.read(node, path, "warmup", p.warmup, 0, 100000);
@@ -24,7 +25,8 @@ void read_background_params(YamlReader& r, const YAML::Node& node, const std::st
   r.read(node, path, "shadow_hue_tolerance", p.shadow_hue_tolerance, 0, 128);
   r.read(node, path, "shadow_saturation_tolerance", p.shadow_saturation_tolerance, 0, 255);
   r.read(node, path, "closing_radius", p.closing_radius, 0, 3);
-  r.read(node, path, "absorb_frames", p.absorb_frames, 0, 65535);
+  r.read(node, path, "absorb_frames", p.absorb_frames, 0, kMaxAbsorbFrames);
+  r.read(node, path, "support_absorption", p.support_absorption);
   r.read(node, path, "hierarchy", p.hierarchy);
   r.read(node, path, "target_margin", p.target_margin, 0, kMaxTargetMargin);
   for (const auto& e : check_background_params(p)) {

@@ -68,13 +68,14 @@ class BackgroundModel {
   // The closed decision of the last frame, also while warming up (when the output is all
   // foreground); it drives the hierarchy and the learning.
   const Gray8& decision(int level) const { return levels_[level].closed; }
+  // The absorption counters (background_ops.hpp: still_run and model_support of each word).
   const std::vector<std::uint16_t>& still_frames(int level) const { return levels_[level].still; }
 
  private:
   struct Level {
     std::vector<std::uint16_t> mean[3];
     std::vector<std::uint32_t> var[3];
-    std::vector<std::uint16_t> still;  // frames in a row a foreground pixel has stayed still
+    std::vector<std::uint16_t> still;  // absorption counters: still run and model support
     std::vector<std::uint8_t> prev;    // last frame's intensity (value channel)
     Gray8 raw, closed, scratch;
     Gray8 uniform;  // scratch: per pixel of the coarser level, 1 where its 3x3 block is uniform

@@ -101,37 +101,106 @@ STEREOD_HD void channel_learn(int value, std::uint16_t& mean_q8, std::uint32_t& 
   var_q8 = static_cast<std::uint32_t>(v < 0 ? 0 : v);
 }
 
+// Hue is compared only where both the pixel and the model are saturated enough for it to mean
+// something.
+STEREOD_HD bool hue_used(const std::uint8_t x[3], const std::uint16_t mean[3],
+                         const BackgroundFixed& f) {
+  return x[kSaturation] * 256 >= f.hue_min_sat_q8 && mean[kSaturation] >= f.hue_min_sat_q8;
+}
+
+// Hue and saturation kept, within the shadow tolerances: the colour test of a shadow.
+STEREOD_HD bool color_kept(const std::uint8_t x[3], const std::uint16_t mean[3], int channels,
+                           const BackgroundFixed& f) {
+  if (channels != 3) return true;
+  const std::int32_t ds = channel_diff(x[kSaturation], mean[kSaturation], false);
+  if ((ds < 0 ? -ds : ds) > f.shadow_sat_q8) return false;
+  if (!hue_used(x, mean, f)) return true;
+  const std::int32_t dh = channel_diff(x[kHue], mean[kHue], true);
+  return (dh < 0 ? -dh : dh) <= f.shadow_hue_q8;
+}
+
+// The model is darker than the pixel by a shadow's ratio (mean / value within [lo, hi]) with the
+// colour kept: most likely a shadow that stood there while the model learned, gone now.
+// mean_q8 against ratio_q8 * value, both Q8 (< 2^16).
+STEREOD_HD bool relit(const std::uint8_t x[3], const std::uint16_t mean[3], int channels,
+                      const BackgroundFixed& f) {
+  const std::int32_t m = mean[kValue], v = x[kValue];
+  return f.shadow && m >= f.shadow_lo_q8 * v && m <= f.shadow_hi_q8 * v &&
+         color_kept(x, mean, channels, f);
+}
+
+// The absorption counters of one pixel, packed in one 16-bit word (one plane in both engines):
+//   low byte   run: frames in a row the pixel has been foreground and still
+//   high byte  support: frames the pixel has been background since its model was last seeded
+//              (the first frame, or an absorption)
+// both saturating at 255 (BackgroundParams::absorb_frames is at most 255).
+constexpr int kAbsorbCountMax = 255;
+STEREOD_HD int still_run(std::uint16_t counters) {
+  return counters & 0xFF;
+}
+STEREOD_HD int model_support(std::uint16_t counters) {
+  return counters >> 8;
+}
+STEREOD_HD std::uint16_t pack_counters(int run, int support) {
+  return static_cast<std::uint16_t>(support << 8 | run);
+}
+
+// How many still foreground frames in a row take a pixel into the background: absorb_frames once
+// its model has been confirmed (seen as background) that often; while it has not, one frame more
+// than it has, but never fewer than a quarter of absorb_frames. A model that only the first frame
+// showed -- which may hold objects or a shadow -- is then replaced by a value that has stayed
+// still for a quarter of the period, and the ghosts of whatever stood in the first frames go that
+// much sooner; the quarter keeps the plain inside of an object that moves early on, still for a
+// few frames, from being taken in. 0 = never.
+STEREOD_HD int absorb_after(int support, int absorb_frames) {
+  const int least = (absorb_frames + 3) / 4;  // rounded up
+  const int wanted = support + 1 > least ? support + 1 : least;
+  return wanted < absorb_frames ? wanted : absorb_frames;
+}
+
 // One pixel's learning step, after its decision is known. Background: mean and variance learn at
-// alpha_bg (at least 1/(n+1) while warming up: a cumulative average at first). Foreground, also
-// while warming up: the mean alone learns at alpha_fg (samples of passing objects never inflate
-// the variance), and a pixel that stays still (value within still_tolerance of the previous
-// frame's) for absorb_frames frames is taken into the background outright.
+// alpha_bg (at least 1/(n+1) while warming up: a cumulative average at first), and the model's
+// support grows. Foreground, also while warming up: the mean alone learns at alpha_fg (samples of
+// passing objects never inflate the variance), and a pixel that stays still (value within
+// still_tolerance of the previous frame's) for absorb_frames frames -- with support_absorption,
+// absorb_after(support), or absorb_after(0) where it is relit -- is taken into the background
+// outright, its model seeded afresh (support 0).
 STEREOD_HD void learn_pixel(const std::uint8_t x[3], std::uint16_t* mean[3], std::uint32_t* var[3],
-                            std::uint16_t& still, std::uint8_t& prev_value, int channels,
+                            std::uint16_t& counters, std::uint8_t& prev_value, int channels,
                             bool foreground, long long frame, int warmup,
                             std::uint32_t initial_variance, const BackgroundFixed& f) {
   const int change = x[kValue] > prev_value ? x[kValue] - prev_value : prev_value - x[kValue];
   prev_value = x[kValue];
+  int run = still_run(counters);
+  int support = model_support(counters);
   if (foreground) {
-    still = change <= f.still_tolerance
-                ? static_cast<std::uint16_t>(still < 65535 ? still + 1 : still)
-                : static_cast<std::uint16_t>(0);
-    if (f.absorb_frames > 0 && still >= f.absorb_frames) {
+    run = change <= f.still_tolerance ? (run < kAbsorbCountMax ? run + 1 : run) : 0;
+    int needed = f.absorb_frames;
+    if (f.support_absorption) {
+      // A relit pixel's model was confirmed under a shadow that has left: those confirmations do
+      // not count for the lit background.
+      std::uint16_t model[3] = {0, 0, *mean[kValue]};  // intensity: only kValue is kept
+      if (channels == 3) model[kHue] = *mean[kHue], model[kSaturation] = *mean[kSaturation];
+      needed = absorb_after(relit(x, model, channels, f) ? 0 : support, f.absorb_frames);
+    }
+    if (f.absorb_frames > 0 && run >= needed) {
       for (int c = 0; c < 3; ++c) {
         if (channels == 1 && c != kValue) continue;
         *mean[c] = static_cast<std::uint16_t>(x[c] << 8);
         *var[c] = initial_variance;
       }
-      still = 0;
+      counters = 0;
       return;
     }
+    counters = pack_counters(run, support);
     for (int c = 0; c < 3; ++c) {
       if (channels == 1 && c != kValue) continue;
       channel_learn(x[c], *mean[c], *var[c], f.alpha_fg, c == kHue, false);
     }
     return;
   }
-  still = 0;
+  if (support < kAbsorbCountMax) ++support;
+  counters = pack_counters(0, support);
   std::int32_t alpha = f.alpha_bg;
   if (frame < warmup) {
     const long long cumulative = 65536 / (frame + 1);
@@ -149,17 +218,12 @@ STEREOD_HD void learn_pixel(const std::uint8_t x[3], std::uint16_t* mean[3], std
 STEREOD_HD std::uint8_t classify_pixel(const std::uint8_t x[3], const std::uint16_t mean[3],
                                        const std::uint32_t var[3], int channels,
                                        const BackgroundFixed& f) {
-  const std::int32_t dv = channel_diff(x[kValue], mean[kValue], false);
-  bool changed = channel_deviates(dv, var[kValue], f);
-  bool hue_used = false;
-  std::int32_t dh = 0, ds = 0;
+  bool changed = channel_deviates(channel_diff(x[kValue], mean[kValue], false), var[kValue], f);
   if (channels == 3) {
-    ds = channel_diff(x[kSaturation], mean[kSaturation], false);
-    changed = changed || channel_deviates(ds, var[kSaturation], f);
-    hue_used = x[kSaturation] * 256 >= f.hue_min_sat_q8 && mean[kSaturation] >= f.hue_min_sat_q8;
-    if (hue_used) {
-      dh = channel_diff(x[kHue], mean[kHue], true);
-      changed = changed || channel_deviates(dh, var[kHue], f);
+    changed = changed || channel_deviates(channel_diff(x[kSaturation], mean[kSaturation], false),
+                                          var[kSaturation], f);
+    if (hue_used(x, mean, f)) {
+      changed = changed || channel_deviates(channel_diff(x[kHue], mean[kHue], true), var[kHue], f);
     }
   }
   if (!changed) return 0;
@@ -169,12 +233,7 @@ STEREOD_HD std::uint8_t classify_pixel(const std::uint8_t x[3], const std::uint1
     const std::int32_t xv = static_cast<std::int32_t>(x[kValue]) << 16;
     const bool darker = xv >= f.shadow_lo_q8 * static_cast<std::int32_t>(mean[kValue]) &&
                         xv <= f.shadow_hi_q8 * static_cast<std::int32_t>(mean[kValue]);
-    bool same_color = true;
-    if (channels == 3) {
-      same_color = (ds < 0 ? -ds : ds) <= f.shadow_sat_q8 &&
-                   (!hue_used || (dh < 0 ? -dh : dh) <= f.shadow_hue_q8);
-    }
-    if (darker && same_color) return 0;
+    if (darker && color_kept(x, mean, channels, f)) return 0;
   }
   return 1;
 }

@@ -41,7 +41,7 @@ std::vector<ParameterError> check_background_params(const BackgroundParams& p) {
   check(e, "shadow_hue_tolerance", p.shadow_hue_tolerance, 0, 128);
   check(e, "shadow_saturation_tolerance", p.shadow_saturation_tolerance, 0, 255);
   check(e, "closing_radius", p.closing_radius, 0, 3);
-  check(e, "absorb_frames", p.absorb_frames, 0, 65535);
+  check(e, "absorb_frames", p.absorb_frames, 0, kMaxAbsorbFrames);
   check(e, "target_margin", p.target_margin, 0, kMaxTargetMargin);
   return e;
 }
@@ -64,6 +64,7 @@ BackgroundFixed to_fixed(const BackgroundParams& p) {
   f.shadow_sat_q8 = p.shadow_saturation_tolerance << 8;
   f.shadow = p.shadow;
   f.absorb_frames = p.absorb_frames;
+  f.support_absorption = p.support_absorption;
   f.still_tolerance = p.min_sigma;
   return f;
 }

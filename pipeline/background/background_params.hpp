@@ -12,6 +12,8 @@
 namespace stereod {
 
 constexpr int kMaxTargetMargin = 16;  // BackgroundParams::target_margin, pixels
+// BackgroundParams::absorb_frames: the model counts still frames in one byte per pixel.
+constexpr int kMaxAbsorbFrames = 255;
 
 struct BackgroundParams {
   bool enabled = true;  // off: every pixel is foreground (moving cameras)
@@ -31,8 +33,16 @@ struct BackgroundParams {
   int closing_radius = 1;  // dilate then erode with a (2r+1)^2 square; 0 = off
   // A foreground pixel whose value stays within min_sigma of the previous frame for this many
   // frames in a row is taken into the background (a parked object, or a ghost: background that an
-  // object uncovered after the model learned the object). 0 = never.
+  // object uncovered after the model learned the object). Fewer while the pixel's model has been
+  // confirmed (seen as background) fewer times than this: one more than it has (docs/ALGORITHM.md,
+  // absorption). 0 = never; at most kMaxAbsorbFrames.
   int absorb_frames = 30;
+  // Absorb sooner where the pixel's model has been confirmed fewer than absorb_frames times, or
+  // where the pixel is relit (docs/ALGORITHM.md, "How long to wait"). Off by default: the CUDA
+  // engine classifies its tiles' halos from model state that neighbouring tiles may already have
+  // updated in the same frame, and these absorptions are frequent enough to change the closed
+  // masks there (docs/PERFORMANCE.md, "The warm-up's ghosts").
+  bool support_absorption = false;
   bool hierarchy = true;  // test only pixels under mixed parent blocks (off: test all)
   // For matching only, the right camera's mask is widened by this many pixels at every level: a
   // left candidate is refused only where its right pixel lies farther than this from the right
@@ -46,7 +56,8 @@ struct BackgroundParams {
     return std::tie(s.enabled, s.color, s.warmup, s.learning_rate, s.foreground_learning_rate,
                     s.threshold, s.min_sigma, s.hue_min_saturation, s.shadow, s.shadow_min_ratio,
                     s.shadow_max_ratio, s.shadow_hue_tolerance, s.shadow_saturation_tolerance,
-                    s.closing_radius, s.absorb_frames, s.hierarchy, s.target_margin);
+                    s.closing_radius, s.absorb_frames, s.support_absorption, s.hierarchy,
+                    s.target_margin);
   }
   bool operator==(const BackgroundParams& o) const { return tie_fields(*this) == tie_fields(o); }
   bool operator!=(const BackgroundParams& o) const { return !(*this == o); }
@@ -69,6 +80,7 @@ struct BackgroundFixed {
   std::int32_t shadow_sat_q8 = 0;
   bool shadow = false;
   std::int32_t absorb_frames = 0;
+  bool support_absorption = false;
   std::int32_t still_tolerance = 0;  // gray levels
 };
 BackgroundFixed to_fixed(const BackgroundParams& p);

@@ -618,7 +618,7 @@ TEST(Gpu, FramesWithoutForegroundEqualCpu) {
     if (variant == 2) sp.aggregation = Aggregation::kSgm;
     BackgroundParams bp;
     bp.warmup = 3;
-    bp.absorb_frames = 1000;  // the box must stay foreground when it comes back
+    bp.absorb_frames = kMaxAbsorbFrames;  // the box must stay foreground when it comes back
     CpuPairProcessor cpu(sp, bp);
     auto gpu = make_engine("cuda", sgm_options(kW, kH, sp, bp));
     int empty = 0;

@@ -51,6 +51,34 @@ BackgroundPlanes gray_planes(const Gray8& img, int levels) {
   return p;
 }
 
+// A plane with a 20x20 square of `object` at (10, 10) on `background`.
+Gray8 square_on(int w, int h, int background, int object) {
+  Gray8 img = plane(w, h, background);
+  for (int y = 10; y < 30; ++y) {
+    for (int x = 10; x < 30; ++x) img(x, y) = static_cast<std::uint8_t>(object);
+  }
+  return img;
+}
+
+// Intensity-only parameters with the given warm-up.
+BackgroundParams intensity_params(int warmup) {
+  BackgroundParams p;
+  p.warmup = warmup;
+  p.color = false;
+  return p;
+}
+
+// Processes `frame` `frames` times; returns in how many of them pixel (20, 20) was foreground.
+int foreground_frames(BackgroundModel& model, const Gray8& frame, int frames) {
+  std::vector<Gray8> masks;
+  int n = 0;
+  for (int i = 0; i < frames; ++i) {
+    model.process(gray_planes(frame, 2), masks);
+    n += masks[0](20, 20);
+  }
+  return n;
+}
+
 }  // namespace
 
 TEST(BackgroundOps, LearnMatchesTheDefinition) {
@@ -362,7 +390,8 @@ TEST(BackgroundModel, AStillForegroundPixelIsAbsorbedAfterAbsorbFrames) {
   BackgroundModel model(p);
   Gray8 scene = plane(48, 40, 60);
   std::vector<Gray8> masks;
-  for (int i = 0; i < 3; ++i) model.process(gray_planes(scene, 2), masks);
+  // Long enough for the model to be confirmed absorb_frames times (absorb_after).
+  for (int i = 0; i < 25; ++i) model.process(gray_planes(scene, 2), masks);
   for (int y = 10; y < 30; ++y) {
     for (int x = 10; x < 30; ++x) scene(x, y) = 200;  // an object parks
   }
@@ -374,6 +403,129 @@ TEST(BackgroundModel, AStillForegroundPixelIsAbsorbedAfterAbsorbFrames) {
   model.process(gray_planes(scene, 2), masks);
   EXPECT_EQ(masks[0](20, 20), 0) << "absorbed after 20 still frames";
   EXPECT_EQ(masks[0](2, 2), 0);
+}
+
+TEST(BackgroundOps, AbsorptionWaitsAsLongAsTheModelWasConfirmed) {
+  // absorb_frames 30: a quarter is 7.5, so at least 8 frames; one more than the support above that.
+  EXPECT_EQ(absorb_after(0, 30), 8);
+  EXPECT_EQ(absorb_after(7, 30), 8);
+  EXPECT_EQ(absorb_after(8, 30), 9);
+  EXPECT_EQ(absorb_after(20, 30), 21);
+  EXPECT_EQ(absorb_after(29, 30), 30);
+  EXPECT_EQ(absorb_after(255, 30), 30);
+  EXPECT_EQ(absorb_after(0, 20), 5);
+  EXPECT_EQ(absorb_after(0, 1), 1);
+  EXPECT_EQ(absorb_after(100, 255), 101);
+  EXPECT_EQ(pack_counters(3, 200), 0xC803);
+  EXPECT_EQ(still_run(0xC803), 3);
+  EXPECT_EQ(model_support(0xC803), 200);
+}
+
+// learn_pixel on one intensity pixel of value 100: frames of background (support), then a still
+// foreground value `object` (30: darker than any shadow); returns the frame of the still run on
+// which it was absorbed (0: not within 300).
+int absorbed_on(int background_frames, int absorb_frames, int object = 30, bool support = true) {
+  BackgroundParams p;
+  p.absorb_frames = absorb_frames;
+  p.support_absorption = support;
+  const BackgroundFixed f = to_fixed(p);
+  std::uint16_t mean[3] = {0, 0, 100 << 8};
+  std::uint32_t var[3] = {0, 0, 64 << 8};
+  std::uint16_t* mp[3] = {&mean[0], &mean[1], &mean[2]};
+  std::uint32_t* vp[3] = {&var[0], &var[1], &var[2]};
+  std::uint16_t counters = 0;
+  std::uint8_t prev = 100;
+  std::uint8_t x[3] = {0, 0, 100};
+  long long frame = 1;
+  for (int i = 0; i < background_frames; ++i, ++frame) {
+    learn_pixel(x, mp, vp, counters, prev, 1, false, frame, 0, 64 << 8, f);
+  }
+  EXPECT_EQ(model_support(counters), std::min(background_frames, kAbsorbCountMax));
+  x[kValue] = static_cast<std::uint8_t>(object);  // it arrives (a change), then holds still
+  learn_pixel(x, mp, vp, counters, prev, 1, true, frame++, 0, 64 << 8, f);
+  for (int run = 1; run <= 300; ++run, ++frame) {
+    learn_pixel(x, mp, vp, counters, prev, 1, true, frame, 0, 64 << 8, f);
+    if (mean[kValue] == (object << 8)) {
+      EXPECT_EQ(counters, 0) << "a fresh model has no support";
+      EXPECT_EQ(var[kValue], 64u << 8);
+      return run;
+    }
+    EXPECT_EQ(still_run(counters), std::min(run, kAbsorbCountMax));
+  }
+  return 0;
+}
+
+TEST(BackgroundOps, AFreshModelIsReplacedSoonerThanAConfirmedOne) {
+  EXPECT_EQ(absorbed_on(0, 30), 8);     // the first frame's model: a quarter of the period
+  EXPECT_EQ(absorbed_on(12, 30), 13);   // confirmed 12 times: 13 still frames
+  EXPECT_EQ(absorbed_on(60, 30), 30);   // settled: the whole period
+  EXPECT_EQ(absorbed_on(400, 30), 30);  // support saturates at 255
+  EXPECT_EQ(absorbed_on(400, 255), 255);
+  EXPECT_EQ(absorbed_on(5, 0), 0);  // 0 = never
+  // Relit (100 / 180 within the shadow ratios): the support learned under the shadow is void.
+  EXPECT_EQ(absorbed_on(60, 30, 180), 8);
+  // 100 / 255 < 0.45: brighter than a shadow explains (and the mean, learning at alpha_fg, stays
+  // below 0.45 * 255 for the 30 frames).
+  EXPECT_EQ(absorbed_on(60, 30, 255), 30);
+  // support_absorption off (the default): absorb_frames whatever the support, relit or not.
+  EXPECT_FALSE(BackgroundParams{}.support_absorption);
+  EXPECT_EQ(absorbed_on(0, 30, 30, false), 30);
+  EXPECT_EQ(absorbed_on(60, 30, 180, false), 30);
+}
+
+TEST(BackgroundOps, RelitIsAShadowSeenBackwards) {
+  // Defaults: ratios 0.45 and 0.95 are 115 / 256 and 243 / 256; tolerances hue 12, saturation 40.
+  const BackgroundFixed f = to_fixed(BackgroundParams{});
+  const auto relit_value = [&](int model_v, int v) {
+    const std::uint8_t x[3] = {0, 0, static_cast<std::uint8_t>(v)};
+    const std::uint16_t mean[3] = {0, 0, static_cast<std::uint16_t>(model_v << 8)};
+    return relit(x, mean, 1, f);
+  };
+  EXPECT_FALSE(relit_value(100, 100));
+  EXPECT_FALSE(relit_value(100, 90));   // darker: a shadow's case, not this one
+  EXPECT_FALSE(relit_value(100, 105));  // 25600 > 243 * 105 = 25515: within 5 %
+  EXPECT_TRUE(relit_value(100, 106));   // 243 * 106 = 25758
+  EXPECT_TRUE(relit_value(100, 222));   // 115 * 222 = 25530 <= 25600
+  EXPECT_FALSE(relit_value(100, 223));  // 115 * 223 = 25645: more than a shadow takes away
+  const auto relit_hsv = [&](int h, int s, int mh, int ms) {
+    const std::uint8_t x[3] = {static_cast<std::uint8_t>(h), static_cast<std::uint8_t>(s), 180};
+    const std::uint16_t mean[3] = {static_cast<std::uint16_t>(mh << 8),
+                                   static_cast<std::uint16_t>(ms << 8), 100 << 8};
+    return relit(x, mean, 3, f);
+  };
+  EXPECT_TRUE(relit_hsv(50, 100, 50, 100));
+  EXPECT_TRUE(relit_hsv(50, 140, 50, 100));   // saturation 40 off: the tolerance
+  EXPECT_FALSE(relit_hsv(50, 141, 50, 100));  // 41
+  EXPECT_TRUE(relit_hsv(62, 100, 50, 100));   // hue 12 off
+  EXPECT_FALSE(relit_hsv(63, 100, 50, 100));  // 13
+  EXPECT_TRUE(relit_hsv(250, 100, 6, 100));   // 12 off across 0
+  EXPECT_TRUE(relit_hsv(150, 30, 50, 30));    // below hue_min_saturation 40: hue not compared
+  BackgroundParams no_shadow;
+  no_shadow.shadow = false;
+  const std::uint8_t x[3] = {50, 100, 180};
+  const std::uint16_t mean[3] = {50 << 8, 100 << 8, 100 << 8};
+  EXPECT_FALSE(relit(x, mean, 3, to_fixed(no_shadow)));
+}
+
+TEST(BackgroundModel, GhostOfTheFirstFrameGoesBeforeAParkedObjectIsTakenIn) {
+  // support_absorption: an object stands in the first frame only: the background it uncovers is
+  // absorbed after absorb_after(0) = 8 still frames. The same object parking on the settled
+  // background later stays foreground for the whole 30.
+  BackgroundParams p = intensity_params(1);
+  p.closing_radius = 0;
+  p.support_absorption = true;
+  BackgroundModel model(p);
+  const Gray8 with_object = square_on(64, 48, 70, 210);
+  const Gray8 empty = plane(64, 48, 70);
+  foreground_frames(model, with_object, 1);
+  // The first empty frame is a change; 8 still ones absorb it.
+  EXPECT_EQ(foreground_frames(model, empty, 40), 9);
+  EXPECT_EQ(foreground_frames(model, with_object, 40), 31);
+  // Without support_absorption the ghost waits the whole period too.
+  p.support_absorption = false;
+  BackgroundModel plain(p);
+  foreground_frames(plain, with_object, 1);
+  EXPECT_EQ(foreground_frames(plain, empty, 40), 31);
 }
 
 TEST(BackgroundModel, AMovingTexturedObjectIsNeverAbsorbed) {
@@ -398,27 +550,17 @@ TEST(BackgroundModel, AMovingTexturedObjectIsNeverAbsorbed) {
 
 TEST(BackgroundModel, GhostOfAWarmupObjectGoesAway) {
   // An object seen while the model warms up, which then leaves: the uncovered background first
-  // looks like foreground (a ghost), and is absorbed once it has stayed still absorb_frames frames.
-  BackgroundParams p;
-  p.warmup = 5;
-  p.color = false;
+  // looks like foreground (a ghost), and is absorbed once it has stayed still absorb_frames
+  // frames.
+  BackgroundParams p = intensity_params(5);
   p.absorb_frames = 15;
   BackgroundModel model(p);
-  Gray8 with_object = plane(64, 48, 70);
-  for (int y = 10; y < 30; ++y) {
-    for (int x = 10; x < 30; ++x) with_object(x, y) = 210;
-  }
-  const Gray8 empty = plane(64, 48, 70);
-  std::vector<Gray8> masks;
-  for (int i = 0; i < 5; ++i) model.process(gray_planes(with_object, 2), masks);
-  int ghost_frames = 0;
-  for (int i = 0; i < 40; ++i) {
-    model.process(gray_planes(empty, 2), masks);
-    ghost_frames += masks[0](20, 20);
-  }
+  const Gray8 with_object = square_on(64, 48, 70, 210);
+  foreground_frames(model, with_object, 5);
+  const int ghost_frames = foreground_frames(model, plane(64, 48, 70), 40);
   EXPECT_GT(ghost_frames, 0);
   EXPECT_LE(ghost_frames, 17);
-  EXPECT_EQ(masks[0](20, 20), 0);
+  EXPECT_EQ(foreground_frames(model, plane(64, 48, 70), 1), 0);
 }
 
 TEST(BackgroundModel, HierarchyCopiesUniformBlocksAndTestsMixedOnes) {
@@ -490,7 +632,8 @@ TEST(BackgroundModel, HierarchyEqualsTestingEveryPixelWhereBlocksAreUniform) {
   BackgroundModel hier(p), every(flat);
   Gray8 base = plane(96, 64, 70);
   std::vector<Gray8> mh, me;
-  for (int i = 0; i < 2; ++i) {
+  // Confirmed models (absorb_after): the object's plain inside is never taken in below.
+  for (int i = 0; i < 40; ++i) {
     hier.process(gray_planes(base, 3), mh);
     every.process(gray_planes(base, 3), me);
   }
@@ -557,6 +700,8 @@ TEST(BackgroundParamsCheck, BadValuesAreNamed) {
        "must not exceed shadow_max_ratio"},
       {[](BackgroundParams& p) { p.closing_radius = 5; }, "background.closing_radius = 5"},
       {[](BackgroundParams& p) { p.absorb_frames = -1; }, "background.absorb_frames = -1"},
+      {[](BackgroundParams& p) { p.absorb_frames = kMaxAbsorbFrames + 1; },
+       "background.absorb_frames = 256"},
       {[](BackgroundParams& p) { p.target_margin = -1; }, "background.target_margin = -1"},
       {[](BackgroundParams& p) { p.target_margin = kMaxTargetMargin + 1; },
        "background.target_margin = 17"},

@@ -91,7 +91,7 @@ TEST(ParamsFields, EachListHoldsEveryFieldOfItsStruct) {
             41u);
   EXPECT_EQ(
       std::tuple_size_v<decltype(BackgroundParams::tie_fields(std::declval<BackgroundParams&>()))>,
-      17u);
+      18u);
 }
 
 TEST(ParamsFields, ChangingAnyStereoOrBackgroundFieldRetunesThePair) {
