@@ -151,6 +151,7 @@ class Loader {
     read_stereo_params(r_, root["stereo"], "stereo", default_stereo_);
     default_stereo_node_ = root["stereo"];
     read_background_params(r_, root["background"], "background", default_background_);
+    default_background_node_ = root["background"];
     const auto cameras = read_cameras(root["cameras"]);
     read_rigs(root["rigs"], cameras, c);
     read_pairs(root["pairs"], c);
@@ -496,7 +497,7 @@ class Loader {
     read_background_params(r_, pn["background"], path + ".background", p.background);
     if (!tri) read_calibration(pn["calibration"], path + ".calibration", p.calibration);
     const bool params_ok = r_.issues().size() == before;
-    if (params_ok) check_engine_runs(pn, path, c.engine, p.stereo);
+    if (params_ok) check_engine_runs(pn, path, c.engine, p.stereo, p.background);
     if (tri && !p.trinocular) {
       c.pairs.push_back(p);
       return;  // its section is not a map: already reported
@@ -562,21 +563,23 @@ class Loader {
   // `--check` cannot know whether the daemon's host will have a usable GPU. Reported at the key,
   // in the pair's stereo: section or else the top-level one it inherits.
   void check_engine_runs(const YAML::Node& pn, const std::string& path, const std::string& engine,
-                         const StereoParams& stereo) {
+                         const StereoParams& stereo, const BackgroundParams& background) {
     if (engine == "cpu") return;
-    const auto e = cuda_engine_unsupported(stereo);
+    const auto e = cuda_engine_unsupported(stereo, background);
     if (!e) return;
-    const std::string key = e->parameter();  // "stereo.aggregation"
+    const std::string key = e->parameter();  // "stereo.aggregation", "background.…"
+    const std::string section = key.substr(0, key.find('.'));
     const std::string leaf = key.substr(key.find('.') + 1);
-    const bool own = is_map(pn["stereo"]) && pn["stereo"][leaf].IsDefined();
+    const bool own = is_map(pn[section]) && pn[section][leaf].IsDefined();
     const std::string why =
         e->reason() + (engine == "auto" ? " (engine: auto picks the CUDA engine wherever a GPU is "
                                           "usable)"
                                         : " (engine: " + engine + ")");
     if (own) {
-      r_.add(pn["stereo"][leaf], path + "." + key, why);
+      r_.add(pn[section][leaf], path + "." + key, why);
     } else {
-      r_.add(node_at(default_stereo_node_, leaf), key, why + "; " + path + " inherits it");
+      const YAML::Node& top = section == "stereo" ? default_stereo_node_ : default_background_node_;
+      r_.add(node_at(top, leaf), key, why + "; " + path + " inherits it");
     }
   }
 
@@ -933,7 +936,8 @@ class Loader {
   YamlReader r_;
   std::string base_dir_;
   StereoParams default_stereo_;
-  YAML::Node default_stereo_node_;  // the top-level stereo: section (undefined when absent)
+  YAML::Node default_stereo_node_;      // the top-level stereo: section (undefined when absent)
+  YAML::Node default_background_node_;  // the top-level background: section, likewise
   BackgroundParams default_background_;
   std::vector<std::pair<YAML::Node, std::string>> pair_nodes_;  // parallel to DaemonConfig::pairs
   std::set<std::string> bad_cameras_;  // cameras with an issue of their own

@@ -958,7 +958,7 @@ class CudaEngineGroup final : public EngineGroup {
 class CudaEngine final : public Engine {
  public:
   explicit CudaEngine(const EngineOptions& o) {
-    if (auto e = cuda_engine_unsupported(o.stereo)) throw *e;
+    if (auto e = cuda_engine_unsupported(o.stereo, o.background)) throw *e;
     validate_for_images(o.stereo, o.width, o.height, o.width, o.height);
     validate_background_params(o.background);
     check_engine_options(o);
@@ -1002,7 +1002,7 @@ class CudaEngine final : public Engine {
   }
 
   void set_params(const StereoParams& stereo, const BackgroundParams& background) override {
-    if (auto e = cuda_engine_unsupported(stereo)) throw *e;
+    if (auto e = cuda_engine_unsupported(stereo, background)) throw *e;
     validate_for_images(stereo, pair_->options.width, pair_->options.height, pair_->options.width,
                         pair_->options.height);
     validate_background_params(background);

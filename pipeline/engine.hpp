@@ -199,7 +199,8 @@ void check_engine_options(const EngineOptions& options);
 // ParameterError naming the key and saying why, or nothing. The CUDA engine throws it (construction
 // and set_params), and the daemon's loader reports it wherever the CUDA engine may run the pair
 // (engine: cuda or auto), so that a configuration `stereod --check` accepts is one the daemon runs.
-std::optional<ParameterError> cuda_engine_unsupported(const StereoParams& p);
+std::optional<ParameterError> cuda_engine_unsupported(const StereoParams& p,
+                                                      const BackgroundParams& b = {});
 
 // kind: "cpu", "cuda", or "auto" (CUDA when a usable device is present, else CPU). Throws
 // std::runtime_error naming the problem (e.g. "cuda engine: not built", CUDA's error message).

@@ -231,6 +231,19 @@ TEST(CudaEngineUnsupported, Refinement) {
   EXPECT_FALSE(cuda_engine_unsupported(p));
 }
 
+// The support-based absorption of the background model (issue 13) is CPU-only too, and only
+// when the model is on.
+TEST(CudaEngineUnsupported, SupportAbsorption) {
+  BackgroundParams b;
+  EXPECT_FALSE(cuda_engine_unsupported(StereoParams{}, b));
+  b.support_absorption = true;
+  ASSERT_TRUE(cuda_engine_unsupported(StereoParams{}, b));
+  EXPECT_EQ(cuda_engine_unsupported(StereoParams{}, b)->parameter(),
+            "background.support_absorption");
+  b.enabled = false;
+  EXPECT_FALSE(cuda_engine_unsupported(StereoParams{}, b));
+}
+
 // The CPU engine runs aggregation: cross and the refinement (refine: true), from the start and
 // after a retune, with the matcher's result (which is not the window's).
 TEST(CpuEngine, RunsCrossAggregationAndRefinementAsTheMatcherDoes) {
