@@ -105,6 +105,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
   std::uint8_t prev[2] = {0, 0};
   {
     const ModelPlanes<kChannels> planes(lv, cam);
+#pragma unroll
     for (int k = 0; k < 2; ++k) {
       const int y = y0 + warp + k * kBlockH;
       if (x >= w || y >= h) continue;
@@ -155,6 +156,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
   };
 
   int tested = 0;
+#pragma unroll
   for (int k = 0; k < 2; ++k) {
     const int t = warp + k * kBlockH, y = y0 + t;
     bool d = false;
@@ -267,6 +269,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
       level > 0 || (cam == 1 && a.target_margin > 0) ? lv.closed[cam] : nullptr;
   std::uint8_t* const out_fg = level == 0 && cam == 0 ? a.out_fg : nullptr;
   const int warmup = a.warmup;
+#pragma unroll
   for (int k = 0; k < 2; ++k) {
     const int t = warp + k * kBlockH, y = y0 + t;
     if (x >= w || y >= h) continue;
