@@ -1015,6 +1015,9 @@ class CudaEngine final : public Engine {
     group_->drain(*pair_);
     return *pair_->device;
   }
+  // Frames the pair's background model has seen (read after drained_pipeline, with nothing in
+  // flight).
+  long long model_frames() const { return pair_->model_frames; }
   std::vector<std::pair<std::string, double>> profile(const FrameInput& f) {
     while (submit(f) == SubmitStatus::kBusy) poll(std::chrono::milliseconds(10));
     while (in_flight() > 0) poll(std::chrono::seconds(10));
@@ -1047,10 +1050,11 @@ std::shared_ptr<std::uint8_t> allocate_cuda_pinned(std::size_t bytes) {
 }
 
 CudaModelState cuda_engine_model_state(Engine& engine, int camera, int level, int channel) {
-  auto& p = dynamic_cast<CudaEngine&>(engine).drained_pipeline();
+  auto& e = dynamic_cast<CudaEngine&>(engine);
+  auto& p = e.drained_pipeline();
   CudaModelState s;
-  s.mean = p.download_mean(camera, level, channel);
-  s.variance = p.download_variance(camera, level, channel);
+  s.mean = p.download_mean(camera, level, channel, e.model_frames());
+  s.variance = p.download_variance(camera, level, channel, e.model_frames());
   s.mask = p.download_mask(camera, level);
   return s;
 }

@@ -117,8 +117,10 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
       for (int c = 0; c < 3; ++c) {
         keep_if(modeling && color, lv.hsv[i][c], n);
         const bool plane = modeling && (color || c == kValue);
-        keep_if(plane, lv.mean[i][c], n);
-        keep_if(plane, lv.var[i][c], n);
+        for (int k = 0; k < 2; ++k) {
+          keep_if(plane, lv.mean[k][i][c], n);
+          keep_if(plane, lv.var[k][i][c], n);
+        }
       }
       keep_if(modeling, lv.closed[i], n);
       keep_if(modeling, lv.mask[i], n);
@@ -233,8 +235,10 @@ MemberArgs DevicePipeline::make_args(int slot) const {
       b.ad[i] = lv.ad[i].get();
       for (int c = 0; c < 3; ++c) {
         b.hsv[i][c] = lv.hsv[i][c].get();
-        b.mean[i][c] = lv.mean[i][c].get();
-        b.var[i][c] = lv.var[i][c].get();
+        for (int k = 0; k < 2; ++k) {
+          b.mean[k][i][c] = lv.mean[k][i][c].get();
+          b.var[k][i][c] = lv.var[k][i][c].get();
+        }
       }
       b.still[i] = lv.still[i].get();
       b.prev[i] = lv.prev[i].get();
@@ -327,13 +331,14 @@ std::size_t DevicePipeline::scratch_items(int level) const {
   return 2 * tiles * static_cast<std::size_t>(segments_of(nd, piece));
 }
 
-std::vector<std::uint16_t> DevicePipeline::download_mean(int camera, int level, int channel) const {
-  return download(level_[level].mean[camera][channel]);
+std::vector<std::uint16_t> DevicePipeline::download_mean(int camera, int level, int channel,
+                                                         long long frames) const {
+  return download(level_[level].mean[model_copy_written(frames - 1)][camera][channel]);
 }
 
-std::vector<std::uint32_t> DevicePipeline::download_variance(int camera, int level,
-                                                             int channel) const {
-  return download(level_[level].var[camera][channel]);
+std::vector<std::uint32_t> DevicePipeline::download_variance(int camera, int level, int channel,
+                                                             long long frames) const {
+  return download(level_[level].var[model_copy_written(frames - 1)][camera][channel]);
 }
 
 std::vector<std::uint8_t> DevicePipeline::download_mask(int camera, int level) const {

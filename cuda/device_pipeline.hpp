@@ -76,9 +76,12 @@ class DevicePipeline {
   const BackgroundParams& background() const { return background_; }
   std::size_t scratch_items(int level) const;  // work-list entries one pair may need per level
 
-  // For tests: the model's state and masks after the last frame (synchronous copies).
-  std::vector<std::uint16_t> download_mean(int camera, int level, int channel) const;
-  std::vector<std::uint32_t> download_variance(int camera, int level, int channel) const;
+  // For tests: the model's state and masks after the last frame (synchronous copies); `frames`:
+  // the frames the model has seen (which of its two copies is the newest).
+  std::vector<std::uint16_t> download_mean(int camera, int level, int channel,
+                                           long long frames) const;
+  std::vector<std::uint32_t> download_variance(int camera, int level, int channel,
+                                               long long frames) const;
   std::vector<std::uint8_t> download_mask(int camera, int level) const;
   // Intermediate results of the last frame, for stage-by-stage comparison with the CPU.
   std::vector<std::uint8_t> download_gray(int level, int image) const;  // levels above 0
@@ -98,8 +101,8 @@ class DevicePipeline {
     DeviceBuffer<std::int32_t> tile_lo[2], tile_hi[2];
     DeviceBuffer<std::uint32_t> tile_done[2], key[2], cmcp[2];
     DeviceBuffer<std::uint8_t> hsv[2][3];
-    DeviceBuffer<std::uint16_t> mean[2][3];
-    DeviceBuffer<std::uint32_t> var[2][3];
+    DeviceBuffer<std::uint16_t> mean[2][2][3];  // [copy][camera][channel] (stage_args.hpp)
+    DeviceBuffer<std::uint32_t> var[2][2][3];
     DeviceBuffer<std::uint8_t> closed[2], mask[2], block_fg[2];
     DeviceBuffer<std::uint16_t> still[2];
     DeviceBuffer<std::uint8_t> prev[2];

@@ -44,27 +44,31 @@ struct PixelModel {
 };
 
 // A camera's planes at one level: the samples (H, S, V, or the gray level alone in kValue) and
-// the model, looked up where a phase needs them: held through the kernel, the nine pointers
-// would cost registers that the tile's own models need.
+// the copy of the model that frame n reads, looked up where a phase needs them: held through the
+// kernel, the nine pointers would cost registers that the tile's own models need. The copy read
+// is never written during the frame (the learning goes to the other copy), so a tile reads its
+// halo's models as they were before any tile learned, as the CPU classifies every pixel before
+// learning: __ldg is safe, and which tile runs first changes nothing.
 template <int kChannels>
 struct ModelPlanes {
   static constexpr int kFirst = kChannels == 1 ? kValue : 0;
   const std::uint8_t* sample[3] = {nullptr, nullptr, nullptr};
-  std::uint16_t* mean[3] = {nullptr, nullptr, nullptr};
-  std::uint32_t* var[3] = {nullptr, nullptr, nullptr};
+  const std::uint16_t* mean[3] = {nullptr, nullptr, nullptr};
+  const std::uint32_t* var[3] = {nullptr, nullptr, nullptr};
 
-  __device__ ModelPlanes(const LevelBuffers& lv, int cam) {
+  __device__ ModelPlanes(const LevelBuffers& lv, int cam, long long n) {
+    const int copy = model_copy_read(n);
     for (int ch = kFirst; ch < 3; ++ch) {
       sample[ch] = kChannels == 3 ? lv.hsv[cam][ch] : lv.gray[cam];
-      mean[ch] = lv.mean[cam][ch];
-      var[ch] = lv.var[cam][ch];
+      mean[ch] = lv.mean[copy][cam][ch];
+      var[ch] = lv.var[copy][cam][ch];
     }
   }
   __device__ void load(int i, bool first, std::uint32_t var0, PixelModel& p) const {
     for (int ch = kFirst; ch < 3; ++ch) {
       p.px[ch] = __ldg(sample[ch] + i);
-      p.mean[ch] = first ? static_cast<std::uint16_t>(p.px[ch] << 8) : mean[ch][i];
-      p.var[ch] = first ? var0 : var[ch][i];
+      p.mean[ch] = first ? static_cast<std::uint16_t>(p.px[ch] << 8) : __ldg(mean[ch] + i);
+      p.var[ch] = first ? var0 : __ldg(var[ch] + i);
     }
   }
 };
@@ -104,7 +108,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
   std::uint16_t still[2] = {0, 0};
   std::uint8_t prev[2] = {0, 0};
   {
-    const ModelPlanes<kChannels> planes(lv, cam);
+    const ModelPlanes<kChannels> planes(lv, cam, n);
 #pragma unroll
     for (int k = 0; k < 2; ++k) {
       const int y = y0 + warp + k * kBlockH;
@@ -202,7 +206,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
         // The planes looked up here, for the few halo pixels tested: held through the loop,
         // their pointers would cost registers that the tile's own models need.
         PixelModel p;
-        ModelPlanes<kChannels>(lv, cam).load(gy * w + gx, first, var0, p);
+        ModelPlanes<kChannels>(lv, cam, n).load(gy * w + gx, first, var0, p);
         d = classify_pixel(p.px, p.mean, p.var, kChannels, f);
       }
       if (d) atomicOr(&raw_bits[e], 1ull << col);
@@ -259,7 +263,9 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
     atomicAdd(a.tested + cam * a.levels + level, static_cast<unsigned long long>(tested_sum));
   }
 
-  // Output and learning of the tile's own pixels. State is stored only where it changed.
+  // Output and learning of the tile's own pixels. The model goes to the copy this frame does not
+  // read, every pixel of it (the copy holds the state of two frames ago); the rest of the state
+  // (still, prev) is the pixel's own and is stored in place, only where it changed.
   std::uint16_t* const still_plane = lv.still[cam];
   std::uint8_t* const prev_plane = lv.prev[cam];
   std::uint8_t* const mask_plane = lv.mask[cam];
@@ -280,10 +286,11 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
     mask_plane[i] = mask;
     if (out_fg) out_fg[i] = mask ? 255 : 0;
     const PixelModel& p = own[k];
+    const int copy = model_copy_written(n);
     if (first) {
       for (int ch = kFirst; ch < 3; ++ch) {
-        lv.mean[cam][ch][i] = p.mean[ch];
-        lv.var[cam][ch][i] = p.var[ch];
+        lv.mean[copy][cam][ch][i] = p.mean[ch];
+        lv.var[copy][cam][ch][i] = p.var[ch];
       }
       still_plane[i] = 0;
       prev_plane[i] = p.px[kValue];
@@ -297,8 +304,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
     std::uint8_t pv = prev[k];
     learn_pixel(p.px, mp, vp, st, pv, kChannels, closed != 0, n, warmup, var0, f);
     for (int ch = kFirst; ch < 3; ++ch) {
-      if (mean[ch] != p.mean[ch]) lv.mean[cam][ch][i] = mean[ch];
-      if (var[ch] != p.var[ch]) lv.var[cam][ch][i] = var[ch];
+      lv.mean[copy][cam][ch][i] = mean[ch];
+      lv.var[copy][cam][ch][i] = var[ch];
     }
     if (st != still[k]) still_plane[i] = st;
     if (pv != prev[k]) prev_plane[i] = pv;

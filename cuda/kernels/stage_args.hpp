@@ -29,6 +29,15 @@ constexpr int kTileH = 16;
 // coarsest level too small to fill the GPU otherwise).
 constexpr int kSegment = 32;
 
+// The copy of the background model (LevelBuffers::mean, var) that the model's frame n reads:
+// the one its frame n - 1 wrote. Frame n writes the other.
+constexpr int model_copy_read(long long n) {
+  return static_cast<int>(n & 1);
+}
+constexpr int model_copy_written(long long n) {
+  return static_cast<int>((n + 1) & 1);
+}
+
 struct LevelBuffers {
   int width = 0, height = 0;
   int tiles_x = 0, tiles_y = 0;  // kTileW x kTileH tiles
@@ -39,9 +48,13 @@ struct LevelBuffers {
   std::uint64_t* census[2] = {nullptr, nullptr};     // null: no census term
   std::uint8_t* ad[2] = {nullptr, nullptr};          // mean-removed AD input (null: AD reads gray)
   // Background model (null when it is off).
-  std::uint8_t* hsv[2][3] = {};    // color mode: H, S, V planes
-  std::uint16_t* mean[2][3] = {};  // Q8
-  std::uint32_t* var[2][3] = {};   // Q8
+  std::uint8_t* hsv[2][3] = {};  // color mode: H, S, V planes
+  // The model, twice: frame n of the model reads the copy its frame n - 1 wrote and writes the
+  // other (model_planes in background.cu), so that a tile classifying its halo reads the
+  // neighbours' models as they were before this frame's learning, as the CPU does, whatever the
+  // order the tiles run in.
+  std::uint16_t* mean[2][2][3] = {};  // [copy][camera][channel], Q8
+  std::uint32_t* var[2][2][3] = {};   // Q8
   std::uint16_t* still[2] = {nullptr, nullptr};
   std::uint8_t* prev[2] = {nullptr, nullptr};
   std::uint8_t* closed[2] = {nullptr, nullptr};
