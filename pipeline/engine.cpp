@@ -53,7 +53,7 @@ void check_frame_size(const FrameInput& f, int width, int height) {
 }
 
 std::optional<ParameterError> cuda_engine_unsupported(const StereoParams& p,
-                                                      const BackgroundParams& b) {
+                                                      [[maybe_unused]] const BackgroundParams& b) {
   const bool cross = p.aggregation == Aggregation::kCross;
   if (cross || (p.aggregation == Aggregation::kSgm && p.sgm_cost == SgmCost::kCross)) {
     const std::string key = cross ? "stereo.aggregation" : "stereo.sgm_cost";
@@ -68,15 +68,8 @@ std::optional<ParameterError> cuda_engine_unsupported(const StereoParams& p,
         "it yet): use engine: cpu, or refine: false";
     return ParameterError("stereo.refine", "stereo.refine = true: " + reason, reason);
   }
-  if (b.enabled && b.support_absorption) {
-    // The CUDA model kernel classifies a tile's border from neighbours' models that may already
-    // have learned this frame; these rules absorb often enough for that to show (issue 13).
-    const std::string reason =
-        "the support-based absorption runs on the CPU engine only (the CUDA engine does not "
-        "match it yet): use engine: cpu, or support_absorption: false";
-    return ParameterError("background.support_absorption",
-                          "background.support_absorption = true: " + reason, reason);
-  }
+  // Every background option runs on both; the support-based absorption (issue 13) since the CUDA
+  // model classifies each tile's halo from the state before the frame's learning (background.cu).
   return std::nullopt;
 }
 
