@@ -154,20 +154,29 @@ void expect_cpu_only(const CpuOnlyCase& c) {
 
 }  // namespace
 
-// Cross-based aggregation (alone, or as SGM's cost), the multi-step refinement (whichever the
+// Cross-based aggregation (alone, or as SGM's cost), the refinement's interpolation (whichever the
 // aggregation), and the background model's support-based absorption (issue 13: the CUDA model
 // does not match the CPU's with it yet).
 TEST(DaemonConfig, CpuOnlyOptionsNeedTheCpuEngine) {
   expect_cpu_only({pair_with_aggregation("cross"), "pairs[0].stereo.aggregation", 10, 20,
                    "stereo: {aggregation: sgm, sgm_cost: cross}\n", "stereo.sgm_cost"});
-  expect_cpu_only({pair_with_aggregation("sgm\n      refine: true"), "pairs[0].stereo.refine", 11,
-                   15, "stereo: {refine: true}\n", "stereo.refine"});
+  expect_cpu_only({pair_with_aggregation("sgm\n      refine: true\n      refine_interpolate: true"),
+                   "pairs[0].stereo.refine_interpolate", 12, 27,
+                   "stereo: {refine: true, refine_interpolate: true}\n",
+                   "stereo.refine_interpolate"});
   expect_cpu_only(
       {pair_with_aggregation("window") + "    background:\n      support_absorption: true\n",
        "pairs[0].background.support_absorption", 12, 27, "background: {support_absorption: true}\n",
        "background.support_absorption"});
-  // Not asked for: sgm_cost cross without sgm, the absorption off.
+  // Not asked for: sgm_cost cross without sgm, the absorption off, the interpolation without the
+  // refinement. The refinement's voting runs on the CUDA engine (cuda/kernels/refine.cu).
   EXPECT_TRUE(issues(kBase + "engine: cuda\nstereo: {sgm_cost: cross}\n").empty());
+  EXPECT_TRUE(issues(kBase + "engine: cuda\nstereo: {refine_interpolate: true}\n").empty());
+  for (const std::string aggregation : {"window", "sgm"}) {
+    EXPECT_TRUE(
+        issues(pair_with_aggregation(aggregation + "\n      refine: true") + "engine: cuda\n")
+            .empty());
+  }
   EXPECT_TRUE(issues(kBase + "engine: cuda\nbackground: {support_absorption: false}\n").empty());
 }
 
