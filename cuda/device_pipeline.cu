@@ -141,6 +141,7 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
     keep_if(speckles, size_[i], full);
     const bool refine = stereo.refine && (i == 0 || layout.right_output);
     keep_if(refine, refine_arms_[i], full);
+    keep_if(refine, refine_changed_[i], kMaxRefineIterations);
     // Round k writes map k & 1: one map is enough for a single round.
     keep_if(refine && stereo.refine_iterations > 0, refined_[i][0], full);
     keep_if(refine && stereo.refine_iterations > 1, refined_[i][1], full);
@@ -208,6 +209,7 @@ MemberArgs DevicePipeline::make_args(int slot) const {
     a.refine_arms[i] = refine_arms_[i].get();
     a.refined[i][0] = refined_[i][0].get();
     a.refined[i][1] = refined_[i][1].get();
+    a.refine_changed[i] = refine_changed_[i].get();
   }
   a.out_disp[0] = io.disparity[0];
   a.out_disp[1] = layout_.right_output ? io.disparity[1] : nullptr;

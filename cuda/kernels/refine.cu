@@ -37,6 +37,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   if (x >= w || y >= h) return;
   const int i = y * w + x;
   const StereoParams& sp = a.stereo;
+  if (i < kMaxRefineIterations) a.refine_changed[view][i] = 0;  // before the rounds set them
   std::uint16_t* q4 = a.q4[view];
   // A valid value lies in a tile that was checked and labelled (the others are "no disparity").
   if (sp.speckle_size > 0 && q4[i] != kInvalidDisparity &&
@@ -54,11 +55,38 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
       arm(-1, 0, x) | arm(1, 0, w - 1 - x) << 8 | arm(0, -1, y) << 16 | arm(0, 1, h - 1 - y) << 24;
 }
 
+// Counts one pixel value per lane (kInvalidDisparity: no vote) into the warp's histogram. Where
+// every voting lane holds the same disparity (the usual case: a row segment of one surface) one
+// lane adds them all; otherwise each adds its own.
+__device__ __forceinline__ void count_votes(std::uint32_t* hist, std::uint16_t v, int& votes,
+                                            int& lo, int& hi) {
+  const bool valid = v != kInvalidDisparity;
+  const unsigned voting = __ballot_sync(0xFFFFFFFFu, valid);
+  if (voting == 0) return;  // the same for every lane
+  const unsigned d = valid ? static_cast<unsigned>(refine_vote_bin(v)) : 0xFFFFFFFFu;
+  const unsigned smallest = __reduce_min_sync(0xFFFFFFFFu, d);
+  const unsigned largest = __reduce_max_sync(0xFFFFFFFFu, valid ? d : 0u);
+  if (smallest == largest) {
+    if (threadIdx.x == 0) atomicAdd(&hist[smallest], static_cast<unsigned>(__popc(voting)));
+  } else if (valid) {
+    atomicAdd(&hist[d], 1u);
+  }
+  if (valid) {
+    ++votes;
+    lo = min(lo, static_cast<int>(d));
+    hi = max(hi, static_cast<int>(d));
+  }
+}
+
 __global__ void __launch_bounds__(kBlockW* kBlockH)
     refine_round_kernel(const BatchRecord* __restrict__ batch, int views, int round, int bins) {
   extern __shared__ std::uint32_t shared_hist[];
   const int m = blockIdx.z / views, view = blockIdx.z % views;
   const MemberArgs& a = *batch->member[m];
+  std::uint32_t* changed = a.refine_changed[view];
+  // The round before changed nothing: its map is the last one (speckle_median reads it) and this
+  // round would only copy it.
+  if (round > 0 && changed[round - 1] == 0) return;
   const LevelBuffers& lv = a.level[0];
   const StereoParams& sp = a.stereo;
   const int w = lv.width, h = lv.height;
@@ -89,27 +117,33 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
     const std::uint32_t vertical = arms[y * w + vx];
     const int top = y - static_cast<int>(vertical >> 16 & 0xFFu);
     const int bottom = y + static_cast<int>(vertical >> 24);
-    int votes = 0, lo = bins, hi = -1;
-    for (int qy = top; qy <= bottom; ++qy) {
-      const std::uint32_t horizontal = arms[qy * w + vx];
-      const int first = vx - static_cast<int>(horizontal & 0xFFu);
-      const int last = vx + static_cast<int>(horizontal >> 8 & 0xFFu);
-      const std::uint16_t* q = src + qy * w;
-      for (int qx0 = first; qx0 <= last; qx0 += kBlockW) {
-        const int qx = qx0 + lane;
-        const std::uint16_t v = qx <= last ? q[qx] : kInvalidDisparity;
-        const int d = v == kInvalidDisparity ? -1 : refine_vote_bin(v);
-        // Lanes with the same disparity add once, from the lowest of them.
-        const unsigned same = __match_any_sync(0xFFFFFFFFu, d);
-        if (d >= 0 && (same & ((1u << lane) - 1u)) == 0) {
-          atomicAdd(&hist[d], static_cast<std::uint32_t>(__popc(same)));
-          votes += __popc(same);
-          lo = min(lo, d);
-          hi = max(hi, d);
+    int votes = 0, lo = bins, hi = -1;  // this lane's
+    for (int r0 = top; r0 <= bottom; r0 += kBlockW) {
+      // The horizontal arms of 32 rows at once, handed out by shuffles: the rows' loads below
+      // then wait on nothing but each other.
+      const int rows = min(kBlockW, bottom - r0 + 1);
+      const std::uint32_t my_arms = lane < rows ? arms[(r0 + lane) * w + vx] : 0u;
+      for (int r = 0; r < rows; r += 2) {
+        // Two rows side by side: their loads are independent.
+        const bool pair = r + 1 < rows;
+        const std::uint32_t ha = __shfl_sync(0xFFFFFFFFu, my_arms, r);
+        const std::uint32_t hb = __shfl_sync(0xFFFFFFFFu, my_arms, pair ? r + 1 : r);
+        const int first_a = vx - static_cast<int>(ha & 0xFFu);
+        const int last_a = vx + static_cast<int>(ha >> 8 & 0xFFu);
+        const int first_b = vx - static_cast<int>(hb & 0xFFu);
+        const int last_b = pair ? vx + static_cast<int>(hb >> 8 & 0xFFu) : first_b - 1;
+        const std::uint16_t* qa = src + (r0 + r) * w;
+        const std::uint16_t* qb = pair ? qa + w : qa;
+        for (int c = 0; first_a + c <= last_a || first_b + c <= last_b; c += kBlockW) {
+          const int xa = first_a + c + lane, xb = first_b + c + lane;
+          const std::uint16_t va = xa <= last_a ? qa[xa] : kInvalidDisparity;
+          const std::uint16_t vb = xb <= last_b ? qb[xb] : kInvalidDisparity;
+          count_votes(hist, va, votes, lo, hi);
+          count_votes(hist, vb, votes, lo, hi);
         }
       }
     }
-    votes = __reduce_add_sync(0xFFFFFFFFu, static_cast<unsigned>(votes));
+    votes = static_cast<int>(__reduce_add_sync(0xFFFFFFFFu, static_cast<unsigned>(votes)));
     lo = __reduce_min_sync(0xFFFFFFFFu, lo);
     hi = __reduce_max_sync(0xFFFFFFFFu, hi);
     __syncwarp();           // every lane's counts are in
@@ -131,7 +165,9 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
       }
     }
   }
-  if (inside) dst[y * w + x] = value;
+  if (!inside) return;
+  dst[y * w + x] = value;
+  if (value != own) changed[round] = 1;  // every writer writes the same word
 }
 
 }  // namespace

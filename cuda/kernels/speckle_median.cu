@@ -50,9 +50,15 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   }
   const StereoParams& sp = a.stereo;
   const std::uint16_t* q4 = a.q4[view];
-  // What the median reads: the checked map, or the refinement's last round (none: the checked
-  // map, its removal done).
-  const std::uint16_t* map = !refined || rounds == 0 ? q4 : a.refined[view][(rounds - 1) & 1];
+  // What the median reads: the checked map (with the refinement: its removal done), or the map of
+  // the refinement's last round that ran: the first that changed nothing (the later ones
+  // returned at once), else the last one.
+  const std::uint16_t* map = q4;
+  if (refined && rounds > 0) {
+    int last = 0;
+    while (last + 1 < rounds && a.refine_changed[view][last] != 0) ++last;
+    map = a.refined[view][last & 1];
+  }
   const bool remove = sp.speckle_size > 0 && !refined;
   const std::int32_t* label = a.label[view];
   const std::int32_t* size = a.size[view];

@@ -100,6 +100,9 @@ struct MemberArgs {
   // rounds alternate between (round k writes refined[view][k & 1]).
   std::uint32_t* refine_arms[2] = {nullptr, nullptr};
   std::uint16_t* refined[2][2] = {};
+  // Per view, kMaxRefineIterations words: round k sets word k when it changed a value (zeroed by
+  // the prepare kernel each frame). A round after one that changed nothing has nothing to do.
+  std::uint32_t* refine_changed[2] = {nullptr, nullptr};
   // Output of this slot.
   std::uint16_t* out_disp[2] = {nullptr, nullptr};  // right: null unless asked for
   std::uint8_t* out_fg = nullptr;                   // left mask 0/255 (null: modeling off)
