@@ -9,14 +9,14 @@
 // round: one warp per 32 pixels of a row. The warp finds its voters (a foreground hole, or a valid
 // pixel at a depth edge: refine_at_edge on the map the round reads) with a ballot and takes them
 // one at a time: its lanes walk the voter's support region (the horizontal arms of the pixels on
-// its vertical arm) row by row, 32 columns at a time, and count each valid pixel's rounded
-// disparity in the warp's histogram in shared memory (lanes that hold the same disparity add once,
-// __match_any_sync). The mode (most votes, ties to the smaller disparity, as the CPU's merge gives
-// it) is one warp maximum of (count << 16 | ~d) over the bins the region touched, which are zeroed
-// again on the way. Every pixel is written each round (the voters' accepted values, the rest
-// copied), so the rounds alternate between two maps. A round that changes nothing is a fixed point,
-// so running every round gives the CPU's result, which stops early there, without a host round
-// trip.
+// its vertical arm; 32 rows' arms in one load, handed out by shuffles) two rows at a time, 32
+// columns of each, and count each valid pixel's rounded disparity in the warp's histogram in
+// shared memory (count_votes). The mode (most votes, ties to the smaller disparity, as the CPU's
+// merge gives it) is one warp maximum of (count << 16 | ~d) over the bins the region touched,
+// which are zeroed again on the way. Every pixel is written each round (the voters' accepted
+// values, the rest copied), so the rounds alternate between two maps. A round that changes
+// nothing is a fixed point (the CPU stops there): it says so in MemberArgs::refine_changed, the
+// rounds after it return at once, and speckle_median reads the map it left; no host round trip.
 #include "kernels/device_common.cuh"
 #include "kernels/stages.hpp"
 #include "stereo/cross_ops.hpp"
