@@ -1253,6 +1253,8 @@ TEST(Gpu, SaysWhenAResultIsReady) {
 // every pair). Pairs with the same kernels and levels batch even with other parameters (ranges,
 // costs' curves); others (another matching cost, no background model, another size) go their own
 // way. Every pair, every frame, bit for bit against its own CPU processor, model state included.
+// Refined pairs (refine: true) batch with each other, whatever their thresholds, apart from the
+// others.
 TEST(Gpu, BatchedPairsEqualCpu) {
   REQUIRE_GPU();
   struct Setup {
@@ -1260,6 +1262,7 @@ TEST(Gpu, BatchedPairsEqualCpu) {
     bool modeling;
     MatchingCost cost;
     int lambda_census;
+    int refine = 0;  // 0: off, 1: its defaults, 2: other thresholds, both sides of edges of 2
   };
   const Setup setups[] = {
       {320, 240, 48, true, MatchingCost::kAdCensus, 30},
@@ -1267,6 +1270,8 @@ TEST(Gpu, BatchedPairsEqualCpu) {
       {320, 240, 32, true, MatchingCost::kAdCensus, 30},  // and this one
       {320, 240, 48, true, MatchingCost::kCensus, 30},    // other kernels: its own batch
       {320, 240, 48, false, MatchingCost::kAdCensus, 30},
+      {320, 240, 48, true, MatchingCost::kAdCensus, 30, 1},  // refined: a batch of two
+      {320, 240, 48, true, MatchingCost::kAdCensus, 20, 2},
       {256, 192, 48, true, MatchingCost::kAdCensus, 30},  // another size: another group
   };
   auto group = make_engine_group();
@@ -1278,6 +1283,13 @@ TEST(Gpu, BatchedPairsEqualCpu) {
     sp.max_disparity = s.d;
     sp.cost = s.cost;
     sp.lambda_census = s.lambda_census;
+    sp.refine = s.refine != 0;
+    if (s.refine == 2) {
+      sp.refine_votes = 8;
+      sp.refine_share = 30;
+      sp.refine_edges = 2;
+      sp.refine_edges_near = false;
+    }
     BackgroundParams bp;
     bp.enabled = s.modeling;
     bp.warmup = 6;
@@ -1343,9 +1355,9 @@ TEST(Gpu, BatchedPairsEqualCpu) {
   std::printf("[ GPU      ] 320x240 group: %llu frames in %llu batches\n",
               static_cast<unsigned long long>(stats.frames),
               static_cast<unsigned long long>(stats.batches));
-  // Five pairs of 320x240 in three kinds of batch per frame: 16 x 3 batches at most.
-  EXPECT_EQ(stats.frames, 16u * 5u);
-  EXPECT_LE(stats.batches, 16u * 3u);
+  // Seven pairs of 320x240 in four kinds of batch per frame: 16 x 4 batches at most.
+  EXPECT_EQ(stats.frames, 16u * 7u);
+  EXPECT_LE(stats.batches, 16u * 4u);
 }
 
 // Frames that arrive in color only: both engines match the luma (with and without
