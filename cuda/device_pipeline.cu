@@ -141,6 +141,12 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
     keep_if(speckles, label_[i], full);
     keep_if(speckles, local_size_[i], full);
     keep_if(speckles, size_[i], full);
+    const bool refine = stereo.refine && (i == 0 || layout.right_output);
+    keep_if(refine, refine_arms_[i], full);
+    keep_if(refine, refine_changed_[i], kMaxRefineIterations);
+    // Round k writes map k & 1: one map is enough for a single round.
+    keep_if(refine && stereo.refine_iterations > 0, refined_[i][0], full);
+    keep_if(refine && stereo.refine_iterations > 1, refined_[i][1], full);
   }
   write_args();
   return restart;
@@ -202,6 +208,10 @@ MemberArgs DevicePipeline::make_args(int slot) const {
     a.local_size[i] = local_size_[i].get();
     a.size[i] = size_[i].get();
     a.post_active[i] = post_active_[i].get();
+    a.refine_arms[i] = refine_arms_[i].get();
+    a.refined[i][0] = refined_[i][0].get();
+    a.refined[i][1] = refined_[i][1].get();
+    a.refine_changed[i] = refine_changed_[i].get();
   }
   a.out_disp[0] = io.disparity[0];
   a.out_disp[1] = layout_.right_output ? io.disparity[1] : nullptr;
@@ -300,6 +310,7 @@ BatchShape DevicePipeline::shape(int count) const {
   s.cost_ratio = layout_.cost_ratio_output;
   s.confidence = layout_.confidence;
   s.max_segments = segments_of(stereo_.max_disparity, segment_.empty() ? kSegment : segment_[0]);
+  s.refine_rounds = stereo_.refine ? stereo_.refine_iterations : -1;
   return s;
 }
 
@@ -311,6 +322,10 @@ std::string DevicePipeline::batch_key() const {
        {s.rectify, s.derive_gray, s.color, s.modeling, s.widen, s.census, s.mean_removal,
         s.window_path, s.best4, s.speckles, s.fill, s.right_output, s.confidence, s.cost_ratio}) {
     key += b ? '1' : '0';
+  }
+  // The refinement's rounds are launches; its histograms follow the disparities.
+  if (s.refine_rounds >= 0) {
+    key += "/refine" + std::to_string(s.refine_rounds) + "d" + std::to_string(s.max_disparity);
   }
   // The path kernel's grid and scratch follow the paths and the disparities.
   if (s.sgm) {
@@ -452,6 +467,11 @@ void enqueue_stereo(const BatchShape& shape, const BatchRecord* batch, const Wor
     launch_speckle_count(shape, batch, ws, stream);
   }
   mark("cross-check, speckle labels");
+  if (shape.refine_rounds >= 0) {
+    launch_refine_prepare(shape, batch, stream);
+    for (int k = 0; k < shape.refine_rounds; ++k) launch_refine_round(shape, batch, k, stream);
+    mark("speckle removal, refinement");
+  }
   launch_speckle_median(shape, batch, stream);
   mark("speckle removal, median");
   if (shape.fill) {

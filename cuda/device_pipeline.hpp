@@ -87,7 +87,8 @@ class DevicePipeline {
   std::vector<std::uint8_t> download_gray(int level, int image) const;  // levels above 0
   std::vector<std::uint64_t> download_census(int level, int image) const;
   std::vector<std::int16_t> download_disparity(int level, int view) const;
-  std::vector<std::uint16_t> download_q4(int view) const;  // after the check
+  // After the check (with the refinement: and the speckle removal, done there in place).
+  std::vector<std::uint16_t> download_q4(int view) const;
   // Fault injection for the error-reporting test: frees a buffer the next frame writes.
   void free_buffer_for_test();
 
@@ -131,6 +132,10 @@ class DevicePipeline {
   std::size_t sgm_capacity_ = 0;
   DeviceBuffer<std::int32_t> label_[2], local_size_[2], size_[2];
   DeviceBuffer<std::uint8_t> post_active_[2];
+  // The multi-step refinement (empty without it): arms and the rounds' two maps, per output view.
+  DeviceBuffer<std::uint32_t> refine_arms_[2];
+  DeviceBuffer<std::uint16_t> refined_[2][2];
+  DeviceBuffer<std::uint32_t> refine_changed_[2];
   DeviceBuffer<std::int32_t> map_[2];  // rectification maps (empty: none)
   DeviceBuffer<std::uint8_t> rect_gray_[2], rect_rgb_[2];
   std::vector<SlotIo> io_;

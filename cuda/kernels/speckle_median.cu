@@ -4,7 +4,10 @@
 // (speckle.cu) is too small, and writes the 3x3 median of what is left. The left view's confidence
 // (when asked for) keeps its value only where both of these have a disparity, as on the CPU.
 // With `empty` (a frame without foreground, whose matching was skipped: batch_graph.cu) every
-// tile is one that was not matched.
+// tile is one that was not matched. With the refinement (refine.cu, `rounds` >= 0) the removal is
+// done already, in the checked map: every tile takes the median of the last round's map (voting
+// may give the holes of a tile that was not matched a disparity), and the confidence is 0 also
+// where the refinement changed the value (keep_confidence_where_unchanged on the CPU).
 #include "kernels/device_common.cuh"
 #include "kernels/stages.hpp"
 
@@ -15,7 +18,8 @@ constexpr int kRows = kTileH / kBlockH;
 constexpr int kRingW = kTileW + 2, kRingH = kTileH + 2;
 
 __global__ void __launch_bounds__(kBlockW* kBlockH)
-    speckle_median_kernel(const BatchRecord* __restrict__ batch, int views, bool empty) {
+    speckle_median_kernel(const BatchRecord* __restrict__ batch, int views, bool empty,
+                          int rounds) {
   __shared__ std::uint16_t q[kRingH][kRingW];
   const int m = blockIdx.z / views, view = blockIdx.z % views;
   const MemberArgs& a = *batch->member[m];
@@ -32,7 +36,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
     if (a.out_sgm_cells && t == 0 && view == 0 && threadIdx.x == 0 && threadIdx.y == 0)
       *a.out_sgm_cells = 0;
   }
-  if (empty || !a.post_active[view][t]) {
+  const bool refined = rounds >= 0 && !empty;
+  if (empty || (!refined && !a.post_active[view][t])) {
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       const int y = y0 + threadIdx.y + k * kBlockH;
@@ -45,6 +50,16 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   }
   const StereoParams& sp = a.stereo;
   const std::uint16_t* q4 = a.q4[view];
+  // What the median reads: the checked map (with the refinement: its removal done), or the map of
+  // the refinement's last round that ran: the first that changed nothing (the later ones
+  // returned at once), else the last one.
+  const std::uint16_t* map = q4;
+  if (refined && rounds > 0) {
+    int last = 0;
+    while (last + 1 < rounds && a.refine_changed[view][last] != 0) ++last;
+    map = a.refined[view][last & 1];
+  }
+  const bool remove = sp.speckle_size > 0 && !refined;
   const std::int32_t* label = a.label[view];
   const std::int32_t* size = a.size[view];
   const int tid = threadIdx.y * kBlockW + threadIdx.x;
@@ -54,9 +69,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
     std::uint16_t v = kInvalidDisparity;  // outside the image: not a neighbour, like a hole
     if (gx >= 0 && gx < w && gy >= 0 && gy < h) {
       const int gi = gy * w + gx;
-      v = q4[gi];
-      if (sp.speckle_size > 0 && v != kInvalidDisparity &&
-          size[find_root(label, gi)] < sp.speckle_size) {
+      v = map[gi];
+      if (remove && v != kInvalidDisparity && size[find_root(label, gi)] < sp.speckle_size) {
         v = kInvalidDisparity;
       }
     }
@@ -72,7 +86,11 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
         sp.median ? median3x3_network(q[r][c], [&](int dx, int dy) { return q[r + dy][c + dx]; })
                   : q[r][c];
     out[y * w + x] = d;
-    if (confidence && (q[r][c] == kInvalidDisparity || d == kInvalidDisparity)) {
+    // Without the refinement q[r][c] is the checked map after the removal; with it, that map is
+    // q4, and a value the refinement changed keeps no confidence either.
+    const std::uint16_t matched = refined ? q4[y * w + x] : q[r][c];
+    if (confidence &&
+        (matched == kInvalidDisparity || q[r][c] != matched || d == kInvalidDisparity)) {
       confidence[y * w + x] = 0;
     }
   }
@@ -87,7 +105,8 @@ void launch_outputs(const BatchShape& shape, const BatchRecord* batch, bool empt
   const int views = shape.views_out();
   const dim3 grid(static_cast<unsigned>(shape.tiles_x(0)), static_cast<unsigned>(shape.tiles_y(0)),
                   static_cast<unsigned>(views * shape.count));
-  speckle_median_kernel<<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, views, empty);
+  speckle_median_kernel<<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, views, empty,
+                                                                     shape.refine_rounds);
   STEREOD_CUDA_LAUNCHED("speckle_median_kernel");
 }
 

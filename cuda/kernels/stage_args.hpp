@@ -108,6 +108,14 @@ struct MemberArgs {
   std::int32_t* local_size[2] = {nullptr, nullptr};   // tile-local component size at local roots
   std::int32_t* size[2] = {nullptr, nullptr};         // component size at global roots
   std::uint8_t* post_active[2] = {nullptr, nullptr};  // per tile: the finest level matched here
+  // The multi-step refinement (refine.cu; null without stereo.refine): each pixel's cross arms on
+  // the finest gray (left | right << 8 | up << 16 | down << 24), and the two maps the voting
+  // rounds alternate between (round k writes refined[view][k & 1]).
+  std::uint32_t* refine_arms[2] = {nullptr, nullptr};
+  std::uint16_t* refined[2][2] = {};
+  // Per view, kMaxRefineIterations words: round k sets word k when it changed a value (zeroed by
+  // the prepare kernel each frame). A round after one that changed nothing has nothing to do.
+  std::uint32_t* refine_changed[2] = {nullptr, nullptr};
   // Output of this slot.
   std::uint16_t* out_disp[2] = {nullptr, nullptr};  // right: null unless asked for
   std::uint8_t* out_fg = nullptr;                   // left mask 0/255 (null: modeling off)

@@ -33,6 +33,8 @@ struct BatchShape {
   bool cost_ratio = false;    // return the left view's winners' cost ratios (trinocular pairs)
   bool confidence = false;    // the left view's matching confidence (match_generic.cu)
   int max_segments = 1;       // segments of the finest level's widest range
+  // The multi-step refinement's voting rounds (refine.cu); -1: refine off.
+  int refine_rounds = -1;
   // Semi-global aggregation (sgm.cu) instead of the window's winners, along sgm_paths paths; the
   // finest level's disparities size its path kernel's scratch.
   bool sgm = false;
@@ -107,8 +109,17 @@ void launch_speckle_count(const BatchShape& shape, const BatchRecord* batch, con
                           cudaStream_t stream);
 int post_workers();
 
+// With the multi-step refinement (BatchShape::refine_rounds >= 0; refine.cu): small components
+// removed from the checked map in place (what speckle_median does on the fly without it) and each
+// pixel's cross arms; then voting round k (0 ..) from the map before it (the checked map for k =
+// 0) into MemberArgs::refined[view][k & 1].
+void launch_refine_prepare(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
+void launch_refine_round(const BatchShape& shape, const BatchRecord* batch, int round,
+                         cudaStream_t stream);
+
 // The output map of every tile: small components removed, then the 3x3 median (tiles that were
-// not matched get "no disparity").
+// not matched get "no disparity"). With the refinement: the median of the last round's map (every
+// tile: voting may give a hole of an unmatched tile a disparity).
 void launch_speckle_median(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
 // The outputs of a frame whose masks hold no foreground, which skips matching: what the stages
 // would have given (no disparity, confidence 0, no semi-global error), from the same kernel.

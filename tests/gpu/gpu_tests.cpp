@@ -274,6 +274,51 @@ EngineOptions sgm_options(int w, int h, const StereoParams& sp, const Background
   return o;
 }
 
+// A random case's background parameters: the model on with a short warm-up (`modeling`), else
+// off.
+BackgroundParams case_background(bool modeling, bool color) {
+  if (!modeling) return background_off();
+  BackgroundParams bp;
+  bp.warmup = 2;
+  bp.color = color;
+  return bp;
+}
+
+// Whether both engines take a random case (the others are skipped: too many levels for the size,
+// say, which both refuse, is tested elsewhere).
+bool case_runs(const StereoParams& sp, int w, int h) {
+  if (!check_params(sp).empty()) return false;
+  try {
+    validate_for_images(sp, w, h, w, h);
+  } catch (const ParameterError&) {
+    return false;
+  }
+  return true;
+}
+
+// One random case through both engines, every output compared: with `modeling` five frames of a
+// synthetic sequence (frames past the warm-up match only the foreground: masks on both sides),
+// else one random pair. `seed` seeds the sequence or the pair.
+void expect_same_random_case(const std::string& what, const StereoParams& sp,
+                             const BackgroundParams& bp, int w, int h, bool noise, bool confidence,
+                             std::uint32_t seed) {
+  CpuPairProcessor cpu(sp, bp);
+  auto gpu = make_engine("cuda", sgm_options(w, h, sp, bp));
+  if (bp.enabled) {
+    SyntheticScene scene(scene_options(w, h, sp.max_disparity, seed));
+    SyntheticFrame f;
+    for (int i = 0; i < 5; ++i) {
+      scene.render(i, f);
+      expect_same_outputs(what + " frame " + std::to_string(i), cpu, *gpu, color_frame(f, i),
+                          confidence);
+      if (::testing::Test::HasFailure()) return;
+    }
+  } else {
+    const auto p = random_pair(w, h, sp.max_disparity, seed, noise);
+    expect_same_outputs(what, cpu, *gpu, frame_of(p.left, p.right), confidence);
+  }
+}
+
 }  // namespace
 
 TEST(Gpu, DeviceSummaryNamesTheDevice) {
@@ -866,41 +911,16 @@ TEST(Gpu, SemiGlobalRandomCasesBitExact) {
     const bool modeling = pick(3) == 0 && size.w >= 160 && sp.max_disparity >= 32;
     const bool confidence = pick(2) != 0;
     const bool noise = !modeling && pick(4) == 0;
-    BackgroundParams bp = background_off();
-    if (modeling) {
-      bp = BackgroundParams{};
-      bp.warmup = 2;
-      bp.color = pick(2) != 0;
-    }
-    if (!check_params(sp).empty()) continue;
-    try {
-      validate_for_images(sp, size.w, size.h, size.w, size.h);
-    } catch (const ParameterError&) {
-      continue;  // too many levels for the size: both engines refuse it (tested elsewhere)
-    }
+    const BackgroundParams bp = case_background(modeling, modeling && pick(2) != 0);
+    if (!case_runs(sp, size.w, size.h)) continue;
     std::ostringstream what;
     what << "case " << c << ": " << size.w << "x" << size.h << " D=" << sp.max_disparity
          << " L=" << sp.levels << " cost " << to_string(sp.sgm_cost) << " paths " << sp.sgm_paths
          << " P1 " << sp.sgm_p1 << " P2 " << sp.sgm_p2 << " g " << sp.sgm_gradient << " s "
          << sp.subwindow << " k " << sp.best_k << " uniqueness " << sp.uniqueness << " subpixel "
          << sp.subpixel << (modeling ? " masks" : "") << (noise ? " noise" : "");
-    CpuPairProcessor cpu(sp, bp);
-    auto gpu = make_engine("cuda", sgm_options(size.w, size.h, sp, bp));
-    if (modeling) {
-      // Frames past the warm-up match only the foreground: masks on both sides.
-      SyntheticScene scene(scene_options(size.w, size.h, sp.max_disparity, rng()));
-      SyntheticFrame f;
-      for (int i = 0; i < 5; ++i) {
-        scene.render(i, f);
-        expect_same_outputs(what.str() + " frame " + std::to_string(i), cpu, *gpu,
-                            color_frame(f, i), confidence);
-        if (HasFailure()) return;
-      }
-    } else {
-      const auto p = random_pair(size.w, size.h, sp.max_disparity, rng(), noise);
-      expect_same_outputs(what.str(), cpu, *gpu, frame_of(p.left, p.right), confidence);
-      if (HasFailure()) return;
-    }
+    expect_same_random_case(what.str(), sp, bp, size.w, size.h, noise, confidence, rng());
+    if (HasFailure()) return;
     ++compared;
   }
   std::printf("[ GPU      ] %d semi-global cases bit-exact\n", compared);
@@ -997,6 +1017,119 @@ TEST(Gpu, SemiGlobalOverTheCellLimitIsAnErrorFrame) {
 
 // Settings away from the defaults: the generic matching kernel (s != 3), k != 4, uniqueness, the
 // paper's own-parent rule, no cross-check, AD only, the intensity fill, no median or speckles.
+// The multi-step refinement's region voting (refine: true, cuda/kernels/refine.cu) on random cases
+// against the CPU engine, bit for bit: sizes, ranges and levels, the window (its fast path and the
+// generic matcher) and semi-global aggregation, the voting's rounds, thresholds and arms, depth
+// edges 0, 1 and 2 on the near side or both, speckles and median on and off, the background
+// model's masks (a short synthetic sequence), confidence on and off.
+TEST(Gpu, RefinementRandomCasesBitExact) {
+  REQUIRE_GPU();
+  struct Size {
+    int w, h;
+  };
+  const Size sizes[] = {{16, 16}, {17, 31}, {64, 48}, {160, 120}, {333, 257}, {320, 240}};
+  const int ranges[] = {8, 15, 16, 32, 48, 64, 128};
+  std::mt19937 rng(17);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  int compared = 0;
+  for (int c = 0; c < 48; ++c) {
+    const Size size = sizes[pick(6)];
+    StereoParams sp;
+    sp.max_disparity = std::min(ranges[pick(7)], size.w - 1);
+    sp.levels = 1 + pick(4);
+    const int aggregation = pick(3);  // the window's fast path, its generic matcher, semi-global
+    if (aggregation == 1) sp.uniqueness = 1 + pick(30);
+    if (aggregation == 2) sp.aggregation = Aggregation::kSgm;
+    sp.refine = true;
+    sp.refine_iterations = pick(7);
+    sp.refine_votes = pick(2) ? 1 + pick(8) : 1 + pick(40);
+    sp.refine_share = pick(100);
+    sp.refine_edges = pick(3);
+    sp.refine_edges_near = pick(2) != 0;
+    if (pick(2)) {
+      sp.cross_tau1 = 1 + pick(60);
+      sp.cross_tau2 = pick(sp.cross_tau1 + 1);
+      sp.cross_l1 = 1 + pick(kMaxCrossArm);
+      sp.cross_l2 = pick(sp.cross_l1 + 1);
+    }
+    sp.subpixel = pick(4) != 0;
+    sp.median = pick(4) != 0;
+    sp.speckle_size = pick(4) == 0 ? 0 : sp.speckle_size;
+    sp.fill = pick(2) != 0;
+    // The synthetic video needs a few disparities beyond its background's, and fewer than half
+    // the width.
+    const bool modeling =
+        pick(3) == 0 && size.w >= 160 && sp.max_disparity >= 32 && 2 * sp.max_disparity < size.w;
+    const bool confidence = pick(2) != 0;
+    const BackgroundParams bp = case_background(modeling, modeling && pick(2) != 0);
+    if (!case_runs(sp, size.w, size.h)) continue;
+    std::ostringstream what;
+    what << "case " << c << ": " << size.w << "x" << size.h << " D=" << sp.max_disparity
+         << " L=" << sp.levels << " " << to_string(sp.aggregation)
+         << (sp.uniqueness ? " uniqueness" : "") << " rounds " << sp.refine_iterations << " votes "
+         << sp.refine_votes << " share " << sp.refine_share << " edges " << sp.refine_edges
+         << (sp.refine_edges_near ? " near" : " both") << " arms " << sp.cross_tau1 << "/"
+         << sp.cross_tau2 << "/" << sp.cross_l1 << "/" << sp.cross_l2 << " speckles "
+         << sp.speckle_size << " median " << sp.median << (modeling ? " masks" : "");
+    expect_same_random_case(what.str(), sp, bp, size.w, size.h, false, confidence, rng());
+    if (HasFailure()) return;
+    ++compared;
+  }
+  std::printf("[ GPU      ] %d refinement cases bit-exact\n", compared);
+}
+
+// The v2 scenes (those the refinement's defaults were chosen on; the CPU side's time keeps it to
+// them) with the refinement's defaults after the window and after semi-global aggregation, every
+// output; the refinement switched on by set_params on an engine that ran without it (its buffers
+// and launches come with the new parameters).
+TEST(Gpu, MiddleburyScenesRefinedBitExact) {
+  REQUIRE_GPU();
+  const auto scenes = find_scenes(data_dir());
+  int compared = 0;
+  for (const auto& files : scenes) {
+    const std::string& n = files.name;
+    if (n != "tsukuba" && n != "venus" && n != "teddy" && n != "cones") continue;
+    ++compared;
+    const Scene scene = load_scene(files);
+    for (const Aggregation aggregation : {Aggregation::kWindow, Aggregation::kSgm}) {
+      StereoParams sp;
+      sp.max_disparity = files.max_disparity;
+      sp.fill = true;
+      sp.aggregation = aggregation;
+      const std::string what = files.name + " " + std::string(to_string(aggregation)) + " + refine";
+      CpuPairProcessor cpu(sp, background_off());
+      auto gpu = make_engine(
+          "cuda", sgm_options(scene.left.width(), scene.left.height(), sp, background_off()));
+      expect_same_outputs(what + " (off)", cpu, *gpu, frame_of(scene.left, scene.right), true);
+      sp.refine = true;
+      cpu.set_params(sp, background_off());
+      gpu->set_params(sp, background_off());
+      expect_same_outputs(what, cpu, *gpu, frame_of(scene.left, scene.right, 1), true);
+    }
+  }
+  EXPECT_EQ(compared, 4);
+}
+
+// The refinement's interpolation is CPU-only: refused at construction and at set_params, named at
+// its key.
+TEST(Gpu, RefinementInterpolationIsRefused) {
+  REQUIRE_GPU();
+  StereoParams sp;
+  sp.max_disparity = 64;
+  sp.refine = true;
+  sp.refine_interpolate = true;
+  try {
+    make_engine("cuda", options_for(320, 240, sp, background_off()));
+    ADD_FAILURE() << "the CUDA engine took refine_interpolate: true";
+  } catch (const ParameterError& e) {
+    EXPECT_EQ(e.parameter(), "stereo.refine_interpolate");
+  }
+  sp.refine_interpolate = false;
+  auto gpu = make_engine("cuda", options_for(320, 240, sp, background_off()));
+  sp.refine_interpolate = true;
+  EXPECT_THROW(gpu->set_params(sp, background_off()), ParameterError);
+}
+
 TEST(Gpu, NonDefaultParametersBitExact) {
   REQUIRE_GPU();
   std::vector<StereoParams> variants(12);
@@ -1166,6 +1299,8 @@ TEST(Gpu, SaysWhenAResultIsReady) {
 // every pair). Pairs with the same kernels and levels batch even with other parameters (ranges,
 // costs' curves); others (another matching cost, no background model, another size) go their own
 // way. Every pair, every frame, bit for bit against its own CPU processor, model state included.
+// Refined pairs (refine: true) batch with each other, whatever their thresholds, apart from the
+// others.
 TEST(Gpu, BatchedPairsEqualCpu) {
   REQUIRE_GPU();
   struct Setup {
@@ -1173,6 +1308,7 @@ TEST(Gpu, BatchedPairsEqualCpu) {
     bool modeling;
     MatchingCost cost;
     int lambda_census;
+    int refine = 0;  // 0: off, 1: its defaults, 2: other thresholds, both sides of edges of 2
   };
   const Setup setups[] = {
       {320, 240, 48, true, MatchingCost::kAdCensus, 30},
@@ -1180,6 +1316,8 @@ TEST(Gpu, BatchedPairsEqualCpu) {
       {320, 240, 32, true, MatchingCost::kAdCensus, 30},  // and this one
       {320, 240, 48, true, MatchingCost::kCensus, 30},    // other kernels: its own batch
       {320, 240, 48, false, MatchingCost::kAdCensus, 30},
+      {320, 240, 48, true, MatchingCost::kAdCensus, 30, 1},  // refined: a batch of two
+      {320, 240, 48, true, MatchingCost::kAdCensus, 20, 2},
       {256, 192, 48, true, MatchingCost::kAdCensus, 30},  // another size: another group
   };
   auto group = make_engine_group();
@@ -1191,6 +1329,13 @@ TEST(Gpu, BatchedPairsEqualCpu) {
     sp.max_disparity = s.d;
     sp.cost = s.cost;
     sp.lambda_census = s.lambda_census;
+    sp.refine = s.refine != 0;
+    if (s.refine == 2) {
+      sp.refine_votes = 8;
+      sp.refine_share = 30;
+      sp.refine_edges = 2;
+      sp.refine_edges_near = false;
+    }
     BackgroundParams bp;
     bp.enabled = s.modeling;
     bp.warmup = 6;
@@ -1256,9 +1401,9 @@ TEST(Gpu, BatchedPairsEqualCpu) {
   std::printf("[ GPU      ] 320x240 group: %llu frames in %llu batches\n",
               static_cast<unsigned long long>(stats.frames),
               static_cast<unsigned long long>(stats.batches));
-  // Five pairs of 320x240 in three kinds of batch per frame: 16 x 3 batches at most.
-  EXPECT_EQ(stats.frames, 16u * 5u);
-  EXPECT_LE(stats.batches, 16u * 3u);
+  // Seven pairs of 320x240 in four kinds of batch per frame: 16 x 4 batches at most.
+  EXPECT_EQ(stats.frames, 16u * 7u);
+  EXPECT_LE(stats.batches, 16u * 4u);
 }
 
 // Frames that arrive in color only: both engines match the luma (with and without

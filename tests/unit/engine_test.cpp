@@ -216,14 +216,18 @@ TEST(CudaEngineUnsupported, CrossAggregationOnly) {
   EXPECT_FALSE(cuda_engine_unsupported(p));
 }
 
-// The multi-step refinement is CPU-only too, after any aggregation, named at its key.
-TEST(CudaEngineUnsupported, Refinement) {
+// The multi-step refinement's region voting runs on the CUDA engine after either aggregation it
+// has; its interpolation is CPU-only, named at its key (and unused without the refinement).
+TEST(CudaEngineUnsupported, RefinementInterpolationOnly) {
   StereoParams p;
   p.refine = true;
   for (const Aggregation a : {Aggregation::kWindow, Aggregation::kSgm}) {
     p.aggregation = a;
+    p.refine_interpolate = false;
+    EXPECT_FALSE(cuda_engine_unsupported(p));
+    p.refine_interpolate = true;
     ASSERT_TRUE(cuda_engine_unsupported(p));
-    EXPECT_EQ(cuda_engine_unsupported(p)->parameter(), "stereo.refine");
+    EXPECT_EQ(cuda_engine_unsupported(p)->parameter(), "stereo.refine_interpolate");
     EXPECT_NE(std::string(cuda_engine_unsupported(p)->what()).find("CPU engine only"),
               std::string::npos);
   }
