@@ -147,6 +147,7 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
     // Round k writes map k & 1: one map is enough for a single round.
     keep_if(refine && stereo.refine_iterations > 0, refined_[i][0], full);
     keep_if(refine && stereo.refine_iterations > 1, refined_[i][1], full);
+    keep_if(refine && stereo.refine_interpolate, refine_interpolated_[i], full);
   }
   write_args();
   return restart;
@@ -212,6 +213,7 @@ MemberArgs DevicePipeline::make_args(int slot) const {
     a.refined[i][0] = refined_[i][0].get();
     a.refined[i][1] = refined_[i][1].get();
     a.refine_changed[i] = refine_changed_[i].get();
+    a.refine_interpolated[i] = refine_interpolated_[i].get();
   }
   a.out_disp[0] = io.disparity[0];
   a.out_disp[1] = layout_.right_output ? io.disparity[1] : nullptr;
@@ -311,6 +313,7 @@ BatchShape DevicePipeline::shape(int count) const {
   s.confidence = layout_.confidence;
   s.max_segments = segments_of(stereo_.max_disparity, segment_.empty() ? kSegment : segment_[0]);
   s.refine_rounds = stereo_.refine ? stereo_.refine_iterations : -1;
+  s.refine_interpolate = stereo_.refine && stereo_.refine_interpolate;
   return s;
 }
 
@@ -325,7 +328,8 @@ std::string DevicePipeline::batch_key() const {
   }
   // The refinement's rounds are launches; its histograms follow the disparities.
   if (s.refine_rounds >= 0) {
-    key += "/refine" + std::to_string(s.refine_rounds) + "d" + std::to_string(s.max_disparity);
+    key += "/refine" + std::to_string(s.refine_rounds) + (s.refine_interpolate ? "i" : "") + "d" +
+           std::to_string(s.max_disparity);
   }
   // The path kernel's grid and scratch follow the paths and the disparities.
   if (s.sgm) {
@@ -470,6 +474,7 @@ void enqueue_stereo(const BatchShape& shape, const BatchRecord* batch, const Wor
   if (shape.refine_rounds >= 0) {
     launch_refine_prepare(shape, batch, stream);
     for (int k = 0; k < shape.refine_rounds; ++k) launch_refine_round(shape, batch, k, stream);
+    if (shape.refine_interpolate) launch_refine_interpolate(shape, batch, stream);
     mark("speckle removal, refinement");
   }
   launch_speckle_median(shape, batch, stream);

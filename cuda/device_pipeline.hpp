@@ -136,6 +136,7 @@ class DevicePipeline {
   DeviceBuffer<std::uint32_t> refine_arms_[2];
   DeviceBuffer<std::uint16_t> refined_[2][2];
   DeviceBuffer<std::uint32_t> refine_changed_[2];
+  DeviceBuffer<std::uint16_t> refine_interpolated_[2];
   DeviceBuffer<std::int32_t> map_[2];  // rectification maps (empty: none)
   DeviceBuffer<std::uint8_t> rect_gray_[2], rect_rgb_[2];
   std::vector<SlotIo> io_;

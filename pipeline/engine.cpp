@@ -62,15 +62,6 @@ std::optional<ParameterError> cuda_engine_unsupported(const StereoParams& p,
         "yet): use engine: cpu, or another aggregation";
     return ParameterError(key, key + " = cross: " + reason, reason);
   }
-  if (p.refine && p.refine_interpolate) {
-    // The CUDA engine has the refinement's region voting (cuda/kernels/refine.cu), not yet its
-    // interpolation.
-    const std::string reason =
-        "the refinement's interpolation runs on the CPU engine only (the CUDA engine has the "
-        "region voting, not the interpolation yet): use engine: cpu, or refine_interpolate: false";
-    return ParameterError("stereo.refine_interpolate",
-                          "stereo.refine_interpolate = true: " + reason, reason);
-  }
   // Every background option runs on both; the support-based absorption (issue 13) since the CUDA
   // model classifies each tile's halo from the state before the frame's learning (background.cu).
   return std::nullopt;

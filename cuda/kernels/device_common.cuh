@@ -55,6 +55,17 @@ __device__ void unite(Int* parent, int a, int b) {
   }
 }
 
+// The map the refinement's voting left (refine.cu) for `rounds` rounds: the map of the last round
+// that ran, the first that changed nothing (the later ones returned at once), else the last one;
+// the checked map (q4, its speckles removed) without rounds.
+__device__ __forceinline__ const std::uint16_t* refined_map(const MemberArgs& a, int view,
+                                                            int rounds) {
+  if (rounds <= 0) return a.q4[view];
+  int last = 0;
+  while (last + 1 < rounds && a.refine_changed[view][last] != 0) ++last;
+  return a.refined[view][last & 1];
+}
+
 // The next item of a list shared by a fixed grid of blocks (every thread of the block gets it):
 // `first` items of list A, then `second` of list B; kNoItem when both are used up.
 __device__ __forceinline__ std::uint32_t next_item(std::uint32_t* taken, std::uint32_t first,

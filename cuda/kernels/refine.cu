@@ -17,6 +17,9 @@
 // values, the rest copied), so the rounds alternate between two maps. A round that changes
 // nothing is a fixed point (the CPU stops there): it says so in MemberArgs::refine_changed, the
 // rounds after it return at once, and speckle_median reads the map it left; no host round trip.
+//
+// interpolate (refine_interpolate): one thread per pixel, Mei's 16-direction interpolation of the
+// holes the rounds left, into MemberArgs::refine_interpolated, which speckle_median then reads.
 #include "kernels/device_common.cuh"
 #include "kernels/stages.hpp"
 #include "stereo/cross_ops.hpp"
@@ -172,6 +175,55 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 1)
   if (value != own) changed[round] = 1;  // every writer writes the same word
 }
 
+// Mei's interpolation (refinement.cpp, Refiner::interpolate): one thread per pixel of the map
+// the rounds left. A foreground hole is tested for occlusion against the partner view's raw
+// winners (refine_occluded), then walks each of the 16 directions (refine_direction) through holes
+// to the first valid pixel, stopping at the border or a background pixel; the candidate of
+// smallest key (refine_candidate_key; ties to the earlier direction) gives its value. Candidates
+// are read from the map before the interpolation, never from each other, so every pixel is
+// independent. Every pixel is written (the rest copied).
+__global__ void __launch_bounds__(kBlockW* kBlockH)
+    refine_interpolate_kernel(const BatchRecord* __restrict__ batch, int views, int rounds) {
+  const int m = blockIdx.z / views, view = blockIdx.z % views;
+  const MemberArgs& a = *batch->member[m];
+  const LevelBuffers& lv = a.level[0];
+  const int w = lv.width, h = lv.height;
+  const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
+  if (x >= w || y >= h) return;
+  const int i = y * w + x;
+  const std::uint16_t* map = refined_map(a, view, rounds);
+  const std::uint8_t* fg = a.modeling ? lv.mask[view] : nullptr;
+  std::uint16_t value = map[i];
+  if (value == kInvalidDisparity && (!fg || fg[i] != 0)) {
+    const std::int16_t* partner = lv.disp[1 - view] + static_cast<std::size_t>(y) * w;
+    const bool occluded =
+        refine_occluded(x, w, view == 0 ? -1 : 1, lv.disparities, a.stereo.cross_check_tolerance,
+                        [&](int xp) { return int{partner[xp]}; });
+    const std::uint8_t* gray = lv.gray[view];
+    const int own = gray[i];
+    std::uint32_t best = 0xFFFFFFFFu;
+    for (int dir = 0; dir < kRefineDirections; ++dir) {
+      int dx, dy;
+      refine_direction(dir, dx, dy);
+      for (int qx = x + dx, qy = y + dy; qx >= 0 && qx < w && qy >= 0 && qy < h;
+           qx += dx, qy += dy) {
+        const int q = qy * w + qx;
+        if (fg && fg[q] == 0) break;  // a background pixel ends the search
+        const std::uint16_t v = map[q];
+        if (v == kInvalidDisparity) continue;
+        const int g = gray[q];
+        const std::uint32_t key = refine_candidate_key(occluded, g > own ? g - own : own - g, v);
+        if (key < best) {
+          best = key;
+          value = v;
+        }
+        break;
+      }
+    }
+  }
+  a.refine_interpolated[view][i] = value;
+}
+
 }  // namespace
 
 void launch_refine_prepare(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream) {
@@ -191,6 +243,15 @@ void launch_refine_round(const BatchShape& shape, const BatchRecord* batch, int 
   refine_round_kernel<<<member_grid(shape.width, shape.height, views * shape.count),
                         dim3(kBlockW, kBlockH), bytes, stream>>>(batch, views, round, bins);
   STEREOD_CUDA_LAUNCHED("refine_round_kernel");
+}
+
+void launch_refine_interpolate(const BatchShape& shape, const BatchRecord* batch,
+                               cudaStream_t stream) {
+  const int views = shape.views_out();
+  refine_interpolate_kernel<<<member_grid(shape.width, shape.height, views * shape.count),
+                              dim3(kBlockW, kBlockH), 0, stream>>>(batch, views,
+                                                                   shape.refine_rounds);
+  STEREOD_CUDA_LAUNCHED("refine_interpolate_kernel");
 }
 
 }  // namespace stereod::cuda

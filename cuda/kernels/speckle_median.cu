@@ -50,15 +50,11 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   }
   const StereoParams& sp = a.stereo;
   const std::uint16_t* q4 = a.q4[view];
-  // What the median reads: the checked map (with the refinement: its removal done), or the map of
-  // the refinement's last round that ran: the first that changed nothing (the later ones
-  // returned at once), else the last one.
+  // What the median reads: the checked map (with the refinement: its removal done), or the
+  // refinement's result (refined_map).
   const std::uint16_t* map = q4;
-  if (refined && rounds > 0) {
-    int last = 0;
-    while (last + 1 < rounds && a.refine_changed[view][last] != 0) ++last;
-    map = a.refined[view][last & 1];
-  }
+  if (refined)
+    map = a.refine_interpolated[view] ? a.refine_interpolated[view] : refined_map(a, view, rounds);
   const bool remove = sp.speckle_size > 0 && !refined;
   const std::int32_t* label = a.label[view];
   const std::int32_t* size = a.size[view];

@@ -116,6 +116,9 @@ struct MemberArgs {
   // Per view, kMaxRefineIterations words: round k sets word k when it changed a value (zeroed by
   // the prepare kernel each frame). A round after one that changed nothing has nothing to do.
   std::uint32_t* refine_changed[2] = {nullptr, nullptr};
+  // With refine_interpolate: the map after the interpolation (refine.cu), which the median reads
+  // instead of the last round's (null without it).
+  std::uint16_t* refine_interpolated[2] = {nullptr, nullptr};
   // Output of this slot.
   std::uint16_t* out_disp[2] = {nullptr, nullptr};  // right: null unless asked for
   std::uint8_t* out_fg = nullptr;                   // left mask 0/255 (null: modeling off)

@@ -33,8 +33,10 @@ struct BatchShape {
   bool cost_ratio = false;    // return the left view's winners' cost ratios (trinocular pairs)
   bool confidence = false;    // the left view's matching confidence (match_generic.cu)
   int max_segments = 1;       // segments of the finest level's widest range
-  // The multi-step refinement's voting rounds (refine.cu); -1: refine off.
+  // The multi-step refinement's voting rounds (refine.cu); -1: refine off. Then, with
+  // refine_interpolate, the interpolation's launch.
   int refine_rounds = -1;
+  bool refine_interpolate = false;
   // Semi-global aggregation (sgm.cu) instead of the window's winners, along sgm_paths paths; the
   // finest level's disparities size its path kernel's scratch.
   bool sgm = false;
@@ -116,6 +118,10 @@ int post_workers();
 void launch_refine_prepare(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
 void launch_refine_round(const BatchShape& shape, const BatchRecord* batch, int round,
                          cudaStream_t stream);
+// Mei's interpolation of the holes left after the rounds (stereo.refine_interpolate), from the
+// last round's map into MemberArgs::refine_interpolated.
+void launch_refine_interpolate(const BatchShape& shape, const BatchRecord* batch,
+                               cudaStream_t stream);
 
 // The output map of every tile: small components removed, then the 3x3 median (tiles that were
 // not matched get "no disparity"). With the refinement: the median of the last round's map (every

@@ -107,7 +107,7 @@ struct StereoParams {
   // Multi-step refinement (Mei et al. 2011; docs/ALGORITHM.md "Refinement", refinement.hpp) of the
   // finest level's map after the left-right check and the speckle filter, before the median: region
   // voting over the cross-based support regions of the cross_* arms, then (refine_interpolate)
-  // occlusion-aware interpolation along 16 directions. Both engines; the interpolation CPU only.
+  // occlusion-aware interpolation along 16 directions. Both engines.
   bool refine = false;
   int refine_iterations = 5;  // voting rounds (0: none)
   int refine_votes = 20;      // tau_S: fewest valid votes in the region

@@ -1017,11 +1017,11 @@ TEST(Gpu, SemiGlobalOverTheCellLimitIsAnErrorFrame) {
 
 // Settings away from the defaults: the generic matching kernel (s != 3), k != 4, uniqueness, the
 // paper's own-parent rule, no cross-check, AD only, the intensity fill, no median or speckles.
-// The multi-step refinement's region voting (refine: true, cuda/kernels/refine.cu) on random cases
-// against the CPU engine, bit for bit: sizes, ranges and levels, the window (its fast path and the
-// generic matcher) and semi-global aggregation, the voting's rounds, thresholds and arms, depth
-// edges 0, 1 and 2 on the near side or both, speckles and median on and off, the background
-// model's masks (a short synthetic sequence), confidence on and off.
+// The multi-step refinement (refine: true, cuda/kernels/refine.cu) on random cases against the CPU
+// engine, bit for bit: sizes, ranges and levels, the window (its fast path and the generic
+// matcher) and semi-global aggregation, the voting's rounds, thresholds and arms, depth edges 0, 1
+// and 2 on the near side or both, the interpolation on a third of the cases, speckles and median
+// on and off, the background model's masks (a short synthetic sequence), confidence on and off.
 TEST(Gpu, RefinementRandomCasesBitExact) {
   REQUIRE_GPU();
   struct Size {
@@ -1046,6 +1046,7 @@ TEST(Gpu, RefinementRandomCasesBitExact) {
     sp.refine_share = pick(100);
     sp.refine_edges = pick(3);
     sp.refine_edges_near = pick(2) != 0;
+    sp.refine_interpolate = c % 3 == 1;  // by the case's number: the draws stay those of before
     if (pick(2)) {
       sp.cross_tau1 = 1 + pick(60);
       sp.cross_tau2 = pick(sp.cross_tau1 + 1);
@@ -1068,7 +1069,8 @@ TEST(Gpu, RefinementRandomCasesBitExact) {
          << " L=" << sp.levels << " " << to_string(sp.aggregation)
          << (sp.uniqueness ? " uniqueness" : "") << " rounds " << sp.refine_iterations << " votes "
          << sp.refine_votes << " share " << sp.refine_share << " edges " << sp.refine_edges
-         << (sp.refine_edges_near ? " near" : " both") << " arms " << sp.cross_tau1 << "/"
+         << (sp.refine_edges_near ? " near" : " both")
+         << (sp.refine_interpolate ? " interpolation" : "") << " arms " << sp.cross_tau1 << "/"
          << sp.cross_tau2 << "/" << sp.cross_l1 << "/" << sp.cross_l2 << " speckles "
          << sp.speckle_size << " median " << sp.median << (modeling ? " masks" : "");
     expect_same_random_case(what.str(), sp, bp, size.w, size.h, false, confidence, rng());
@@ -1079,9 +1081,10 @@ TEST(Gpu, RefinementRandomCasesBitExact) {
 }
 
 // The v2 scenes (those the refinement's defaults were chosen on; the CPU side's time keeps it to
-// them) with the refinement's defaults after the window and after semi-global aggregation, every
-// output; the refinement switched on by set_params on an engine that ran without it (its buffers
-// and launches come with the new parameters).
+// them) with the refinement's defaults after the window and after semi-global aggregation, then
+// with its interpolation too, every output; the refinement and then the interpolation switched on
+// by set_params on an engine that ran without them (their buffers and launches come with the new
+// parameters).
 TEST(Gpu, MiddleburyScenesRefinedBitExact) {
   REQUIRE_GPU();
   const auto scenes = find_scenes(data_dir());
@@ -1105,29 +1108,14 @@ TEST(Gpu, MiddleburyScenesRefinedBitExact) {
       cpu.set_params(sp, background_off());
       gpu->set_params(sp, background_off());
       expect_same_outputs(what, cpu, *gpu, frame_of(scene.left, scene.right, 1), true);
+      sp.refine_interpolate = true;
+      cpu.set_params(sp, background_off());
+      gpu->set_params(sp, background_off());
+      expect_same_outputs(what + " + interpolation", cpu, *gpu,
+                          frame_of(scene.left, scene.right, 2), true);
     }
   }
   EXPECT_EQ(compared, 4);
-}
-
-// The refinement's interpolation is CPU-only: refused at construction and at set_params, named at
-// its key.
-TEST(Gpu, RefinementInterpolationIsRefused) {
-  REQUIRE_GPU();
-  StereoParams sp;
-  sp.max_disparity = 64;
-  sp.refine = true;
-  sp.refine_interpolate = true;
-  try {
-    make_engine("cuda", options_for(320, 240, sp, background_off()));
-    ADD_FAILURE() << "the CUDA engine took refine_interpolate: true";
-  } catch (const ParameterError& e) {
-    EXPECT_EQ(e.parameter(), "stereo.refine_interpolate");
-  }
-  sp.refine_interpolate = false;
-  auto gpu = make_engine("cuda", options_for(320, 240, sp, background_off()));
-  sp.refine_interpolate = true;
-  EXPECT_THROW(gpu->set_params(sp, background_off()), ParameterError);
 }
 
 TEST(Gpu, NonDefaultParametersBitExact) {

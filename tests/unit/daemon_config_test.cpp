@@ -154,24 +154,22 @@ void expect_cpu_only(const CpuOnlyCase& c) {
 
 }  // namespace
 
-// Cross-based aggregation (alone, or as SGM's cost) and the refinement's interpolation (whichever
-// the aggregation). The background model's support-based absorption (issue 13) runs on both
-// engines.
+// Cross-based aggregation (alone, or as SGM's cost) is CPU-only. The refinement (its voting and
+// its interpolation, after either aggregation the CUDA engine has) and the background model's
+// support-based absorption (issue 13) run on both engines.
 TEST(DaemonConfig, CpuOnlyOptionsNeedTheCpuEngine) {
   expect_cpu_only({pair_with_aggregation("cross"), "pairs[0].stereo.aggregation", 10, 20,
                    "stereo: {aggregation: sgm, sgm_cost: cross}\n", "stereo.sgm_cost"});
-  expect_cpu_only({pair_with_aggregation("sgm\n      refine: true\n      refine_interpolate: true"),
-                   "pairs[0].stereo.refine_interpolate", 12, 27,
-                   "stereo: {refine: true, refine_interpolate: true}\n",
-                   "stereo.refine_interpolate"});
-  // Not asked for: sgm_cost cross without sgm, the absorption off, the interpolation without the
-  // refinement. The refinement's voting runs on the CUDA engine (cuda/kernels/refine.cu).
+  // Not asked for: sgm_cost cross without sgm.
   EXPECT_TRUE(issues(kBase + "engine: cuda\nstereo: {sgm_cost: cross}\n").empty());
-  EXPECT_TRUE(issues(kBase + "engine: cuda\nstereo: {refine_interpolate: true}\n").empty());
   for (const std::string aggregation : {"window", "sgm"}) {
     EXPECT_TRUE(
         issues(pair_with_aggregation(aggregation + "\n      refine: true") + "engine: cuda\n")
             .empty());
+    EXPECT_TRUE(issues(pair_with_aggregation(
+                           aggregation + "\n      refine: true\n      refine_interpolate: true") +
+                       "engine: cuda\n")
+                    .empty());
   }
   EXPECT_TRUE(issues(kBase + "engine: cuda\nbackground: {support_absorption: false}\n").empty());
   EXPECT_TRUE(issues(kBase + "engine: cuda\nbackground: {support_absorption: true}\n").empty());
