@@ -30,15 +30,31 @@ namespace {
 
 constexpr int kWarps = kBlockH;  // one warp per row of a 32 x 8 block
 
+// A per-pixel kernel's place: member and view from blockIdx.z (views per member), the pixel from
+// the 32 x 8 block; `inside` false past the image.
+struct PixelAt {
+  const MemberArgs& a;
+  const LevelBuffers& lv;
+  int view, w, h, x, y, i;
+  bool inside;
+  __device__ PixelAt(const BatchRecord* batch, int views)
+      : a(*batch->member[blockIdx.z / views]),
+        lv(a.level[0]),
+        view(static_cast<int>(blockIdx.z) % views),
+        w(lv.width),
+        h(lv.height),
+        x(static_cast<int>(blockIdx.x * kBlockW + threadIdx.x)),
+        y(static_cast<int>(blockIdx.y * kBlockH + threadIdx.y)),
+        i(y * w + x),
+        inside(x < w && y < h) {}
+};
+
 __global__ void __launch_bounds__(kBlockW* kBlockH)
     refine_prepare_kernel(const BatchRecord* __restrict__ batch, int views) {
-  const int m = blockIdx.z / views, view = blockIdx.z % views;
-  const MemberArgs& a = *batch->member[m];
-  const LevelBuffers& lv = a.level[0];
-  const int w = lv.width, h = lv.height;
-  const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
-  if (x >= w || y >= h) return;
-  const int i = y * w + x;
+  const PixelAt p(batch, views);
+  if (!p.inside) return;
+  const MemberArgs& a = p.a;
+  const int view = p.view, w = p.w, h = p.h, x = p.x, y = p.y, i = p.i;
   const StereoParams& sp = a.stereo;
   if (i < kMaxRefineIterations) a.refine_changed[view][i] = 0;  // before the rounds set them
   std::uint16_t* q4 = a.q4[view];
@@ -47,7 +63,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
       a.size[view][find_root(a.label[view], i)] < sp.speckle_size) {
     q4[i] = kInvalidDisparity;
   }
-  const std::uint8_t* gray = lv.gray[view];
+  const std::uint8_t* gray = p.lv.gray[view];
   const int anchor = gray[i];
   auto arm = [&](int dx, int dy, int room) {
     return static_cast<std::uint32_t>(cross_arm_length(
@@ -184,13 +200,11 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 1)
 // independent. Every pixel is written (the rest copied).
 __global__ void __launch_bounds__(kBlockW* kBlockH)
     refine_interpolate_kernel(const BatchRecord* __restrict__ batch, int views, int rounds) {
-  const int m = blockIdx.z / views, view = blockIdx.z % views;
-  const MemberArgs& a = *batch->member[m];
-  const LevelBuffers& lv = a.level[0];
-  const int w = lv.width, h = lv.height;
-  const int x = blockIdx.x * kBlockW + threadIdx.x, y = blockIdx.y * kBlockH + threadIdx.y;
-  if (x >= w || y >= h) return;
-  const int i = y * w + x;
+  const PixelAt p(batch, views);
+  if (!p.inside) return;
+  const MemberArgs& a = p.a;
+  const LevelBuffers& lv = p.lv;
+  const int view = p.view, w = p.w, h = p.h, x = p.x, y = p.y, i = p.i;
   const std::uint16_t* map = refined_map(a, view, rounds);
   const std::uint8_t* fg = a.modeling ? lv.mask[view] : nullptr;
   std::uint16_t value = map[i];
