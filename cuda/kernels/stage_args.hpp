@@ -30,7 +30,11 @@ constexpr int kTileH = 16;
 constexpr int kSegment = 32;
 
 // The copy of the background model (LevelBuffers::mean, var) that the model's frame n reads:
-// the one its frame n - 1 wrote. Frame n writes the other.
+// the one its frame n - 1 wrote. Frame n writes the other. n is the frame count the engine gives
+// each modeling frame when it is submitted; a frame counted whose batch then failed to launch
+// never writes its copy, so the next one reads the copy of two frames back: the model loses a
+// frame of learning (as with one copy, only a model whose very first frame failed would read
+// memory never written).
 constexpr int model_copy_read(long long n) {
   return static_cast<int>(n & 1);
 }
