@@ -54,7 +54,7 @@ struct LevelBuffers {
   // Background model (null when it is off).
   std::uint8_t* hsv[2][3] = {};  // color mode: H, S, V planes
   // The model, twice: frame n of the model reads the copy its frame n - 1 wrote and writes the
-  // other (model_planes in background.cu), so that a tile classifying its halo reads the
+  // other (ModelPlanes in background.cu), so that a tile classifying its halo reads the
   // neighbours' models as they were before this frame's learning, as the CPU does, whatever the
   // order the tiles run in.
   std::uint16_t* mean[2][2][3] = {};  // [copy][camera][channel], Q8
