@@ -4,6 +4,7 @@
 #include <limits>
 #include <utility>
 
+#include "cpu_features.hpp"
 #include "stereo/adaptive_window.hpp"
 #include "stereo/cross_ops.hpp"
 #include "thread_pool.hpp"
@@ -65,26 +66,89 @@ CrossOptions cross_options(const StereoParams& p) {
   return o;
 }
 
+namespace {
+
+// One step k of the arms of a line of pixels: anchor[i] is pixel i's intensity, cand[i] that of
+// the pixel k along its arm and last[i] that of pixel k - 1 (the anchor for k = 1). A pixel whose
+// arm still reaches k - 1 (len[i] == k - 1) grows by one where Mei's rule (cross_arm_length in
+// cross_ops.hpp) lets pixel k join. Written without branches on bytes, so that the compiler runs
+// it on 16 or 32 pixels at once: an arm is found in l1 such steps over whole lines instead of a
+// walk per pixel that stops at an unpredictable point.
+template <bool kFar>
+[[gnu::always_inline]] inline void arm_step(const std::uint8_t* anchor, const std::uint8_t* cand,
+                                            const std::uint8_t* last, std::uint8_t* len, int n,
+                                            std::uint8_t reached, std::uint8_t tau1,
+                                            std::uint8_t tau2) {
+  for (int i = 0; i < n; ++i) {
+    const std::uint8_t a = anchor[i], v = cand[i], l = last[i];
+    const std::uint8_t to_anchor = static_cast<std::uint8_t>(v > a ? v - a : a - v);
+    const std::uint8_t step = static_cast<std::uint8_t>(v > l ? v - l : l - v);
+    bool joins = len[i] == reached && to_anchor < tau1 && step < tau1;
+    if (kFar) joins = joins && to_anchor < tau2;
+    len[i] = static_cast<std::uint8_t>(len[i] + (joins ? 1 : 0));
+  }
+}
+
+// The four arms of rows [y0, y1). Horizontal arms step along the row itself (the pixel k to the
+// left of x is row[x - k]); vertical ones along the rows above and below.
+[[gnu::always_inline]] inline void arms_of_rows(ImageView<const std::uint8_t> gray,
+                                                const CrossOptions& o, CrossArms& arms, int y0,
+                                                int y1) {
+  const int w = gray.width, h = gray.height;
+  const auto tau1 = static_cast<std::uint8_t>(o.tau1), tau2 = static_cast<std::uint8_t>(o.tau2);
+  auto step = [&](const std::uint8_t* anchor, const std::uint8_t* cand, const std::uint8_t* last,
+                  std::uint8_t* len, int n, int k) {
+    const auto reached = static_cast<std::uint8_t>(k - 1);
+    if (k > o.l2) {
+      arm_step<true>(anchor, cand, last, len, n, reached, tau1, tau2);
+    } else {
+      arm_step<false>(anchor, cand, last, len, n, reached, tau1, tau2);
+    }
+  };
+  for (int y = y0; y < y1; ++y) {
+    const std::uint8_t* g = gray.row(y);
+    std::uint8_t* left = arms.left.row(y);
+    std::uint8_t* right = arms.right.row(y);
+    std::uint8_t* up = arms.up.row(y);
+    std::uint8_t* down = arms.down.row(y);
+    for (int x = 0; x < w; ++x) left[x] = right[x] = up[x] = down[x] = 0;
+    // Pixel x's left arm can reach k only for x >= k, its right arm only for x < w - k.
+    for (int k = 1; k <= std::min(o.l1, w - 1); ++k) {
+      step(g + k, g, g + 1, left + k, w - k, k);
+      step(g, g + k, g + k - 1, right, w - k, k);
+    }
+    for (int k = 1; k <= std::min(o.l1, y); ++k) {
+      step(g, gray.row(y - k), gray.row(y - k + 1), up, w, k);
+    }
+    for (int k = 1; k <= std::min(o.l1, h - 1 - y); ++k) {
+      step(g, gray.row(y + k), gray.row(y + k - 1), down, w, k);
+    }
+  }
+}
+
+void arms_of_rows_baseline(ImageView<const std::uint8_t> gray, const CrossOptions& o,
+                           CrossArms& arms, int y0, int y1) {
+  arms_of_rows(gray, o, arms, y0, y1);
+}
+
+#if STEREOD_X86_AVX2_PATHS
+STEREOD_TARGET_AVX2 void arms_of_rows_avx2(ImageView<const std::uint8_t> gray,
+                                           const CrossOptions& o, CrossArms& arms, int y0, int y1) {
+  arms_of_rows(gray, o, arms, y0, y1);
+}
+#endif
+
+}  // namespace
+
 void cross_arms(ImageView<const std::uint8_t> gray, const CrossOptions& o, CrossArms& arms,
                 ThreadPool* pool) {
   const int w = gray.width, h = gray.height;
   for (Gray8* a : {&arms.left, &arms.right, &arms.up, &arms.down}) a->ensure_size(w, h);
-  for_rows(pool, h, [&](int y0, int y1) {
-    for (int y = y0; y < y1; ++y) {
-      for (int x = 0; x < w; ++x) {
-        const int anchor = gray(x, y);
-        auto arm = [&](int dx, int dy, int room) {
-          return static_cast<std::uint8_t>(cross_arm_length(
-              anchor, [&](int k) { return int{gray(x + k * dx, y + k * dy)}; }, room, o.tau1,
-              o.tau2, o.l1, o.l2));
-        };
-        arms.left(x, y) = arm(-1, 0, x);
-        arms.right(x, y) = arm(1, 0, w - 1 - x);
-        arms.up(x, y) = arm(0, -1, y);
-        arms.down(x, y) = arm(0, 1, h - 1 - y);
-      }
-    }
-  });
+  auto rows = arms_of_rows_baseline;
+#if STEREOD_X86_AVX2_PATHS
+  if (wide_vectors()) rows = arms_of_rows_avx2;
+#endif
+  for_rows(pool, h, [&](int y0, int y1) { rows(gray, o, arms, y0, y1); });
 }
 
 namespace {

@@ -27,14 +27,25 @@ STEREOD_HD bool refine_vote_accepted(int winner, int votes, int min_votes, int s
 // a neighbour at least `step` *smaller* counts: the pixel is on the nearer surface's side of the
 // step, where aggregation's fattening puts the wrong values (the farther side's pixels keep
 // theirs).
+// The same test on the three pixels' vote keys (refine_vote_key): `left` and `right` -1 where
+// there is none or it has no disparity, `own` >= 0. Written without branches (a row of pixels is
+// tested at once on the CPU).
+STEREOD_HD bool refine_edge_keys(int own, int left, int right, int step, bool near_only) {
+  const int l = left < 0 ? own : left, r = right < 0 ? own : right;
+  const bool below = (own - l >= step) | (own - r >= step);
+  const bool above = (l - own >= step) | (r - own >= step);
+  return (step != 0) & (below | (!near_only & above));
+}
+
+// A pixel's vote key: the disparity it votes for, or -1 without one.
+STEREOD_HD int refine_vote_key(std::uint16_t q4) {
+  return q4 == kInvalidDisparity ? -1 : refine_vote_bin(q4);
+}
+
 STEREOD_HD bool refine_at_edge(std::uint16_t q4, std::uint16_t left, std::uint16_t right, int step,
                                bool near_only) {
-  if (step == 0) return false;
-  const int b = refine_vote_bin(q4);
-  const int l = left == kInvalidDisparity ? b : refine_vote_bin(left);
-  const int r = right == kInvalidDisparity ? b : refine_vote_bin(right);
-  if (b - l >= step || b - r >= step) return true;
-  return !near_only && (l - b >= step || r - b >= step);
+  return refine_edge_keys(refine_vote_bin(q4), refine_vote_key(left), refine_vote_key(right), step,
+                          near_only);
 }
 
 constexpr int kRefineDirections = 16;

@@ -14,30 +14,119 @@ bool foreground_at(ImageView<const std::uint8_t> fg, int x, int y) {
   return fg.empty() || fg(x, y) != 0;
 }
 
+// dst = the w x h row-major bytes at src, column by column (column x at dst + x * h), in blocks
+// that keep both sides in cache.
+void transpose_bytes(const std::uint8_t* src, int w, int h, std::vector<std::uint8_t>& dst,
+                     ThreadPool* pool) {
+  constexpr int kBlock = 32;
+  dst.resize(static_cast<std::size_t>(w) * h);
+  for_rows(pool, (w + kBlock - 1) / kBlock, [&](int b0, int b1) {
+    for (int bx = b0 * kBlock; bx < std::min(w, b1 * kBlock); bx += kBlock) {
+      for (int by = 0; by < h; by += kBlock) {
+        for (int x = bx; x < std::min(w, bx + kBlock); ++x) {
+          std::uint8_t* column = dst.data() + static_cast<std::size_t>(x) * h;
+          for (int y = by; y < std::min(h, by + kBlock); ++y) {
+            column[y] = src[static_cast<std::size_t>(y) * w + x];
+          }
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
 
 void Refiner::refine(Disparity16& map, const RefineInput& in, const StereoParams& p,
                      ThreadPool* pool) {
+  if (p.refine_iterations > 0) {
+    const int w = map.width(), h = map.height();
+    const CrossArms& arms = *in.arms;
+    transpose_bytes(arms.up.data(), w, h, up_, pool);
+    transpose_bytes(arms.down.data(), w, h, down_, pool);
+    transpose_bytes(arms.left.data(), w, h, left_, pool);
+    transpose_bytes(arms.right.data(), w, h, right_, pool);
+  }
   for (int i = 0; i < p.refine_iterations; ++i) {
     // A round that changes nothing leaves the map as it found it, and so would every later one.
-    if (!vote(map, in, p, pool)) break;
+    if (!vote(map, in, p, i > 0, pool)) break;
   }
   if (p.refine_interpolate) interpolate(map, in, pool);
 }
 
-bool Refiner::vote(Disparity16& map, const RefineInput& in, const StereoParams& p,
-                   ThreadPool* pool) {
-  previous_ = map;
+void Refiner::mark_rows(const Disparity16& map, const RefineInput& in, const StereoParams& p,
+                        bool again, ThreadPool* pool) {
   const int w = map.width(), h = map.height();
   const CrossArms& arms = *in.arms;
-  auto voter = [&](int x, int y) {
-    const std::uint16_t* row = previous_.row(y);
-    const std::uint16_t own = row[x];
-    if (own == kInvalidDisparity) return foreground_at(in.foreground, x, y);
-    return refine_at_edge(own, x > 0 ? row[x - 1] : kInvalidDisparity,
-                          x + 1 < w ? row[x + 1] : kInvalidDisparity, p.refine_edges,
-                          p.refine_edges_near);
-  };
+  flags_.ensure_size(w, h);
+  runs_.ensure_size(w, h);
+  const int step = p.refine_edges;
+  const bool near_only = p.refine_edges_near;
+  // The loops below are written without data-dependent branches: on real maps holes, edges and
+  // changes are scattered, and mispredicted branches cost more than the arithmetic.
+  for_rows(pool, h, [&](int y0, int y1) {
+    // Per pixel of a row: its vote key (padded with -1 on both sides), the foreground (all 1
+    // without a mask), and (again) the distance to the nearest pixel at or left of it, and at or
+    // right of it, whose key the last round changed (more than w: none).
+    std::vector<int> padded_key(static_cast<std::size_t>(w) + 2, -1);
+    int* key = padded_key.data() + 1;
+    std::vector<int> to_left(static_cast<std::size_t>(w)), to_right(static_cast<std::size_t>(w));
+    std::vector<std::uint8_t> everywhere(in.foreground.empty() ? static_cast<std::size_t>(w) : 0,
+                                         1);
+    for (int y = y0; y < y1; ++y) {
+      const std::uint16_t* row = map.row(y);
+      for (int x = 0; x < w; ++x) key[x] = refine_vote_key(row[x]);
+      if (again) {
+        const std::uint16_t* before = previous_.row(y);
+        int distance = w + 1;
+        for (int x = 0; x < w; ++x) {
+          distance = key[x] != refine_vote_key(before[x]) ? 0 : std::min(distance + 1, w + 1);
+          to_left[static_cast<std::size_t>(x)] = distance;
+        }
+        distance = w + 1;
+        for (int x = w - 1; x >= 0; --x) {
+          distance = to_left[static_cast<std::size_t>(x)] == 0 ? 0 : std::min(distance + 1, w + 1);
+          to_right[static_cast<std::size_t>(x)] = distance;
+        }
+      }
+      // The runs of the row (pixels of one key), for the round's segment counts: run[x] = the
+      // pixels from x to its run's end (at most 65535: a longer run is walked in several steps).
+      std::uint16_t* run = runs_.row(y);
+      int length = 0;
+      for (int x = w - 1; x >= 0; --x) {
+        length = key[x] == key[x + 1] && length < 0xFFFF ? length + 1 : 1;
+        run[x] = static_cast<std::uint16_t>(length);
+      }
+      const std::uint8_t* fg = in.foreground.empty() ? everywhere.data() : in.foreground.row(y);
+      const std::uint8_t* left = arms.left.row(y);
+      const std::uint8_t* right = arms.right.row(y);
+      std::uint8_t* f = flags_.row(y);
+      for (int x = 0; x < w; ++x) {
+        const int k = key[x];
+        const bool voter =
+            k < 0 ? fg[x] != 0 : refine_edge_keys(k, key[x - 1], key[x + 1], step, near_only);
+        f[x] = static_cast<std::uint8_t>(voter ? kVoter : 0);
+      }
+      if (again) {
+        for (int x = 0; x < w; ++x) {
+          const int l = to_left[static_cast<std::size_t>(x)];
+          const int r = to_right[static_cast<std::size_t>(x)];
+          const bool stale = (l <= left[x]) | (r <= right[x]);
+          const bool beside = (l <= 1) | (r <= 1);
+          f[x] = static_cast<std::uint8_t>(f[x] | (stale ? kStaleSegment : 0) |
+                                           (beside ? kChangedBeside : 0));
+        }
+      }
+    }
+  });
+  transpose_bytes(flags_.data(), w, h, flags_by_column_, pool);
+}
+
+bool Refiner::vote(Disparity16& map, const RefineInput& in, const StereoParams& p, bool again,
+                   ThreadPool* pool) {
+  // previous_ still holds the map before the last round, map the map after it.
+  mark_rows(map, in, p, again, pool);
+  previous_ = map;
+  const int w = map.width(), h = map.height();
   std::atomic<bool> changed{false};
   // Column by column: every pixel of column x sums, over the rows of its vertical arm, the votes
   // of the horizontal arm of the pixel (x, row), the same whichever pixel of the column asks. So
@@ -51,15 +140,40 @@ bool Refiner::vote(Disparity16& map, const RefineInput& in, const StereoParams& 
     std::vector<std::uint32_t> start(static_cast<std::size_t>(h) + 1);
     std::vector<int> voters;
     std::vector<int> needed(static_cast<std::size_t>(h) + 1);  // +1 / -1 where arms start / end
+    // Again: rows qy of this column whose segment (the horizontal arm of (x, qy)) holds a pixel
+    // that the last round changed, counted from the top.
+    std::vector<int> stale(static_cast<std::size_t>(h) + 1);
     bool any = false;
     for (int x = x0; x < x1; ++x) {
+      // Column x of the transposed planes: walked down, they are read in order.
+      const std::size_t column = static_cast<std::size_t>(x) * h;
+      const std::uint8_t* flag = flags_by_column_.data() + column;
+      const std::uint8_t* up = up_.data() + column;
+      const std::uint8_t* down = down_.data() + column;
+      const std::uint8_t* left = left_.data() + column;
+      const std::uint8_t* right = right_.data() + column;
       voters.clear();
       std::fill(needed.begin(), needed.end(), 0);
+      if (again) {
+        for (int qy = 0; qy < h; ++qy) {
+          stale[static_cast<std::size_t>(qy) + 1] =
+              stale[static_cast<std::size_t>(qy)] + ((flag[qy] & kStaleSegment) ? 1 : 0);
+        }
+      }
+      // After the first round a pixel is voted on again only if a pixel that the last round
+      // changed is in its region (its vote may differ) or next to it in the row (whether it is
+      // voted on may differ): otherwise this round would give it the same value the last round
+      // did, and that value is already in the map.
+      auto may_change = [&](int y) {
+        return stale[static_cast<std::size_t>(y + down[y] + 1)] >
+                   stale[static_cast<std::size_t>(y - up[y])] ||
+               (flag[y] & kChangedBeside) != 0;
+      };
       for (int y = 0; y < h; ++y) {
-        if (!voter(x, y)) continue;
+        if (!(flag[y] & kVoter) || (again && !may_change(y))) continue;
         voters.push_back(y);
-        ++needed[static_cast<std::size_t>(y - arms.up(x, y))];
-        --needed[static_cast<std::size_t>(y + arms.down(x, y) + 1)];
+        ++needed[static_cast<std::size_t>(y - up[y])];
+        --needed[static_cast<std::size_t>(y + down[y] + 1)];
       }
       if (voters.empty()) continue;
       entries.clear();
@@ -69,10 +183,18 @@ bool Refiner::vote(Disparity16& map, const RefineInput& in, const StereoParams& 
         covering += needed[static_cast<std::size_t>(qy)];
         if (covering == 0) continue;  // an empty list nobody reads
         const std::uint16_t* row = previous_.row(qy);
-        for (int qx = x - arms.left(x, qy); qx <= x + arms.right(x, qy); ++qx) {
-          if (row[qx] == kInvalidDisparity) continue;
-          const int d = refine_vote_bin(row[qx]);
-          if (histogram[static_cast<std::size_t>(d)]++ == 0) touched.push_back(d);
+        const std::uint16_t* run = runs_.row(qy);
+        // Run by run: a segment of a piecewise constant map is a few runs.
+        const int end = x + right[qy] + 1;
+        for (int qx = x - left[qy]; qx < end;) {
+          const int next = std::min(end, qx + run[qx]);
+          if (row[qx] != kInvalidDisparity) {
+            const int d = refine_vote_bin(row[qx]);
+            int& count = histogram[static_cast<std::size_t>(d)];
+            if (count == 0) touched.push_back(d);
+            count += next - qx;
+          }
+          qx = next;
         }
         for (int d : touched) {
           entries.push_back(static_cast<std::uint32_t>(histogram[static_cast<std::size_t>(d)])
@@ -86,8 +208,8 @@ bool Refiner::vote(Disparity16& map, const RefineInput& in, const StereoParams& 
       for (const int y : voters) {
         int votes = 0, best = -1, best_count = 0;
         const std::uint32_t* e = entries.data();
-        for (std::uint32_t k = start[static_cast<std::size_t>(y - arms.up(x, y))];
-             k < start[static_cast<std::size_t>(y + arms.down(x, y) + 1)]; ++k) {
+        for (std::uint32_t k = start[static_cast<std::size_t>(y - up[y])];
+             k < start[static_cast<std::size_t>(y + down[y] + 1)]; ++k) {
           const int d = static_cast<int>(e[k] & 0xFFFFu), n = static_cast<int>(e[k] >> 16);
           int& count = histogram[static_cast<std::size_t>(d)];
           if (count == 0) touched.push_back(d);

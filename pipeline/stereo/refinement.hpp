@@ -14,6 +14,9 @@
 //    region, which follows the intensity edges, decides which side the pixel belongs to. This is
 //    our stand-in for Mei's depth-discontinuity adjustment, which compares matching costs
 //    instead.
+//    Rounds after the first vote again only where the last round changed a vote key (a rounded
+//    disparity, or none) in the pixel's region or beside it: elsewhere the round would repeat the
+//    last one's decision, which the map already holds.
 // 2. Proper interpolation (refine_interpolate): each hole left is an occlusion or a mismatch by
 //    Mei's test on the partner view's raw winners (refine_occluded); along each of 16 directions
 //    the nearest valid pixel is a candidate (a search stops at the border and at background
@@ -50,11 +53,26 @@ class Refiner {
   void refine(Disparity16& map, const RefineInput& in, const StereoParams& p, ThreadPool* pool);
 
  private:
-  // One voting round from previous_ into `map`; false when it changed nothing.
-  bool vote(Disparity16& map, const RefineInput& in, const StereoParams& p, ThreadPool* pool);
+  // One voting round from previous_ into `map`; false when it changed nothing. `again`: not the
+  // first round, so only the pixels near the last round's changes are voted on.
+  bool vote(Disparity16& map, const RefineInput& in, const StereoParams& p, bool again,
+            ThreadPool* pool);
+  // flags_ (and flags_by_column_) of `map` for the next round; with `again`, previous_ is the map
+  // before the last round.
+  void mark_rows(const Disparity16& map, const RefineInput& in, const StereoParams& p, bool again,
+                 ThreadPool* pool);
+
+  // A round votes column by column; the planes it walks down a column are kept transposed
+  // (column x at x * height), so that the walk reads them in order.
+  static constexpr std::uint8_t kVoter = 1;          // a hole, or at a depth edge
+  static constexpr std::uint8_t kStaleSegment = 2;   // its horizontal arm holds a change
+  static constexpr std::uint8_t kChangedBeside = 4;  // it or a row neighbour changed
   void interpolate(Disparity16& map, const RefineInput& in, ThreadPool* pool);
 
   Disparity16 previous_;
+  Image<std::uint16_t> runs_;  // per pixel of previous_, the pixels to the end of its run
+  Gray8 flags_;  // per pixel, kVoter | kStaleSegment | kChangedBeside, for the round to come
+  std::vector<std::uint8_t> flags_by_column_, up_, down_, left_, right_;  // transposed
   std::vector<std::int32_t> nearest_;  // per pixel, the nearest valid pixel along one direction
   std::vector<std::uint32_t> key_;     // per hole, the best candidate's key so far
   std::vector<std::uint8_t> occluded_;

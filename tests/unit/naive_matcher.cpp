@@ -145,23 +145,6 @@ std::vector<std::vector<std::uint32_t>> naive_sgm(
   return total;
 }
 
-// Arm length from (x, y) in direction (dx, dy), Mei's rule written out: pixel k joins while it is
-// inside the image, k <= l1, its intensity differs from the anchor's and from pixel k - 1's by less
-// than tau1, and (beyond l2) from the anchor's by less than tau2.
-int naive_arm(const StereoParams& p, const Gray8& g, int x, int y, int dx, int dy) {
-  int k = 0;
-  while (true) {
-    const int nx = x + (k + 1) * dx, ny = y + (k + 1) * dy;
-    if (nx < 0 || ny < 0 || nx >= g.width() || ny >= g.height() || k + 1 > p.cross_l1) break;
-    const int to_anchor = std::abs(int{g(nx, ny)} - int{g(x, y)});
-    const int step = std::abs(int{g(nx, ny)} - int{g(nx - dx, ny - dy)});
-    if (to_anchor >= p.cross_tau1 || step >= p.cross_tau1) break;
-    if (k + 1 > p.cross_l2 && to_anchor >= p.cross_tau2) break;
-    ++k;
-  }
-  return k;
-}
-
 // Cross-based aggregation from its definition (docs/ALGORITHM.md "Cross-based aggregation"): per
 // pixel and candidate, the region listed pixel by pixel. Returns E over each pixel's range
 // lo[i] .. hi[i], kNaiveNone where the candidate is not allowed.
@@ -223,6 +206,23 @@ std::vector<std::vector<std::uint32_t>> naive_cross(const StereoParams& p, const
 }
 
 }  // namespace
+
+// Arm length from (x, y) in direction (dx, dy), Mei's rule written out: pixel k joins while it is
+// inside the image, k <= l1, its intensity differs from the anchor's and from pixel k - 1's by less
+// than tau1, and (beyond l2) from the anchor's by less than tau2.
+int naive_arm(const StereoParams& p, const Gray8& g, int x, int y, int dx, int dy) {
+  int k = 0;
+  while (true) {
+    const int nx = x + (k + 1) * dx, ny = y + (k + 1) * dy;
+    if (nx < 0 || ny < 0 || nx >= g.width() || ny >= g.height() || k + 1 > p.cross_l1) break;
+    const int to_anchor = std::abs(int{g(nx, ny)} - int{g(x, y)});
+    const int step = std::abs(int{g(nx, ny)} - int{g(nx - dx, ny - dy)});
+    if (to_anchor >= p.cross_tau1 || step >= p.cross_tau1) break;
+    if (k + 1 > p.cross_l2 && to_anchor >= p.cross_tau2) break;
+    ++k;
+  }
+  return k;
+}
 
 void naive_refine(const StereoParams& p, Disparity16& d, const Gray8& gray,
                   const std::vector<Gray8>& masks, const Image<std::int16_t>& partner_raw,

@@ -27,6 +27,10 @@ NaiveResult naive_match(const StereoParams& p, const Gray8& left, const Gray8& r
                         const std::vector<Gray8>& left_foreground,
                         const std::vector<Gray8>& right_foreground);
 
+// The length of the arm of (x, y) in direction (dx, dy) by Mei's rule (docs/ALGORITHM.md
+// "Cross-based aggregation"), walked pixel by pixel with the p.cross_* keys.
+int naive_arm(const StereoParams& p, const Gray8& g, int x, int y, int dx, int dy);
+
 // The multi-step refinement (docs/ALGORITHM.md "Refinement") of one view's 16*d map `d`, written
 // out: each round lists every hole's region pixel by pixel and counts its votes; the interpolation
 // walks each of the 16 directions step by step. masks: that view's, as above; partner_raw: the

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "cpu_cases.hpp"
+#include "cpu_features.hpp"
 #include "naive_matcher.hpp"
 #include "stereo/refine_ops.hpp"
 #include "stereo/refinement.hpp"
@@ -141,6 +142,50 @@ TEST(Refinement, RandomMapsBitExactWithTheNaiveOne) {
   EXPECT_GT(interpolated, 0);
   EXPECT_GT(kept, 0);
   EXPECT_GT(revoted, 0);  // valid pixels at depth edges (refine_edges)
+}
+
+// cross_arms (a step of every arm over whole lines at once, on 16 or 32 lanes) against Mei's rule
+// walked pixel by pixel, on both vector paths, one thread and a pool: random sizes (rows wider
+// than a vector, and narrower), thresholds and lengths up to the largest cross_l1 allowed, on
+// patchy images and on flat ones, where arms reach l1 and the image edges.
+TEST(Refinement, CrossArmsEqualMeisRuleWalkedPixelByPixel) {
+  const auto pool = ThreadPool::for_threads(3);
+  long long at_l1 = 0, at_edge = 0, stopped = 0;
+  for (const bool wide : {true, false}) {
+    set_wide_vectors(wide);
+    for (int i = 0; i < 60; ++i) {
+      CaseRng rng(7000 + static_cast<std::uint64_t>(i));
+      StereoParams p;
+      p.cross_tau1 = rng.range(1, 255);
+      p.cross_tau2 = rng.range(0, p.cross_tau1);
+      p.cross_l1 = rng.range(1, kMaxCrossArm);
+      p.cross_l2 = rng.range(0, p.cross_l1);
+      const int w = rng.range(1, 150), h = rng.range(1, 90);
+      Gray8 gray = patchy_gray(rng, w, h);
+      if (rng.chance(20)) gray.resize(w, h, static_cast<std::uint8_t>(rng.range(0, 255)));
+      CrossArms arms;
+      cross_arms(gray.view(), cross_options(p), arms, i % 2 ? pool.get() : nullptr);
+      for (int y = 0; y < h; ++y) {
+        for (int x = 0; x < w; ++x) {
+          const int want[4] = {naive_arm(p, gray, x, y, -1, 0), naive_arm(p, gray, x, y, 1, 0),
+                               naive_arm(p, gray, x, y, 0, -1), naive_arm(p, gray, x, y, 0, 1)};
+          const int got[4] = {arms.left(x, y), arms.right(x, y), arms.up(x, y), arms.down(x, y)};
+          const int room[4] = {x, w - 1 - x, y, h - 1 - y};
+          for (int a = 0; a < 4; ++a) {
+            ASSERT_EQ(got[a], want[a]) << "case " << i << " wide " << wide << " arm " << a
+                                       << " at (" << x << ", " << y << ") of " << w << "x" << h;
+            at_l1 += want[a] == p.cross_l1;
+            at_edge += want[a] == room[a] && room[a] < p.cross_l1;
+            stopped += want[a] < std::min(room[a], p.cross_l1);
+          }
+        }
+      }
+    }
+  }
+  set_wide_vectors(true);
+  EXPECT_GT(at_l1, 0);
+  EXPECT_GT(at_edge, 0);
+  EXPECT_GT(stopped, 0);
 }
 
 // The 16 directions: distinct, counter-clockwise from +x, each its opposite 8 later.
