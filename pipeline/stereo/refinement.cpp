@@ -20,14 +20,18 @@ void transpose_bytes(const std::uint8_t* src, int w, int h, std::vector<std::uin
                      ThreadPool* pool) {
   constexpr int kBlock = 32;
   dst.resize(static_cast<std::size_t>(w) * h);
+  std::uint8_t* const out = dst.data();
   for_rows(pool, (w + kBlock - 1) / kBlock, [&](int b0, int b1) {
-    for (int bx = b0 * kBlock; bx < std::min(w, b1 * kBlock); bx += kBlock) {
-      for (int by = 0; by < h; by += kBlock) {
-        for (int x = bx; x < std::min(w, bx + kBlock); ++x) {
-          std::uint8_t* column = dst.data() + static_cast<std::size_t>(x) * h;
-          for (int y = by; y < std::min(h, by + kBlock); ++y) {
-            column[y] = src[static_cast<std::size_t>(y) * w + x];
-          }
+    // Local copies: byte stores may alias what the closure refers to.
+    const int width = w, height = h;
+    const std::uint8_t* const in = src;
+    std::uint8_t* const to = out;
+    for (int bx = b0 * kBlock; bx < std::min(width, b1 * kBlock); bx += kBlock) {
+      for (int by = 0; by < height; by += kBlock) {
+        const int x1 = std::min(width, bx + kBlock), y1 = std::min(height, by + kBlock);
+        for (int x = bx; x < x1; ++x) {
+          std::uint8_t* column = to + static_cast<std::size_t>(x) * height;
+          for (int y = by; y < y1; ++y) column[y] = in[static_cast<std::size_t>(y) * width + x];
         }
       }
     }
@@ -64,35 +68,42 @@ void Refiner::mark_rows(const Disparity16& map, const RefineInput& in, const Ste
   // The loops below are written without data-dependent branches: on real maps holes, edges and
   // changes are scattered, and mispredicted branches cost more than the arithmetic.
   for_rows(pool, h, [&](int y0, int y1) {
+    // Local copies: the byte stores below may alias anything the closure refers to, and the
+    // compiler would reload every captured value in every iteration.
+    const int width = w, edge_step = step;
+    const bool near = near_only, later = again;
     // Per pixel of a row: its vote key (padded with -1 on both sides), the foreground (all 1
-    // without a mask), and (again) the distance to the nearest pixel at or left of it, and at or
-    // right of it, whose key the last round changed (more than w: none).
-    std::vector<int> padded_key(static_cast<std::size_t>(w) + 2, -1);
+    // without a mask), and (later) the distance to the nearest pixel at or left of it, and at or
+    // right of it, whose key the last round changed (more than width: none).
+    std::vector<int> padded_key(static_cast<std::size_t>(width) + 2, -1);
     int* key = padded_key.data() + 1;
-    std::vector<int> to_left(static_cast<std::size_t>(w)), to_right(static_cast<std::size_t>(w));
-    std::vector<std::uint8_t> everywhere(in.foreground.empty() ? static_cast<std::size_t>(w) : 0,
-                                         1);
+    std::vector<int> left_distances(static_cast<std::size_t>(width)),
+        right_distances(static_cast<std::size_t>(width));
+    int* to_left = left_distances.data();
+    int* to_right = right_distances.data();
+    std::vector<std::uint8_t> everywhere(
+        in.foreground.empty() ? static_cast<std::size_t>(width) : 0, 1);
     for (int y = y0; y < y1; ++y) {
       const std::uint16_t* row = map.row(y);
-      for (int x = 0; x < w; ++x) key[x] = refine_vote_key(row[x]);
-      if (again) {
+      for (int x = 0; x < width; ++x) key[x] = refine_vote_key(row[x]);
+      if (later) {
         const std::uint16_t* before = previous_.row(y);
-        int distance = w + 1;
-        for (int x = 0; x < w; ++x) {
-          distance = key[x] != refine_vote_key(before[x]) ? 0 : std::min(distance + 1, w + 1);
-          to_left[static_cast<std::size_t>(x)] = distance;
+        int distance = width + 1;
+        for (int x = 0; x < width; ++x) {
+          distance = key[x] != refine_vote_key(before[x]) ? 0 : std::min(distance + 1, width + 1);
+          to_left[x] = distance;
         }
-        distance = w + 1;
-        for (int x = w - 1; x >= 0; --x) {
-          distance = to_left[static_cast<std::size_t>(x)] == 0 ? 0 : std::min(distance + 1, w + 1);
-          to_right[static_cast<std::size_t>(x)] = distance;
+        distance = width + 1;
+        for (int x = width - 1; x >= 0; --x) {
+          distance = to_left[x] == 0 ? 0 : std::min(distance + 1, width + 1);
+          to_right[x] = distance;
         }
       }
       // The runs of the row (pixels of one key), for the round's segment counts: run[x] = the
       // pixels from x to its run's end (at most 65535: a longer run is walked in several steps).
       std::uint16_t* run = runs_.row(y);
       int length = 0;
-      for (int x = w - 1; x >= 0; --x) {
+      for (int x = width - 1; x >= 0; --x) {
         length = key[x] == key[x + 1] && length < 0xFFFF ? length + 1 : 1;
         run[x] = static_cast<std::uint16_t>(length);
       }
@@ -100,16 +111,16 @@ void Refiner::mark_rows(const Disparity16& map, const RefineInput& in, const Ste
       const std::uint8_t* left = arms.left.row(y);
       const std::uint8_t* right = arms.right.row(y);
       std::uint8_t* f = flags_.row(y);
-      for (int x = 0; x < w; ++x) {
+      for (int x = 0; x < width; ++x) {
         const int k = key[x];
         const bool voter =
-            k < 0 ? fg[x] != 0 : refine_edge_keys(k, key[x - 1], key[x + 1], step, near_only);
+            k < 0 ? fg[x] != 0 : refine_edge_keys(k, key[x - 1], key[x + 1], edge_step, near);
         f[x] = static_cast<std::uint8_t>(voter ? kVoter : 0);
       }
-      if (again) {
-        for (int x = 0; x < w; ++x) {
-          const int l = to_left[static_cast<std::size_t>(x)];
-          const int r = to_right[static_cast<std::size_t>(x)];
+      if (later) {
+        for (int x = 0; x < width; ++x) {
+          const int l = to_left[x];
+          const int r = to_right[x];
           const bool stale = (l <= left[x]) | (r <= right[x]);
           const bool beside = (l <= 1) | (r <= 1);
           f[x] = static_cast<std::uint8_t>(f[x] | (stale ? kStaleSegment : 0) |
@@ -134,33 +145,44 @@ bool Refiner::vote(Disparity16& map, const RefineInput& in, const StereoParams& 
   // votes) (a segment holds few distinct disparities), and each voter merges the lists of its
   // rows instead of reading every pixel of its region.
   for_rows(pool, w, [&](int x0, int x1) {
+    // Local copies: the stores below may alias what the closure refers to, and the compiler
+    // would reload those values in every iteration.
+    const int width = w, height = h, min_votes = p.refine_votes, share = p.refine_share;
+    const bool later = again;
+    const std::uint16_t* const before = previous_.data();
+    const std::uint16_t* const runs = runs_.data();
+    std::uint16_t* const out = map.data();
+    const std::uint8_t* const flags = flags_by_column_.data();
+    const std::uint8_t *const ups = up_.data(), *const downs = down_.data();
+    const std::uint8_t *const lefts = left_.data(), *const rights = right_.data();
     std::vector<int> histogram(static_cast<std::size_t>(in.disparities), 0);
     std::vector<int> touched;
     std::vector<std::uint32_t> entries;  // (votes << 16) | disparity, the segments' lists
-    std::vector<std::uint32_t> start(static_cast<std::size_t>(h) + 1);
+    std::vector<std::uint32_t> start(static_cast<std::size_t>(height) + 1);
     std::vector<int> voters;
-    std::vector<int> needed(static_cast<std::size_t>(h) + 1);  // +1 / -1 where arms start / end
+    std::vector<int> needed(static_cast<std::size_t>(height) +
+                            1);  // +1 / -1 where arms start / end
     // Again: rows qy of this column whose segment (the horizontal arm of (x, qy)) holds a pixel
     // that the last round changed, counted from the top.
-    std::vector<int> stale(static_cast<std::size_t>(h) + 1);
+    std::vector<int> stale(static_cast<std::size_t>(height) + 1);
     bool any = false;
     for (int x = x0; x < x1; ++x) {
       // Column x of the transposed planes: walked down, they are read in order.
-      const std::size_t column = static_cast<std::size_t>(x) * h;
-      const std::uint8_t* flag = flags_by_column_.data() + column;
-      const std::uint8_t* up = up_.data() + column;
-      const std::uint8_t* down = down_.data() + column;
-      const std::uint8_t* left = left_.data() + column;
-      const std::uint8_t* right = right_.data() + column;
+      const std::size_t column = static_cast<std::size_t>(x) * height;
+      const std::uint8_t* flag = flags + column;
+      const std::uint8_t* up = ups + column;
+      const std::uint8_t* down = downs + column;
+      const std::uint8_t* left = lefts + column;
+      const std::uint8_t* right = rights + column;
       voters.clear();
       std::fill(needed.begin(), needed.end(), 0);
-      if (again) {
-        for (int qy = 0; qy < h; ++qy) {
+      if (later) {
+        for (int qy = 0; qy < height; ++qy) {
           stale[static_cast<std::size_t>(qy) + 1] =
               stale[static_cast<std::size_t>(qy)] + ((flag[qy] & kStaleSegment) ? 1 : 0);
         }
       }
-      // After the first round a pixel is voted on again only if a pixel that the last round
+      // After the first round a pixel is voted on later only if a pixel that the last round
       // changed is in its region (its vote may differ) or next to it in the row (whether it is
       // voted on may differ): otherwise this round would give it the same value the last round
       // did, and that value is already in the map.
@@ -169,8 +191,8 @@ bool Refiner::vote(Disparity16& map, const RefineInput& in, const StereoParams& 
                    stale[static_cast<std::size_t>(y - up[y])] ||
                (flag[y] & kChangedBeside) != 0;
       };
-      for (int y = 0; y < h; ++y) {
-        if (!(flag[y] & kVoter) || (again && !may_change(y))) continue;
+      for (int y = 0; y < height; ++y) {
+        if (!(flag[y] & kVoter) || (later && !may_change(y))) continue;
         voters.push_back(y);
         ++needed[static_cast<std::size_t>(y - up[y])];
         --needed[static_cast<std::size_t>(y + down[y] + 1)];
@@ -178,12 +200,12 @@ bool Refiner::vote(Disparity16& map, const RefineInput& in, const StereoParams& 
       if (voters.empty()) continue;
       entries.clear();
       int covering = 0;  // voters whose vertical arm covers row qy
-      for (int qy = 0; qy < h; ++qy) {
+      for (int qy = 0; qy < height; ++qy) {
         start[static_cast<std::size_t>(qy)] = static_cast<std::uint32_t>(entries.size());
         covering += needed[static_cast<std::size_t>(qy)];
         if (covering == 0) continue;  // an empty list nobody reads
-        const std::uint16_t* row = previous_.row(qy);
-        const std::uint16_t* run = runs_.row(qy);
+        const std::uint16_t* row = before + static_cast<std::size_t>(qy) * width;
+        const std::uint16_t* run = runs + static_cast<std::size_t>(qy) * width;
         // Run by run: a segment of a piecewise constant map is a few runs.
         const int end = x + right[qy] + 1;
         for (int qx = x - left[qy]; qx < end;) {
@@ -204,7 +226,7 @@ bool Refiner::vote(Disparity16& map, const RefineInput& in, const StereoParams& 
         }
         touched.clear();
       }
-      start[static_cast<std::size_t>(h)] = static_cast<std::uint32_t>(entries.size());
+      start[static_cast<std::size_t>(height)] = static_cast<std::uint32_t>(entries.size());
       for (const int y : voters) {
         int votes = 0, best = -1, best_count = 0;
         const std::uint32_t* e = entries.data();
@@ -223,10 +245,10 @@ bool Refiner::vote(Disparity16& map, const RefineInput& in, const StereoParams& 
         }
         for (int d : touched) histogram[static_cast<std::size_t>(d)] = 0;
         touched.clear();
-        if (best >= 0 && refine_vote_accepted(best_count, votes, p.refine_votes, p.refine_share)) {
+        if (best >= 0 && refine_vote_accepted(best_count, votes, min_votes, share)) {
           const auto value = static_cast<std::uint16_t>(best * kSubpixelScale);
-          any = any || value != previous_(x, y);
-          map(x, y) = value;
+          any = any || value != before[static_cast<std::size_t>(y) * width + x];
+          out[static_cast<std::size_t>(y) * width + x] = value;
         }
       }
     }
