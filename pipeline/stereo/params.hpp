@@ -107,9 +107,13 @@ struct StereoParams {
   // Multi-step refinement (Mei et al. 2011; docs/ALGORITHM.md "Refinement", refinement.hpp) of the
   // finest level's map after the left-right check and the speckle filter, before the median: region
   // voting over the cross-based support regions of the cross_* arms, then (refine_interpolate)
-  // occlusion-aware interpolation along 16 directions. Both engines.
-  bool refine = false;
-  int refine_iterations = 5;  // voting rounds (0: none)
+  // occlusion-aware interpolation along 16 directions. Both engines. On by default, with 3 rounds:
+  // Middlebury v2 9.84 -> 7.70 % after the window, most holes in the moving objects' depth
+  // filled, 13 % of a frame on an H100 and cones (450x375, D 64) on two cores still under 25 ms
+  // and faster than StereoSGBM (docs/PERFORMANCE.md "The default mode"). Five rounds gain 0.2 on
+  // v2 for about 2 ms more on the CPU (the best mode, sgm, uses them).
+  bool refine = true;
+  int refine_iterations = 3;  // voting rounds (0: none)
   int refine_votes = 20;      // tau_S: fewest valid votes in the region
   int refine_share = 40;      // tau_H: the winner must hold more than this percentage of them
   // Valid pixels whose left or right neighbour differs by this many disparities or more are voted

@@ -59,6 +59,7 @@ class TrinocularEngine final : public Engine {
     check_trinocular_options(o, t);
     layout_ = vertical_layout(o.width, o.height, t.model.position);
     EngineOptions ho = o;
+    ho.stereo = direction_stereo_params(o.stereo);
     ho.cost_ratio_output = true;
     ho.right_output = false;
     if (!ho.group) ho.group = make_engine_group();
@@ -166,7 +167,7 @@ class TrinocularEngine final : public Engine {
     validate_for_images(stereo, options_.width, options_.height, options_.width, options_.height);
     validate_for_images(vs, options_.height, options_.width, options_.height, options_.width);
     validate_background_params(background);
-    horizontal_->set_params(stereo, background);
+    horizontal_->set_params(direction_stereo_params(stereo), background);
     vertical_->set_params(vs, background);
     std::lock_guard<std::mutex> lock(fusion_mutex_);
     set_fusion(stereo);
@@ -320,8 +321,14 @@ class TrinocularEngine final : public Engine {
 
 }  // namespace
 
-StereoParams vertical_stereo_params(const StereoParams& stereo, const TrinocularOptions& t) {
+StereoParams direction_stereo_params(const StereoParams& stereo) {
   StereoParams p = stereo;
+  p.refine = false;
+  return p;
+}
+
+StereoParams vertical_stereo_params(const StereoParams& stereo, const TrinocularOptions& t) {
+  StereoParams p = direction_stereo_params(stereo);
   p.max_disparity = vertical_max_disparity(stereo.max_disparity, t.model.scale());
   return p;
 }

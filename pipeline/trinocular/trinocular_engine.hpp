@@ -28,6 +28,11 @@ void check_trinocular_options(const EngineOptions& options, const TrinocularOpti
 EngineOptions vertical_engine_options(const EngineOptions& options,
                                       const TrinocularOptions& trinocular);
 StereoParams vertical_stereo_params(const StereoParams& stereo, const TrinocularOptions& t);
+// The parameters each direction's matcher runs with: the rig's, without the refinement. The
+// fusion compares the two matchers' winners by their cost ratios; a refined pixel's value is not
+// its winner and has no cost ratio of its own, and refining the direction the texture defeats
+// fills its holes with values the fusion would then take (docs/ALGORITHM.md "Trinocular rigs").
+StereoParams direction_stereo_params(const StereoParams& stereo);
 
 // kind as for make_engine. Rectification maps are not supported (the cameras must deliver
 // rectified images): throws ParameterError when given.

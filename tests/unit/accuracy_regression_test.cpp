@@ -17,15 +17,17 @@ using namespace stereod;
 
 namespace {
 
-// The committed v2 means of 12 with filling (stereod-bench accuracy): the defaults, aggregation:
-// sgm with its defaults (the pixel cost), and sgm over the window cost.
-constexpr double kCommittedV2Mean = 9.84;
+// The committed v2 means of 12 with filling (stereod-bench accuracy): the defaults (the window,
+// then the refinement's three rounds); each aggregation alone (refine: false): the window, sgm with
+// its defaults (the pixel cost), and sgm over the window cost.
+constexpr double kCommittedV2Mean = 7.70;
+constexpr double kCommittedWindowV2Mean = 9.84;
 constexpr double kCommittedSgmV2Mean = 8.38;
 constexpr double kCommittedSgmWindowV2Mean = 9.42;
-// aggregation: cross with its defaults.
+// aggregation: cross with its defaults, alone.
 constexpr double kCommittedCrossV2Mean = 7.83;
-// The multi-step refinement (refine: true, its defaults: voting at holes and on the near side of
-// depth edges) after the window and after sgm.
+// The multi-step refinement with five rounds (voting at holes and on the near side of depth
+// edges) after the window, and after sgm (the best mode).
 constexpr double kCommittedRefinedV2Mean = 7.51;
 constexpr double kCommittedRefinedSgmV2Mean = 5.96;
 constexpr double kAllowedRegression = 0.5;
@@ -67,17 +69,22 @@ void expect_v2_mean_held(const std::string& mode, const StereoParams& p, double 
 }  // namespace
 
 TEST(AccuracyRegression, MiddleburyV2MeanOf12) {
-  expect_v2_mean_held("window", StereoParams{}, kCommittedV2Mean, kAllowedRegression);
+  expect_v2_mean_held("defaults", StereoParams{}, kCommittedV2Mean, kAllowedSgmRegression);
+  StereoParams p;
+  p.refine = false;
+  expect_v2_mean_held("window", p, kCommittedWindowV2Mean, kAllowedRegression);
 }
 
 TEST(AccuracyRegression, SemiGlobalMiddleburyV2MeanOf12) {
   StereoParams p;
+  p.refine = false;
   p.aggregation = Aggregation::kSgm;
   expect_v2_mean_held("sgm", p, kCommittedSgmV2Mean, kAllowedSgmRegression);
 }
 
 TEST(AccuracyRegression, SemiGlobalOverTheWindowCostMiddleburyV2MeanOf12) {
   StereoParams p;
+  p.refine = false;
   p.aggregation = Aggregation::kSgm;
   p.sgm_cost = SgmCost::kWindow;
   p.sgm_paths = 8;
@@ -88,6 +95,7 @@ TEST(AccuracyRegression, SemiGlobalOverTheWindowCostMiddleburyV2MeanOf12) {
 
 TEST(AccuracyRegression, CrossBasedMiddleburyV2MeanOf12) {
   StereoParams p;
+  p.refine = false;
   p.aggregation = Aggregation::kCross;
   expect_v2_mean_held("cross", p, kCommittedCrossV2Mean, kAllowedSgmRegression);
 }
@@ -103,6 +111,7 @@ TEST(AccuracyRegression, RefinedMiddleburyV2MeanOf12) {
     StereoParams p;
     p.aggregation = m.aggregation;
     p.refine = true;
+    p.refine_iterations = 5;
     expect_v2_mean_held(std::string(to_string(m.aggregation)) + " + refine", p, m.committed,
                         kAllowedSgmRegression);
   }

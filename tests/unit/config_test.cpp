@@ -165,7 +165,8 @@ TEST(StereoYaml, ReadsTheRefinementKeysAndNamesTheirMistakes) {
   EXPECT_TRUE(p.refine_interpolate);
   EXPECT_EQ(p.refine_edges, 2);
   EXPECT_FALSE(p.refine_edges_near);
-  EXPECT_FALSE(StereoParams{}.refine);  // off unless asked for
+  EXPECT_TRUE(StereoParams{}.refine);  // on unless turned off, with three rounds
+  EXPECT_EQ(StereoParams{}.refine_iterations, 3);
   EXPECT_TRUE(StereoParams{}.refine_edges_near);
   const auto issues = issues_of(
       "stereo:\n  refine: yes please\n  refine_iterations: 17\n  refine_votes: 0\n"

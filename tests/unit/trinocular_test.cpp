@@ -490,6 +490,37 @@ TEST(TrinocularEngine, FusionBeatsTheDefeatedDirection) {
   }
 }
 
+// The directions are matched without the refinement, whatever the rig's `refine` says: the fused
+// map with refine: true (the default) is the one with refine: false, pixel for pixel, at start
+// and after set_params.
+TEST(TrinocularEngine, DirectionsRunWithoutTheRefinement) {
+  const SyntheticOptions so = rig_options(SyntheticVertical::kBelow, SyntheticTexture::kMixed);
+  SyntheticScene scene(so);
+  SyntheticFrame f;
+  scene.render(0, f);
+  TrinocularOptions t;
+  auto fused = [&](bool refine, bool by_set_params) {
+    EngineOptions eo = rig_engine_options(so.width, so.height, so.max_disparity);
+    eo.stereo.refine = by_set_params ? !refine : refine;
+    auto engine = make_trinocular_engine("cpu", eo, t);
+    if (by_set_params) {
+      StereoParams p = eo.stereo;
+      p.refine = refine;
+      engine->set_params(p, eo.background);
+    }
+    EXPECT_EQ(engine->submit(rig_input(f, 0)), SubmitStatus::kAccepted);
+    auto r = engine->poll(60s);
+    EXPECT_TRUE(r && r->ok);
+    Disparity16 d;
+    if (r) copy_into(r->disparity, d);
+    return d;
+  };
+  const Disparity16 plain = fused(false, false);
+  EXPECT_GT(plain.size(), 0u);
+  EXPECT_EQ(first_difference(plain, fused(true, false)), "");
+  EXPECT_EQ(first_difference(plain, fused(true, true)), "");
+}
+
 TEST(TrinocularEngine, RefusesWhatItCannotRun) {
   const EngineOptions eo = rig_engine_options(160, 120, 32);
   TrinocularOptions t;
