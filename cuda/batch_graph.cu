@@ -1,9 +1,11 @@
 #include "batch_graph.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cuda_check.hpp"
 #include "device_pipeline.hpp"
@@ -54,17 +56,8 @@ cudaGraphExec_t instantiate(const GraphHandle& g) {
 #if CUDART_VERSION >= 12040
 constexpr int kGateRuntime = 12040;  // conditional IF nodes
 
-// The gate: one thread reads the model's word and opens one of the two branches.
-__global__ void stereo_gate_kernel(const std::uint32_t* any_foreground,
-                                   cudaGraphConditionalHandle stereo,
-                                   cudaGraphConditionalHandle empty) {
-  const bool foreground = *any_foreground != 0;
-  cudaGraphSetConditional(stereo, foreground ? 1u : 0u);
-  cudaGraphSetConditional(empty, foreground ? 0u : 1u);
-}
-
 // An IF node of `graph` after `after`, whose body is `body` (as a child graph).
-cudaGraphNode_t add_branch(cudaGraph_t graph, cudaGraphNode_t after,
+cudaGraphNode_t add_branch(cudaGraph_t graph, const std::vector<cudaGraphNode_t>& after,
                            cudaGraphConditionalHandle handle, const GraphHandle& body) {
   cudaGraphNodeParams p = {};
   p.type = cudaGraphNodeTypeConditional;
@@ -73,9 +66,9 @@ cudaGraphNode_t add_branch(cudaGraph_t graph, cudaGraphNode_t after,
   p.conditional.size = 1;
   cudaGraphNode_t node = nullptr;
 #if CUDART_VERSION >= 13000
-  STEREOD_CUDA(cudaGraphAddNode(&node, graph, &after, nullptr, 1, &p));
+  STEREOD_CUDA(cudaGraphAddNode(&node, graph, after.data(), nullptr, after.size(), &p));
 #else
-  STEREOD_CUDA(cudaGraphAddNode(&node, graph, &after, 1, &p));
+  STEREOD_CUDA(cudaGraphAddNode(&node, graph, after.data(), after.size(), &p));
 #endif
   cudaGraphNode_t child = nullptr;
   STEREOD_CUDA(
@@ -83,34 +76,57 @@ cudaGraphNode_t add_branch(cudaGraph_t graph, cudaGraphNode_t after,
   return node;
 }
 
-// model -> gate -> (stereo | empty outputs).
+// The nodes of `graph` that no other node waits for.
+std::vector<cudaGraphNode_t> sinks(cudaGraph_t graph) {
+  std::size_t n = 0, e = 0;
+  STEREOD_CUDA(cudaGraphGetNodes(graph, nullptr, &n));
+  std::vector<cudaGraphNode_t> nodes(n);
+  STEREOD_CUDA(cudaGraphGetNodes(graph, nodes.data(), &n));
+#if CUDART_VERSION >= 13000
+  STEREOD_CUDA(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &e));
+#else
+  STEREOD_CUDA(cudaGraphGetEdges(graph, nullptr, nullptr, &e));
+#endif
+  std::vector<cudaGraphNode_t> from(e), to(e);
+#if CUDART_VERSION >= 13000
+  STEREOD_CUDA(cudaGraphGetEdges(graph, from.data(), to.data(), nullptr, &e));
+#else
+  STEREOD_CUDA(cudaGraphGetEdges(graph, from.data(), to.data(), &e));
+#endif
+  std::vector<cudaGraphNode_t> out;
+  for (cudaGraphNode_t node : nodes) {
+    if (std::find(from.begin(), from.end(), node) == from.end()) out.push_back(node);
+  }
+  return out;
+}
+
+// model -> IF (stereo). The finest model kernel writes the outputs of a frame without foreground
+// and opens the stereo branch where it finds foreground (ForegroundSignal); each launch starts with
+// it closed. The model's nodes are captured into the graph that holds the handle, and nothing sits
+// between the model and the branch: no gate kernel, no second branch for the empty outputs.
 cudaGraphExec_t instantiate_gated(const BatchShape& shape, const BatchRecord* batch,
                                   const Workspace& ws, cudaStream_t st) {
-  const GraphHandle model =
-      capture(st, [&](cudaStream_t s) { enqueue_model(shape, batch, ws, s); });
   const GraphHandle stereo =
       capture(st, [&](cudaStream_t s) { enqueue_stereo(shape, batch, ws, s); });
-  const GraphHandle empty =
-      capture(st, [&](cudaStream_t s) { launch_empty_outputs(shape, batch, s); });
   cudaGraph_t raw = nullptr;
   STEREOD_CUDA(cudaGraphCreate(&raw, 0));
   const GraphHandle whole(raw);
-  cudaGraphNode_t model_node = nullptr;
-  STEREOD_CUDA(cudaGraphAddChildGraphNode(&model_node, raw, nullptr, 0, model.get()));
-  cudaGraphConditionalHandle on_stereo = 0, on_empty = 0;
-  STEREOD_CUDA(cudaGraphConditionalHandleCreate(&on_stereo, raw, 0, 0));
-  STEREOD_CUDA(cudaGraphConditionalHandleCreate(&on_empty, raw, 0, 0));
-  const std::uint32_t* word = &ws.counters[0].foreground;
-  void* args[] = {&word, &on_stereo, &on_empty};
-  cudaKernelNodeParams k = {};
-  k.func = reinterpret_cast<void*>(stereo_gate_kernel);
-  k.gridDim = dim3(1);
-  k.blockDim = dim3(1);
-  k.kernelParams = args;
-  cudaGraphNode_t gate = nullptr;
-  STEREOD_CUDA(cudaGraphAddKernelNode(&gate, raw, &model_node, 1, &k));
-  add_branch(raw, gate, on_stereo, stereo);
-  add_branch(raw, gate, on_empty, empty);
+  ForegroundSignal gate;
+  gate.gated = true;
+  cudaGraphConditionalHandle on_stereo = 0;
+  STEREOD_CUDA(cudaGraphConditionalHandleCreate(&on_stereo, raw, 0, cudaGraphCondAssignDefault));
+  gate.stereo = on_stereo;
+  STEREOD_CUDA(cudaStreamBeginCaptureToGraph(st, raw, nullptr, nullptr, 0,
+                                             cudaStreamCaptureModeThreadLocal));
+  cudaGraph_t captured = nullptr;
+  try {
+    enqueue_model(shape, batch, ws, st, nullptr, &gate);
+  } catch (...) {
+    cudaStreamEndCapture(st, &captured);  // `raw` itself, owned by `whole`
+    throw;
+  }
+  STEREOD_CUDA(cudaStreamEndCapture(st, &captured));
+  add_branch(raw, sinks(raw), on_stereo, stereo);
   return instantiate(whole);
 }
 

@@ -73,11 +73,35 @@ struct ModelPlanes {
   }
 };
 
+// The gated graph's branch to stereo instead of the empty outputs (ForegroundSignal).
+__device__ void open_stereo(const ForegroundSignal& signal) {
+#if CUDART_VERSION >= 12040
+  if (signal.gated) cudaGraphSetConditional(signal.stereo, 1u);
+#else
+  (void)signal;
+#endif
+}
+
+// In a gated graph, what a frame without foreground outputs (ForegroundSignal), at the tile's
+// pixels (rows y and y + kBlockH of column x): this camera's view (the right one only where it is
+// returned) and the left view's confidence, and `first` zeroes the semi-global error word.
+__device__ void write_empty_outputs(const MemberArgs& a, int cam, int x, int y, int w, int h,
+                                    bool first) {
+  std::uint16_t* const disp = a.out_disp[cam];
+  std::uint8_t* const confidence = cam == 0 ? a.out_confidence : nullptr;
+  if (first && cam == 0 && a.out_sgm_cells) *a.out_sgm_cells = 0;
+#pragma unroll
+  for (int k = 0; k < 2; ++k, y += kBlockH) {
+    if (x >= w || y >= h) continue;
+    if (disp) disp[y * w + x] = kInvalidDisparity;
+    if (confidence) confidence[y * w + x] = 0;
+  }
+}
+
 // Four blocks per SM (64 registers): the kernel waits on memory, and occupancy hides it.
 template <int kChannels>
 __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
-    model_level_kernel(const BatchRecord* __restrict__ batch, int level,
-                       std::uint32_t* any_foreground) {
+    model_level_kernel(const BatchRecord* __restrict__ batch, int level, ForegroundSignal signal) {
   constexpr int kFirst = ModelPlanes<kChannels>::kFirst;
   __shared__ unsigned long long raw_bits[kExtRows];  // bit c of row e: raw decision at (c, e)
   __shared__ std::uint32_t parent_bits[kParentRows];
@@ -104,6 +128,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
   // loaded first, so that its latency passes while the parent is staged, and stays in registers
   // for the learning below.
   const int x = x0 + lane;
+  // First: the stores hold no registers while the model's loads below are waited on.
+  if (signal.gated) write_empty_outputs(a, cam, x, y0 + warp, w, h, tid == 0 && x0 == 0 && y0 == 0);
   PixelModel own[2];
   std::uint16_t still[2] = {0, 0};
   std::uint8_t prev[2] = {0, 0};
@@ -251,9 +277,12 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
     if (lane < 2 && y0 + lane * kBlockH < h) {
       const bool any = ((rows >> (lane * kBlockH)) & ((1u << kBlockH) - 1u)) != 0;
       lv.block_fg[cam][(2 * blockIdx.y + lane) * gridDim.x + blockIdx.x] = any ? 1 : 0;
-      // Read first: once set, the other blocks with foreground need not queue on the word.
-      if (any && any_foreground && !*reinterpret_cast<volatile std::uint32_t*>(any_foreground))
-        atomicOr(any_foreground, 1u);
+      // Read first: once set, the other blocks with foreground need not queue on the word. The
+      // thread whose atomic raised it is the only one that opens the gate.
+      if (any && signal.word && !*reinterpret_cast<volatile std::uint32_t*>(signal.word) &&
+          atomicOr(signal.word, 1u) == 0u) {
+        open_stereo(signal);
+      }
       std::uint32_t* const own = level == 0 ? a.out_foreground_word : nullptr;
       if (any && own && !*reinterpret_cast<volatile std::uint32_t*>(own)) atomicOr(own, 1u);
     }
@@ -367,18 +396,16 @@ void launch_background_widen(const BatchShape& shape, const BatchRecord* batch, 
 }
 
 void launch_background_model(const BatchShape& shape, const BatchRecord* batch, int level,
-                             std::uint32_t* any_foreground, cudaStream_t stream) {
+                             const ForegroundSignal& signal, cudaStream_t stream) {
   const dim3 grid(
       static_cast<unsigned>((shape.level_width[level] + kModelTileW - 1) / kModelTileW),
       static_cast<unsigned>((shape.level_height[level] + kModelTileH - 1) / kModelTileH),
       static_cast<unsigned>(2 * shape.count));
   // The model's channels are the batch's (the batch key holds the color mode).
   if (shape.color) {
-    model_level_kernel<3>
-        <<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level, any_foreground);
+    model_level_kernel<3><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level, signal);
   } else {
-    model_level_kernel<1>
-        <<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level, any_foreground);
+    model_level_kernel<1><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level, signal);
   }
   STEREOD_CUDA_LAUNCHED("model_level_kernel");
 }
