@@ -1,11 +1,9 @@
 #include "batch_graph.hpp"
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "cuda_check.hpp"
 #include "device_pipeline.hpp"
@@ -57,7 +55,7 @@ cudaGraphExec_t instantiate(const GraphHandle& g) {
 constexpr int kGateRuntime = 12040;  // conditional IF nodes
 
 // An IF node of `graph` after `after`, whose body is `body` (as a child graph).
-cudaGraphNode_t add_branch(cudaGraph_t graph, const std::vector<cudaGraphNode_t>& after,
+cudaGraphNode_t add_branch(cudaGraph_t graph, cudaGraphNode_t after,
                            cudaGraphConditionalHandle handle, const GraphHandle& body) {
   cudaGraphNodeParams p = {};
   p.type = cudaGraphNodeTypeConditional;
@@ -66,9 +64,9 @@ cudaGraphNode_t add_branch(cudaGraph_t graph, const std::vector<cudaGraphNode_t>
   p.conditional.size = 1;
   cudaGraphNode_t node = nullptr;
 #if CUDART_VERSION >= 13000
-  STEREOD_CUDA(cudaGraphAddNode(&node, graph, after.data(), nullptr, after.size(), &p));
+  STEREOD_CUDA(cudaGraphAddNode(&node, graph, &after, nullptr, 1, &p));
 #else
-  STEREOD_CUDA(cudaGraphAddNode(&node, graph, after.data(), after.size(), &p));
+  STEREOD_CUDA(cudaGraphAddNode(&node, graph, &after, 1, &p));
 #endif
   cudaGraphNode_t child = nullptr;
   STEREOD_CUDA(
@@ -76,57 +74,46 @@ cudaGraphNode_t add_branch(cudaGraph_t graph, const std::vector<cudaGraphNode_t>
   return node;
 }
 
-// The nodes of `graph` that no other node waits for.
-std::vector<cudaGraphNode_t> sinks(cudaGraph_t graph) {
-  std::size_t n = 0, e = 0;
-  STEREOD_CUDA(cudaGraphGetNodes(graph, nullptr, &n));
-  std::vector<cudaGraphNode_t> nodes(n);
-  STEREOD_CUDA(cudaGraphGetNodes(graph, nodes.data(), &n));
-#if CUDART_VERSION >= 13000
-  STEREOD_CUDA(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &e));
-#else
-  STEREOD_CUDA(cudaGraphGetEdges(graph, nullptr, nullptr, &e));
-#endif
-  std::vector<cudaGraphNode_t> from(e), to(e);
-#if CUDART_VERSION >= 13000
-  STEREOD_CUDA(cudaGraphGetEdges(graph, from.data(), to.data(), nullptr, &e));
-#else
-  STEREOD_CUDA(cudaGraphGetEdges(graph, from.data(), to.data(), &e));
-#endif
-  std::vector<cudaGraphNode_t> out;
-  for (cudaGraphNode_t node : nodes) {
-    if (std::find(from.begin(), from.end(), node) == from.end()) out.push_back(node);
-  }
-  return out;
+// The gate: one thread reads the model's word and opens the stereo branch or not.
+__global__ void stereo_gate_kernel(const std::uint32_t* any_foreground,
+                                   cudaGraphConditionalHandle stereo) {
+  cudaGraphSetConditional(stereo, *any_foreground != 0 ? 1u : 0u);
 }
 
-// model -> IF (stereo). The finest model kernel writes the outputs of a frame without foreground
-// and opens the stereo branch where it finds foreground (ForegroundSignal); each launch starts with
-// it closed. The model's nodes are captured into the graph that holds the handle, and nothing sits
-// between the model and the branch: no gate kernel, no second branch for the empty outputs.
+// model -> gate -> IF (stereo). The finest model kernel has written the outputs of a frame without
+// foreground (ForegroundSignal), which the stereo branch overwrites when it runs. The model is a
+// child graph captured like the plain graph, with its levels' overlapping launches (background.cu).
+// Tried and dropped (H100, empty intensity frame, compute per frame: this graph 0.072 ms): the
+// model captured into this graph itself (cudaStreamBeginCaptureToGraph) with the finest model
+// kernel opening the branch, no gate kernel: 0.087 ms without the overlapping launches, 0.104 ms
+// with them; the same as a child graph, the handle reset by cudaGraphCondAssignDefault: 0.082 ms
+// (with the gate kernel and that flag: 0.083 ms).
 cudaGraphExec_t instantiate_gated(const BatchShape& shape, const BatchRecord* batch,
                                   const Workspace& ws, cudaStream_t st) {
+  ForegroundSignal signal;
+  signal.gated = true;
+  const GraphHandle model =
+      capture(st, [&](cudaStream_t s) { enqueue_model(shape, batch, ws, s, nullptr, &signal); });
   const GraphHandle stereo =
       capture(st, [&](cudaStream_t s) { enqueue_stereo(shape, batch, ws, s); });
   cudaGraph_t raw = nullptr;
   STEREOD_CUDA(cudaGraphCreate(&raw, 0));
   const GraphHandle whole(raw);
-  ForegroundSignal gate;
-  gate.gated = true;
+  cudaGraphNode_t model_node = nullptr;
+  STEREOD_CUDA(cudaGraphAddChildGraphNode(&model_node, raw, nullptr, 0, model.get()));
+  // No default value: the gate kernel sets the handle on every launch.
   cudaGraphConditionalHandle on_stereo = 0;
-  STEREOD_CUDA(cudaGraphConditionalHandleCreate(&on_stereo, raw, 0, cudaGraphCondAssignDefault));
-  gate.stereo = on_stereo;
-  STEREOD_CUDA(cudaStreamBeginCaptureToGraph(st, raw, nullptr, nullptr, 0,
-                                             cudaStreamCaptureModeThreadLocal));
-  cudaGraph_t captured = nullptr;
-  try {
-    enqueue_model(shape, batch, ws, st, nullptr, &gate);
-  } catch (...) {
-    cudaStreamEndCapture(st, &captured);  // `raw` itself, owned by `whole`
-    throw;
-  }
-  STEREOD_CUDA(cudaStreamEndCapture(st, &captured));
-  add_branch(raw, sinks(raw), on_stereo, stereo);
+  STEREOD_CUDA(cudaGraphConditionalHandleCreate(&on_stereo, raw, 0, 0));
+  const std::uint32_t* word = &ws.counters[0].foreground;
+  void* args[] = {&word, &on_stereo};
+  cudaKernelNodeParams k = {};
+  k.func = reinterpret_cast<void*>(stereo_gate_kernel);
+  k.gridDim = dim3(1);
+  k.blockDim = dim3(1);
+  k.kernelParams = args;
+  cudaGraphNode_t gate = nullptr;
+  STEREOD_CUDA(cudaGraphAddKernelNode(&gate, raw, &model_node, 1, &k));
+  add_branch(raw, gate, on_stereo, stereo);
   return instantiate(whole);
 }
 

@@ -73,15 +73,6 @@ struct ModelPlanes {
   }
 };
 
-// The gated graph's branch to stereo instead of the empty outputs (ForegroundSignal).
-__device__ void open_stereo(const ForegroundSignal& signal) {
-#if CUDART_VERSION >= 12040
-  if (signal.gated) cudaGraphSetConditional(signal.stereo, 1u);
-#else
-  (void)signal;
-#endif
-}
-
 // In a gated graph, what a frame without foreground outputs (ForegroundSignal), at the tile's
 // pixels (rows y and y + kBlockH of column x): this camera's view (the right one only where it is
 // returned) and the left view's confidence, and `first` zeroes the semi-global error word.
@@ -96,6 +87,20 @@ __device__ void write_empty_outputs(const MemberArgs& a, int cam, int x, int y, 
     if (disp) disp[y * w + x] = kInvalidDisparity;
     if (confidence) confidence[y * w + x] = 0;
   }
+}
+
+// Programmatic dependent launch (sm_90 and later; model_overlaps below): the levels are a chain of
+// launches, the coarse ones short (ncu on an H100: 7.6, 7.5 and 13 us for 48, 192 and 768 blocks),
+// each drained before the next one started. A level's blocks now start while the coarser level's
+// last ones run, load their own pixels' model, then wait here until that kernel has finished and
+// its writes are visible. In a kernel launched without the attribute both calls return at once.
+__device__ __forceinline__ void wait_for_coarser_level() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();
+  // Only once this block has waited: the next level's blocks never wait on a kernel that is
+  // itself still waiting, so at most two levels' blocks share the GPU.
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
 }
 
 // Four blocks per SM (64 registers): the kernel waits on memory, and occupancy hides it.
@@ -148,6 +153,10 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
     }
   }
 
+  // Everything above reads only this level's state, which no kernel of this frame has written
+  // yet. From here on the coarser level's decisions are needed: a kernel launched to overlap the
+  // last one's tail (model_overlaps) waits for it here, and lets the next level's blocks start.
+  wait_for_coarser_level();
   if (tid < kExtRows) raw_bits[tid] = 0;
   if (tid == 0) tested_sum = 0;
   // Hierarchy: a pixel whose parent's 3 x 3 block (clipped to the parent image) holds one value
@@ -277,12 +286,9 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
     if (lane < 2 && y0 + lane * kBlockH < h) {
       const bool any = ((rows >> (lane * kBlockH)) & ((1u << kBlockH) - 1u)) != 0;
       lv.block_fg[cam][(2 * blockIdx.y + lane) * gridDim.x + blockIdx.x] = any ? 1 : 0;
-      // Read first: once set, the other blocks with foreground need not queue on the word. The
-      // thread whose atomic raised it is the only one that opens the gate.
-      if (any && signal.word && !*reinterpret_cast<volatile std::uint32_t*>(signal.word) &&
-          atomicOr(signal.word, 1u) == 0u) {
-        open_stereo(signal);
-      }
+      // Read first: once set, the other blocks with foreground need not queue on the word.
+      if (any && signal.word && !*reinterpret_cast<volatile std::uint32_t*>(signal.word))
+        atomicOr(signal.word, 1u);
       std::uint32_t* const own = level == 0 ? a.out_foreground_word : nullptr;
       if (any && own && !*reinterpret_cast<volatile std::uint32_t*>(own)) atomicOr(own, 1u);
     }
@@ -395,19 +401,48 @@ void launch_background_widen(const BatchShape& shape, const BatchRecord* batch, 
   STEREOD_CUDA_LAUNCHED("widen_kernel");
 }
 
+namespace {
+
+// Whether the current device runs programmatic dependent launches (compute capability 9.0 and
+// later; elsewhere, e.g. Jetson Orin's 8.7, the model's levels are plain launches), and the
+// runtime captures them into graphs (12.3 and later).
+bool programmatic_launch() {
+  if (CUDART_VERSION < 12030) return false;
+  int device = 0, major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    return false;
+  }
+  return major >= 9;
+}
+
+// Whether the model kernel of `level` (of `levels`) is launched to overlap the one before it.
+bool model_overlaps(int level, int levels) {
+  // The coarsest level follows the pyramid, whose output it reads from its first load on.
+  return level + 1 < levels && programmatic_launch();
+}
+
+}  // namespace
+
 void launch_background_model(const BatchShape& shape, const BatchRecord* batch, int level,
                              const ForegroundSignal& signal, cudaStream_t stream) {
-  const dim3 grid(
-      static_cast<unsigned>((shape.level_width[level] + kModelTileW - 1) / kModelTileW),
-      static_cast<unsigned>((shape.level_height[level] + kModelTileH - 1) / kModelTileH),
-      static_cast<unsigned>(2 * shape.count));
+  cudaLaunchConfig_t config = {};
+  config.gridDim =
+      dim3(static_cast<unsigned>((shape.level_width[level] + kModelTileW - 1) / kModelTileW),
+           static_cast<unsigned>((shape.level_height[level] + kModelTileH - 1) / kModelTileH),
+           static_cast<unsigned>(2 * shape.count));
+  config.blockDim = dim3(kBlockW, kBlockH);
+  config.stream = stream;
+  cudaLaunchAttribute programmatic[1] = {};
+  programmatic[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  programmatic[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = programmatic;
+  config.numAttrs = model_overlaps(level, shape.levels) ? 1 : 0;
   // The model's channels are the batch's (the batch key holds the color mode).
-  if (shape.color) {
-    model_level_kernel<3><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level, signal);
-  } else {
-    model_level_kernel<1><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level, signal);
-  }
-  STEREOD_CUDA_LAUNCHED("model_level_kernel");
+  const cudaError_t err =
+      shape.color ? cudaLaunchKernelEx(&config, model_level_kernel<3>, batch, level, signal)
+                  : cudaLaunchKernelEx(&config, model_level_kernel<1>, batch, level, signal);
+  if (err != cudaSuccess) throw CudaError("launch of model_level_kernel", err, __FILE__, __LINE__);
 }
 
 }  // namespace stereod::cuda

@@ -64,16 +64,14 @@ void launch_census(const BatchShape& shape, const BatchRecord* batch, cudaStream
 
 // What the finest level of the background model raises when either camera's mask holds
 // foreground in any member (widening the right mask, below, neither empties nor fills a mask, so
-// it holds for that too): `word` (zeroed before the model) becomes non-zero. In a gated graph
-// (`gated`, batch_graph.cu) the one thread whose atomic raised the word also sets the graph's
-// conditional handle `stereo` to 1 (concurrent cudaGraphSetConditional calls are undefined; each
-// launch of the graph starts it at 0), and the finest level writes what a frame without
-// foreground outputs (what matching and post-processing give it: no disparity, confidence 0, no
-// semi-global error) in every pixel, which the stereo branch, when it runs, overwrites.
+// it holds for that too): `word` (zeroed before the model) becomes non-zero; the gate of a gated
+// graph reads it (batch_graph.cu). In a gated graph (`gated`) the finest level also writes what a
+// frame without foreground outputs (what matching and post-processing give it: no disparity,
+// confidence 0, no semi-global error) in every pixel; the stereo branch, when the gate opens it,
+// overwrites every one of those values.
 struct ForegroundSignal {
   std::uint32_t* word = nullptr;
   bool gated = false;
-  unsigned long long stereo = 0;  // cudaGraphConditionalHandle
 };
 
 // The background model at one level (coarsest first), one kernel: classification (hierarchical),
