@@ -54,15 +54,6 @@ cudaGraphExec_t instantiate(const GraphHandle& g) {
 #if CUDART_VERSION >= 12040
 constexpr int kGateRuntime = 12040;  // conditional IF nodes
 
-// The gate: one thread reads the model's word and opens one of the two branches.
-__global__ void stereo_gate_kernel(const std::uint32_t* any_foreground,
-                                   cudaGraphConditionalHandle stereo,
-                                   cudaGraphConditionalHandle empty) {
-  const bool foreground = *any_foreground != 0;
-  cudaGraphSetConditional(stereo, foreground ? 1u : 0u);
-  cudaGraphSetConditional(empty, foreground ? 0u : 1u);
-}
-
 // An IF node of `graph` after `after`, whose body is `body` (as a child graph).
 cudaGraphNode_t add_branch(cudaGraph_t graph, cudaGraphNode_t after,
                            cudaGraphConditionalHandle handle, const GraphHandle& body) {
@@ -83,25 +74,38 @@ cudaGraphNode_t add_branch(cudaGraph_t graph, cudaGraphNode_t after,
   return node;
 }
 
-// model -> gate -> (stereo | empty outputs).
+// The gate: one thread reads the model's word and opens the stereo branch or not.
+__global__ void stereo_gate_kernel(const std::uint32_t* any_foreground,
+                                   cudaGraphConditionalHandle stereo) {
+  cudaGraphSetConditional(stereo, *any_foreground != 0 ? 1u : 0u);
+}
+
+// model -> gate -> IF (stereo). The finest model kernel has written the outputs of a frame without
+// foreground (ForegroundSignal), which the stereo branch overwrites when it runs. The model is a
+// child graph captured like the plain graph, with its levels' overlapping launches (background.cu).
+// Tried and dropped (H100, empty intensity frame, compute per frame: this graph 0.072 ms): the
+// model captured into this graph itself (cudaStreamBeginCaptureToGraph) with the finest model
+// kernel opening the branch, no gate kernel: 0.087 ms without the overlapping launches, 0.104 ms
+// with them; the same as a child graph, the handle reset by cudaGraphCondAssignDefault: 0.082 ms
+// (with the gate kernel and that flag: 0.083 ms).
 cudaGraphExec_t instantiate_gated(const BatchShape& shape, const BatchRecord* batch,
                                   const Workspace& ws, cudaStream_t st) {
+  ForegroundSignal signal;
+  signal.gated = true;
   const GraphHandle model =
-      capture(st, [&](cudaStream_t s) { enqueue_model(shape, batch, ws, s); });
+      capture(st, [&](cudaStream_t s) { enqueue_model(shape, batch, ws, s, nullptr, &signal); });
   const GraphHandle stereo =
       capture(st, [&](cudaStream_t s) { enqueue_stereo(shape, batch, ws, s); });
-  const GraphHandle empty =
-      capture(st, [&](cudaStream_t s) { launch_empty_outputs(shape, batch, s); });
   cudaGraph_t raw = nullptr;
   STEREOD_CUDA(cudaGraphCreate(&raw, 0));
   const GraphHandle whole(raw);
   cudaGraphNode_t model_node = nullptr;
   STEREOD_CUDA(cudaGraphAddChildGraphNode(&model_node, raw, nullptr, 0, model.get()));
-  cudaGraphConditionalHandle on_stereo = 0, on_empty = 0;
+  // No default value: the gate kernel sets the handle on every launch.
+  cudaGraphConditionalHandle on_stereo = 0;
   STEREOD_CUDA(cudaGraphConditionalHandleCreate(&on_stereo, raw, 0, 0));
-  STEREOD_CUDA(cudaGraphConditionalHandleCreate(&on_empty, raw, 0, 0));
   const std::uint32_t* word = &ws.counters[0].foreground;
-  void* args[] = {&word, &on_stereo, &on_empty};
+  void* args[] = {&word, &on_stereo};
   cudaKernelNodeParams k = {};
   k.func = reinterpret_cast<void*>(stereo_gate_kernel);
   k.gridDim = dim3(1);
@@ -110,7 +114,6 @@ cudaGraphExec_t instantiate_gated(const BatchShape& shape, const BatchRecord* ba
   cudaGraphNode_t gate = nullptr;
   STEREOD_CUDA(cudaGraphAddKernelNode(&gate, raw, &model_node, 1, &k));
   add_branch(raw, gate, on_stereo, stereo);
-  add_branch(raw, gate, on_empty, empty);
   return instantiate(whole);
 }
 

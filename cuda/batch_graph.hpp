@@ -1,13 +1,14 @@
 // The CUDA graph of one batch: device_pipeline.hpp's stages, captured once per batch shape and
 // slot and replayed for every frame of that shape.
 //
-// With background modeling the graph has a gate between the model and matching (conditional
-// graph nodes, CUDA 12.4 and later): a frame whose finest masks hold no foreground in any member
-// skips the whole stereo part and gets its outputs from launch_empty_outputs, what those stages
-// give such a frame. Empty frames then cost the model alone instead of the ~15 launches of
-// matching and post-processing, each of which ran only to find no work. The gate is not free
-// (a conditional node and its body launched from the device: 3-6 % of a frame with foreground
-// on an H100), so the engine runs it only while the scene was empty (cuda_engine.cu).
+// With background modeling the graph has a gate between the model and matching (a conditional
+// graph node, CUDA 12.4 and later): a frame whose finest masks hold no foreground in any member
+// skips the whole stereo part; the finest model kernel has written what those stages give such a
+// frame (ForegroundSignal in kernels/stages.hpp), and a one-thread gate kernel opens the stereo
+// branch from the model's word. Empty frames then cost the model alone instead of the ~15
+// launches of matching and post-processing, each of which ran only to find no work. The gate is
+// not free (a conditional node and its body launched from the device: 3-6 % of a frame with
+// foreground on an H100), so the engine runs it only while the scene was empty (cuda_engine.cu).
 #pragma once
 
 #include <cuda_runtime.h>

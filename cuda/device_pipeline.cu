@@ -423,19 +423,19 @@ auto marker(StageMarks* marks, cudaStream_t stream) {
 }  // namespace
 
 void enqueue_model(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
-                   cudaStream_t stream, StageMarks* marks) {
+                   cudaStream_t stream, StageMarks* marks, const ForegroundSignal* gate) {
   const auto mark = marker(marks, stream);
-  STEREOD_CUDA(cudaMemsetAsync(ws.counters, 0, sizeof(ListCounters) * kMaxLevels, stream));
   if (shape.rectify) {
     launch_rectify(shape, batch, stream);
     mark("rectification");
   }
-  launch_pyramid(shape, batch, stream);
+  launch_pyramid(shape, batch, ws.counters, kMaxLevels, stream);  // zeroes the counters too
   mark("pyramid");
   if (shape.modeling) {
+    ForegroundSignal finest = gate ? *gate : ForegroundSignal{};
+    finest.word = &ws.counters[0].foreground;
     for (int s = shape.levels - 1; s >= 0; --s) {
-      launch_background_model(shape, batch, s, s == 0 ? &ws.counters[0].foreground : nullptr,
-                              stream);
+      launch_background_model(shape, batch, s, s == 0 ? finest : ForegroundSignal{}, stream);
       if (shape.widen) launch_background_widen(shape, batch, s, stream);
     }
     mark("background model");

@@ -163,10 +163,12 @@ class BatchWorkspace {
 };
 
 // Every stage of one batch, in order (one launcher call per stage; kernels/<stage>.cu): the
-// model's part (the work lists' counters zeroed, rectification, pyramid, background model), then
-// the stereo part (census to post-processing). batch_graph.cu puts a gate between the two.
+// model's part (rectification, pyramid with the work lists' counters zeroed, background model),
+// then the stereo part (census to post-processing). batch_graph.cu puts a gate between the two:
+// `gate` holds its conditional handles, which the finest model kernel sets.
 void enqueue_model(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
-                   cudaStream_t stream, StageMarks* marks = nullptr);
+                   cudaStream_t stream, StageMarks* marks = nullptr,
+                   const ForegroundSignal* gate = nullptr);
 void enqueue_stereo(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
                     cudaStream_t stream, StageMarks* marks = nullptr);
 void enqueue_batch(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,

@@ -73,11 +73,40 @@ struct ModelPlanes {
   }
 };
 
+// In a gated graph, what a frame without foreground outputs (ForegroundSignal), at the tile's
+// pixels (rows y and y + kBlockH of column x): this camera's view (the right one only where it is
+// returned) and the left view's confidence, and `first` zeroes the semi-global error word.
+__device__ void write_empty_outputs(const MemberArgs& a, int cam, int x, int y, int w, int h,
+                                    bool first) {
+  std::uint16_t* const disp = a.out_disp[cam];
+  std::uint8_t* const confidence = cam == 0 ? a.out_confidence : nullptr;
+  if (first && cam == 0 && a.out_sgm_cells) *a.out_sgm_cells = 0;
+#pragma unroll
+  for (int k = 0; k < 2; ++k, y += kBlockH) {
+    if (x >= w || y >= h) continue;
+    if (disp) disp[y * w + x] = kInvalidDisparity;
+    if (confidence) confidence[y * w + x] = 0;
+  }
+}
+
+// Programmatic dependent launch (sm_90 and later; model_overlaps below): the levels are a chain of
+// launches, the coarse ones short (ncu on an H100: 7.6, 7.5 and 13 us for 48, 192 and 768 blocks),
+// each drained before the next one started. A level's blocks now start while the coarser level's
+// last ones run, load their own pixels' model, then wait here until that kernel has finished and
+// its writes are visible. In a kernel launched without the attribute both calls return at once.
+__device__ __forceinline__ void wait_for_coarser_level() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();
+  // Only once this block has waited: the next level's blocks never wait on a kernel that is
+  // itself still waiting, so at most two levels' blocks share the GPU.
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+
 // Four blocks per SM (64 registers): the kernel waits on memory, and occupancy hides it.
 template <int kChannels>
 __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
-    model_level_kernel(const BatchRecord* __restrict__ batch, int level,
-                       std::uint32_t* any_foreground) {
+    model_level_kernel(const BatchRecord* __restrict__ batch, int level, ForegroundSignal signal) {
   constexpr int kFirst = ModelPlanes<kChannels>::kFirst;
   __shared__ unsigned long long raw_bits[kExtRows];  // bit c of row e: raw decision at (c, e)
   __shared__ std::uint32_t parent_bits[kParentRows];
@@ -104,6 +133,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
   // loaded first, so that its latency passes while the parent is staged, and stays in registers
   // for the learning below.
   const int x = x0 + lane;
+  // First: the stores hold no registers while the model's loads below are waited on.
+  if (signal.gated) write_empty_outputs(a, cam, x, y0 + warp, w, h, tid == 0 && x0 == 0 && y0 == 0);
   PixelModel own[2];
   std::uint16_t still[2] = {0, 0};
   std::uint8_t prev[2] = {0, 0};
@@ -122,6 +153,10 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
     }
   }
 
+  // Everything above reads only this level's state, which no kernel of this frame has written
+  // yet. From here on the coarser level's decisions are needed: a kernel launched to overlap the
+  // last one's tail (model_overlaps) waits for it here, and lets the next level's blocks start.
+  wait_for_coarser_level();
   if (tid < kExtRows) raw_bits[tid] = 0;
   if (tid == 0) tested_sum = 0;
   // Hierarchy: a pixel whose parent's 3 x 3 block (clipped to the parent image) holds one value
@@ -252,8 +287,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
       const bool any = ((rows >> (lane * kBlockH)) & ((1u << kBlockH) - 1u)) != 0;
       lv.block_fg[cam][(2 * blockIdx.y + lane) * gridDim.x + blockIdx.x] = any ? 1 : 0;
       // Read first: once set, the other blocks with foreground need not queue on the word.
-      if (any && any_foreground && !*reinterpret_cast<volatile std::uint32_t*>(any_foreground))
-        atomicOr(any_foreground, 1u);
+      if (any && signal.word && !*reinterpret_cast<volatile std::uint32_t*>(signal.word))
+        atomicOr(signal.word, 1u);
       std::uint32_t* const own = level == 0 ? a.out_foreground_word : nullptr;
       if (any && own && !*reinterpret_cast<volatile std::uint32_t*>(own)) atomicOr(own, 1u);
     }
@@ -366,21 +401,48 @@ void launch_background_widen(const BatchShape& shape, const BatchRecord* batch, 
   STEREOD_CUDA_LAUNCHED("widen_kernel");
 }
 
-void launch_background_model(const BatchShape& shape, const BatchRecord* batch, int level,
-                             std::uint32_t* any_foreground, cudaStream_t stream) {
-  const dim3 grid(
-      static_cast<unsigned>((shape.level_width[level] + kModelTileW - 1) / kModelTileW),
-      static_cast<unsigned>((shape.level_height[level] + kModelTileH - 1) / kModelTileH),
-      static_cast<unsigned>(2 * shape.count));
-  // The model's channels are the batch's (the batch key holds the color mode).
-  if (shape.color) {
-    model_level_kernel<3>
-        <<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level, any_foreground);
-  } else {
-    model_level_kernel<1>
-        <<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level, any_foreground);
+namespace {
+
+// Whether the current device runs programmatic dependent launches (compute capability 9.0 and
+// later; elsewhere, e.g. Jetson Orin's 8.7, the model's levels are plain launches), and the
+// runtime captures them into graphs (12.3 and later).
+bool programmatic_launch() {
+  if (CUDART_VERSION < 12030) return false;
+  int device = 0, major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    return false;
   }
-  STEREOD_CUDA_LAUNCHED("model_level_kernel");
+  return major >= 9;
+}
+
+// Whether the model kernel of `level` (of `levels`) is launched to overlap the one before it.
+bool model_overlaps(int level, int levels) {
+  // The coarsest level follows the pyramid, whose output it reads from its first load on.
+  return level + 1 < levels && programmatic_launch();
+}
+
+}  // namespace
+
+void launch_background_model(const BatchShape& shape, const BatchRecord* batch, int level,
+                             const ForegroundSignal& signal, cudaStream_t stream) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim =
+      dim3(static_cast<unsigned>((shape.level_width[level] + kModelTileW - 1) / kModelTileW),
+           static_cast<unsigned>((shape.level_height[level] + kModelTileH - 1) / kModelTileH),
+           static_cast<unsigned>(2 * shape.count));
+  config.blockDim = dim3(kBlockW, kBlockH);
+  config.stream = stream;
+  cudaLaunchAttribute programmatic[1] = {};
+  programmatic[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  programmatic[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = programmatic;
+  config.numAttrs = model_overlaps(level, shape.levels) ? 1 : 0;
+  // The model's channels are the batch's (the batch key holds the color mode).
+  const cudaError_t err =
+      shape.color ? cudaLaunchKernelEx(&config, model_level_kernel<3>, batch, level, signal)
+                  : cudaLaunchKernelEx(&config, model_level_kernel<1>, batch, level, signal);
+  if (err != cudaSuccess) throw CudaError("launch of model_level_kernel", err, __FILE__, __LINE__);
 }
 
 }  // namespace stereod::cuda

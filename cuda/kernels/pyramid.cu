@@ -24,7 +24,8 @@ __device__ __forceinline__ std::uint8_t mean4(const std::uint8_t* src, int strid
   return static_cast<std::uint8_t>((sum + 2) >> 2);
 }
 
-__global__ void __launch_bounds__(kThreads) pyramid_kernel(const BatchRecord* __restrict__ batch) {
+__global__ void __launch_bounds__(kThreads)
+    pyramid_kernel(const BatchRecord* __restrict__ batch, ListCounters* counters, int lists) {
   // Ping-pong buffers: even levels in A, odd in B (a level's region is a quarter of the last's).
   __shared__ std::uint8_t gray_a[kRegionW * kRegionH];
   __shared__ std::uint8_t gray_b[kRegionW * kRegionH / 4];
@@ -35,6 +36,7 @@ __global__ void __launch_bounds__(kThreads) pyramid_kernel(const BatchRecord* __
   const int cam = blockIdx.z & 1;
   const int tid = threadIdx.y * kBlockW + threadIdx.x;
   const int levels = a.levels;
+  if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0 && tid < lists) counters[tid] = {};
   if (blockIdx.x == 0 && blockIdx.y == 0 && cam == 0 && a.tested && tid < 2 * levels) {
     a.tested[tid] = 0;  // the background statistics of this frame start here
     if (tid == 0 && a.out_foreground_word) *a.out_foreground_word = 0;
@@ -116,11 +118,12 @@ __global__ void __launch_bounds__(kThreads) pyramid_kernel(const BatchRecord* __
 
 }  // namespace
 
-void launch_pyramid(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream) {
+void launch_pyramid(const BatchShape& shape, const BatchRecord* batch, ListCounters* counters,
+                    int levels, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>((shape.width + kRegionW - 1) / kRegionW),
                   static_cast<unsigned>((shape.height + kRegionH - 1) / kRegionH),
                   static_cast<unsigned>(2 * shape.count));
-  pyramid_kernel<<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch);
+  pyramid_kernel<<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, counters, levels);
   STEREOD_CUDA_LAUNCHED("pyramid_kernel");
 }
 

@@ -3,11 +3,12 @@
 // matched one stages its pixels and a ring of 1 in shared memory, drops the pixels whose component
 // (speckle.cu) is too small, and writes the 3x3 median of what is left. The left view's confidence
 // (when asked for) keeps its value only where both of these have a disparity, as on the CPU.
-// With `empty` (a frame without foreground, whose matching was skipped: batch_graph.cu) every
-// tile is one that was not matched. With the refinement (refine.cu, `rounds` >= 0) the removal is
-// done already, in the checked map: every tile takes the median of the last round's map (voting
-// may give the holes of a tile that was not matched a disparity), and the confidence is 0 also
-// where the refinement changed the value (keep_confidence_where_unchanged on the CPU).
+// (A frame without foreground whose matching a gated graph skipped gets its outputs from the
+// finest background model kernel instead: ForegroundSignal.) With the refinement (refine.cu,
+// `rounds` >= 0) the removal is done already, in the checked map: every tile takes the median of
+// the last round's map (voting may give the holes of a tile that was not matched a disparity), and
+// the confidence is 0 also where the refinement changed the value (keep_confidence_where_unchanged
+// on the CPU).
 #include "kernels/device_common.cuh"
 #include "kernels/stages.hpp"
 
@@ -18,8 +19,7 @@ constexpr int kRows = kTileH / kBlockH;
 constexpr int kRingW = kTileW + 2, kRingH = kTileH + 2;
 
 __global__ void __launch_bounds__(kBlockW* kBlockH)
-    speckle_median_kernel(const BatchRecord* __restrict__ batch, int views, bool empty,
-                          int rounds) {
+    speckle_median_kernel(const BatchRecord* __restrict__ batch, int views, int rounds) {
   __shared__ std::uint16_t q[kRingH][kRingW];
   const int m = blockIdx.z / views, view = blockIdx.z % views;
   const MemberArgs& a = *batch->member[m];
@@ -30,14 +30,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   const int x = x0 + threadIdx.x;
   std::uint16_t* out = a.out_disp[view];
   std::uint8_t* confidence = view == 0 ? a.out_confidence : nullptr;
-  if (empty) {
-    // No stage of the frame ran to zero the semi-global error word (sgm.cu does it at the
-    // coarsest level): it is this frame's too.
-    if (a.out_sgm_cells && t == 0 && view == 0 && threadIdx.x == 0 && threadIdx.y == 0)
-      *a.out_sgm_cells = 0;
-  }
-  const bool refined = rounds >= 0 && !empty;
-  if (empty || (!refined && !a.post_active[view][t])) {
+  const bool refined = rounds >= 0;
+  if (!refined && !a.post_active[view][t]) {
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       const int y = y0 + threadIdx.y + k * kBlockH;
@@ -94,26 +88,13 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
 
 }  // namespace
 
-namespace {
-
-void launch_outputs(const BatchShape& shape, const BatchRecord* batch, bool empty,
-                    cudaStream_t stream) {
+void launch_speckle_median(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream) {
   const int views = shape.views_out();
   const dim3 grid(static_cast<unsigned>(shape.tiles_x(0)), static_cast<unsigned>(shape.tiles_y(0)),
                   static_cast<unsigned>(views * shape.count));
-  speckle_median_kernel<<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, views, empty,
+  speckle_median_kernel<<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, views,
                                                                      shape.refine_rounds);
   STEREOD_CUDA_LAUNCHED("speckle_median_kernel");
-}
-
-}  // namespace
-
-void launch_speckle_median(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream) {
-  launch_outputs(shape, batch, false, stream);
-}
-
-void launch_empty_outputs(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream) {
-  launch_outputs(shape, batch, true, stream);
 }
 
 }  // namespace stereod::cuda

@@ -54,18 +54,31 @@ struct BatchShape {
 void launch_rectify(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
 
 // The gray pyramid of both cameras (and, for the background model, the color pyramid and its
-// HSV planes) for every level in one pass; also zeroes the members' background statistics.
-void launch_pyramid(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
+// HSV planes) for every level in one pass; also zeroes the members' background statistics and
+// the batch's `levels` list counters (a memset node of its own cost a graph node per frame).
+void launch_pyramid(const BatchShape& shape, const BatchRecord* batch, ListCounters* counters,
+                    int levels, cudaStream_t stream);
 
 // Census codes and mean-removed intensities of every level, both cameras.
 void launch_census(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
 
+// What the finest level of the background model raises when either camera's mask holds
+// foreground in any member (widening the right mask, below, neither empties nor fills a mask, so
+// it holds for that too): `word` (zeroed before the model) becomes non-zero; the gate of a gated
+// graph reads it (batch_graph.cu). In a gated graph (`gated`) the finest level also writes what a
+// frame without foreground outputs (what matching and post-processing give it: no disparity,
+// confidence 0, no semi-global error) in every pixel; the stereo branch, when the gate opens it,
+// overwrites every one of those values.
+struct ForegroundSignal {
+  std::uint32_t* word = nullptr;
+  bool gated = false;
+};
+
 // The background model at one level (coarsest first), one kernel: classification (hierarchical),
-// closing and learning, which also mark the blocks that hold foreground. At the finest level
-// `any_foreground` (when not null) becomes non-zero if either camera's mask holds any: widening
-// the right mask (below) neither empties nor fills a mask, so the word holds for it too.
+// closing and learning, which also mark the blocks that hold foreground; the finest level raises
+// `signal` (the coarser ones get an empty one).
 void launch_background_model(const BatchShape& shape, const BatchRecord* batch, int level,
-                             std::uint32_t* any_foreground, cudaStream_t stream);
+                             const ForegroundSignal& signal, cudaStream_t stream);
 // Then, with a target margin (BatchShape::widen), the right camera's mask for matching: its
 // closed decision widened by target_margin (all ones while warming up), with its block marks
 // redone. Without one the model's own mask and marks are it.
@@ -127,9 +140,6 @@ void launch_refine_interpolate(const BatchShape& shape, const BatchRecord* batch
 // not matched get "no disparity"). With the refinement: the median of the last round's map (every
 // tile: voting may give a hole of an unmatched tile a disparity).
 void launch_speckle_median(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
-// The outputs of a frame whose masks hold no foreground, which skips matching: what the stages
-// would have given (no disparity, confidence 0, no semi-global error), from the same kernel.
-void launch_empty_outputs(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
 
 // Scanline hole filling of the output maps (dense output).
 void launch_fill(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
