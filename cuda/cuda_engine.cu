@@ -96,6 +96,7 @@ struct PairSlot {
   PairLayout layout;
   bool modeling = false;
   bool sgm = false;           // semi-global aggregation: the frame's error word comes back too
+  bool cross = false;         // ... cross-based aggregation (its volume's error words)
   long long model_frame = 0;  // frames the pair's model had seen before this one
   bool background_active = false;
   int levels = 0;
@@ -768,7 +769,8 @@ class Group {
     s.capture_time_ns = f.capture_time_ns;
     s.generation = p.applied_generation;
     s.modeling = p.background.enabled;
-    s.sgm = p.stereo.aggregation == Aggregation::kSgm;
+    s.sgm = p.stereo.aggregation == Aggregation::kSgm || uses_cross_aggregation(p.stereo);
+    s.cross = uses_cross_aggregation(p.stereo);
     s.levels = p.device->levels();
     s.model_frame = p.model_frames;
     s.background_active = s.modeling && p.model_frames >= p.background.warmup;
@@ -833,7 +835,10 @@ class Group {
           *reinterpret_cast<const unsigned long long*>(s.out.get() + pair->layout.sgm_cells);
       if (cells != 0) {
         r.ok = false;
-        r.error = sgm_volume_error(static_cast<std::size_t>(cells));
+        // Cross-based aggregation names its own volume, as the CPU matcher's layout does (also
+        // under sgm with sgm_cost cross, where the CPU's region averages fail first).
+        r.error = sgm_volume_error(static_cast<std::size_t>(cells),
+                                   s.cross ? Aggregation::kCross : Aggregation::kSgm);
       }
     }
     if (r.ok) {

@@ -67,7 +67,10 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
   const bool census = tables_.uses_census;
   const bool ad = stereo.ad_mean_radius > 0 && stereo.cost != MatchingCost::kCensus;
   const bool modeling = background.enabled;
-  const bool sgm = stereo.aggregation == Aggregation::kSgm;
+  // Semi-global aggregation (paths over the volume) and cross-based aggregation (the volume's
+  // region averages: aggregation cross, or sgm's cost) share the volume and its layout.
+  const bool cross = uses_cross_aggregation(stereo);
+  const bool volume = stereo.aggregation == Aggregation::kSgm || cross;
   // The volume holds at most kSgmMaxCells cells (a frame that needs more fails, as on the CPU),
   // and never more than a level whose every pixel searches its whole range.
   std::size_t capacity = 0;
@@ -77,15 +80,27 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
                             static_cast<std::size_t>(level_side(height_, s)) *
                             static_cast<std::size_t>(level_disparities(stereo.max_disparity, s)));
   }
-  sgm_capacity_ = sgm ? std::min(capacity, kSgmMaxCells) : 0;
+  sgm_capacity_ = volume ? std::min(capacity, kSgmMaxCells) : 0;
+  // S for the paths; cross-based aggregation's iterations alternate between the two buffers.
+  const bool sums =
+      stereo.aggregation == Aggregation::kSgm || (cross && stereo.cross_iterations > 1);
+  const std::size_t full = static_cast<std::size_t>(width_) * height_;
   for (int i = 0; i < 2; ++i) {
-    keep_if(sgm, sgm_cost_[i], sgm_capacity_);
-    keep_if(sgm, sgm_sum_[i], sgm_capacity_);
+    keep_if(volume, sgm_cost_[i], sgm_capacity_);
+    keep_if(sums, sgm_sum_[i], sgm_capacity_);
+    keep_if(cross, cross_arms_[i], full);
+    keep_if(cross, cross_hull_lo_[i], full);
+    keep_if(cross, cross_hull_hi_[i], full);
+    keep_if(cross, cross_hull_rel_[i], full);
+    keep_if(cross, cross_hull_row_[i], static_cast<std::size_t>(height_));
+    keep_if(cross, cross_partial_[i], sgm_capacity_);
+    keep_if(cross && stereo.cross_iterations > 1, cross_counts_[i], sgm_capacity_);
   }
-  if (sgm && sgm_cells_.size() != 2 * kMaxLevels) {
+  keep_if(cross, cross_hull_cells_, 2);
+  if (volume && sgm_cells_.size() != 2 * kMaxLevels) {
     sgm_cells_.allocate(2 * kMaxLevels);
     STEREOD_CUDA(cudaMemset(sgm_cells_.get(), 0, sgm_cells_.bytes()));
-  } else if (!sgm) {
+  } else if (!volume) {
     sgm_cells_.release();
   }
   for (int s = 0; s < levels; ++s) {
@@ -127,11 +142,10 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
       keep_if(modeling, lv.block_fg[i], blocks);
       keep_if(modeling, lv.still[i], n);
       keep_if(modeling, lv.prev[i], n);
-      keep_if(sgm, lv.sgm_rel[i], n);
-      keep_if(sgm, lv.sgm_row[i], static_cast<std::size_t>(lv.h));
+      keep_if(volume, lv.sgm_rel[i], n);
+      keep_if(volume, lv.sgm_row[i], static_cast<std::size_t>(lv.h));
     }
   }
-  const std::size_t full = static_cast<std::size_t>(width_) * height_;
   const std::size_t tiles0 =
       static_cast<std::size_t>(tiles_of(width_, kTileW)) * tiles_of(height_, kTileH);
   for (int i = 0; i < 2; ++i) {
@@ -227,6 +241,16 @@ MemberArgs DevicePipeline::make_args(int slot) const {
     a.sgm_sum[i] = sgm_sum_[i].get();
   }
   a.sgm_capacity = sgm_capacity_;
+  for (int i = 0; i < 2; ++i) {
+    a.cross.arms[i] = cross_arms_[i].get();
+    a.cross.hull_lo[i] = cross_hull_lo_[i].get();
+    a.cross.hull_hi[i] = cross_hull_hi_[i].get();
+    a.cross.hull_rel[i] = cross_hull_rel_[i].get();
+    a.cross.hull_row[i] = cross_hull_row_[i].get();
+    a.cross.partial[i] = cross_partial_[i].get();
+    a.cross.counts[i] = cross_counts_[i].get();
+  }
+  a.cross.hull_cells = cross_hull_cells_.get();
   a.out_sgm_cells = sgm_capacity_ > 0 ? io.sgm_cells : nullptr;
   for (int s = 0; s < levels_; ++s) {
     const Level& lv = level_[s];
@@ -301,10 +325,12 @@ BatchShape DevicePipeline::shape(int count) const {
   // general matcher (which keeps the four lowest costs of each pixel anyway) runs instead.
   s.sgm = stereo_.aggregation == Aggregation::kSgm;
   s.sgm_window_cost = stereo_.sgm_cost == SgmCost::kWindow;
+  s.cross = uses_cross_aggregation(stereo_);
+  s.cross_iterations = stereo_.cross_iterations;
   s.sgm_paths = stereo_.sgm_paths;
   s.max_disparity = stereo_.max_disparity;
-  s.window_path =
-      !s.sgm && stereo_.subwindow == 3 && stereo_.uniqueness == 0 && !layout_.confidence;
+  s.window_path = !s.sgm && !s.cross && stereo_.subwindow == 3 && stereo_.uniqueness == 0 &&
+                  !layout_.confidence;
   s.best4 = stereo_.best_k == 4;
   s.speckles = stereo_.speckle_size > 0;
   s.fill = stereo_.fill;
@@ -332,6 +358,8 @@ std::string DevicePipeline::batch_key() const {
            std::to_string(s.max_disparity);
   }
   // The path kernel's grid and scratch follow the paths and the disparities.
+  // Cross-based aggregation's launches follow its iterations.
+  if (s.cross) key += "/cross" + std::to_string(s.cross_iterations);
   if (s.sgm) {
     key += "/sgm" + std::to_string(s.sgm_paths) + (s.sgm_window_cost ? "w" : "p") + "d" +
            std::to_string(s.max_disparity);
@@ -450,12 +478,14 @@ void enqueue_stereo(const BatchShape& shape, const BatchRecord* batch, const Wor
   mark("census, mean removal");
   for (int s = shape.levels - 1; s >= 0; --s) {
     launch_search_ranges(shape, batch, ws, s, stream);
-    if (shape.sgm) {
+    if (shape.sgm || shape.cross) {
       // Marked apart for the profile (--profile): the costs, the paths, the winners.
       launch_sgm_volume(shape, batch, s, stream);
-      mark("sgm costs level " + std::to_string(s));
-      launch_sgm_paths(shape, batch, s, stream);
-      mark("sgm paths level " + std::to_string(s));
+      mark((shape.cross ? "cross aggregation level " : "sgm costs level ") + std::to_string(s));
+      if (shape.sgm) {
+        launch_sgm_paths(shape, batch, s, stream);
+        mark("sgm paths level " + std::to_string(s));
+      }
       launch_sgm_winners(shape, batch, s, stream);
     } else if (shape.window_path) {
       launch_match_window(shape, batch, ws, s, stream);

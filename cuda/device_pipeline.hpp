@@ -130,6 +130,13 @@ class DevicePipeline {
   DeviceBuffer<std::uint32_t> sgm_cost_[2], sgm_sum_[2];
   DeviceBuffer<unsigned long long> sgm_cells_;
   std::size_t sgm_capacity_ = 0;
+  // Cross-based aggregation's scratch (CrossBuffers in stage_args.hpp; empty without it): per
+  // view, sized for the finest level and reused by each; the hull sums hold sgm_capacity_ cells.
+  DeviceBuffer<std::uint32_t> cross_arms_[2], cross_hull_rel_[2], cross_hull_row_[2];
+  DeviceBuffer<std::int16_t> cross_hull_lo_[2], cross_hull_hi_[2];
+  DeviceBuffer<unsigned long long> cross_hull_cells_;
+  DeviceBuffer<std::uint32_t> cross_partial_[2];
+  DeviceBuffer<std::uint16_t> cross_counts_[2];
   DeviceBuffer<std::int32_t> label_[2], local_size_[2], size_[2];
   DeviceBuffer<std::uint8_t> post_active_[2];
   // The multi-step refinement (empty without it): arms and the rounds' two maps, per output view.

@@ -52,18 +52,13 @@ void check_frame_size(const FrameInput& f, int width, int height) {
   }
 }
 
-std::optional<ParameterError> cuda_engine_unsupported(const StereoParams& p,
+std::optional<ParameterError> cuda_engine_unsupported([[maybe_unused]] const StereoParams& p,
                                                       [[maybe_unused]] const BackgroundParams& b) {
-  const bool cross = p.aggregation == Aggregation::kCross;
-  if (cross || (p.aggregation == Aggregation::kSgm && p.sgm_cost == SgmCost::kCross)) {
-    const std::string key = cross ? "stereo.aggregation" : "stereo.sgm_cost";
-    const std::string reason =
-        "cross-based aggregation runs on the CPU engine only (the CUDA engine does not have it "
-        "yet): use engine: cpu, or another aggregation";
-    return ParameterError(key, key + " = cross: " + reason, reason);
-  }
-  // Every background option runs on both; the support-based absorption (issue 13) since the CUDA
-  // model classifies each tile's halo from the state before the frame's learning (background.cu).
+  // Every mode runs on both engines: cross-based aggregation (aggregation cross, sgm_cost cross)
+  // since cuda/kernels/cross.cu; every background option, the support-based absorption (issue 13)
+  // since the CUDA model classifies each tile's halo from the state before the frame's learning
+  // (background.cu). Kept, with the loader's report of it, for the next option that one engine
+  // has first.
   return std::nullopt;
 }
 

@@ -194,10 +194,10 @@ void check_frame_size(const FrameInput& frame, int width, int height);
 // ParameterError naming the configuration key.
 void check_engine_options(const EngineOptions& options);
 
-// What the CUDA engine cannot run (yet): cross-based aggregation (aggregation: cross, or sgm with
-// sgm_cost: cross) is built in the CPU engine only; the refinement (voting and interpolation) and
-// every background option run on both (`b` is there for the day one does not). A
-// ParameterError naming the key and saying why, or nothing. The CUDA engine throws it (construction
+// What the CUDA engine cannot run (yet): nothing today. Every aggregation (window, sgm, cross, and
+// sgm_cost cross), the refinement (voting and interpolation) and every background option run on
+// both; the check stays for the day an option is built in one engine first. A ParameterError
+// naming the key and saying why, or nothing. The CUDA engine throws it (construction
 // and set_params), and the daemon's loader reports it wherever the CUDA engine may run the pair
 // (engine: cuda or auto), so that a configuration `stereod --check` accepts is one the daemon runs.
 std::optional<ParameterError> cuda_engine_unsupported(const StereoParams& p,

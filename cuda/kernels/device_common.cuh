@@ -17,6 +17,25 @@ inline dim3 member_grid(int w, int h, int z) {
               static_cast<unsigned>((h + kBlockH - 1) / kBlockH), static_cast<unsigned>(z));
 }
 
+// A per-pixel kernel's place: member and view from blockIdx.z (`views` per member), the pixel
+// from the 32 x 8 block at `level`; `inside` false past the image.
+struct PixelAt {
+  const MemberArgs& a;
+  const LevelBuffers& lv;
+  int view, w, h, x, y, i;
+  bool inside;
+  __device__ PixelAt(const BatchRecord* batch, int views, int level = 0)
+      : a(*batch->member[blockIdx.z / views]),
+        lv(a.level[level]),
+        view(static_cast<int>(blockIdx.z) % views),
+        w(lv.width),
+        h(lv.height),
+        x(static_cast<int>(blockIdx.x * kBlockW + threadIdx.x)),
+        y(static_cast<int>(blockIdx.y * kBlockH + threadIdx.y)),
+        i(y * w + x),
+        inside(x < w && y < h) {}
+};
+
 // d at (x, y) of `map`, or kNoDisparity when it fails the left-right check against `other`
 // (direction -1: map is the left view's, its partner is at x - d), with the check switched off the
 // value as it is. The rule is pixel_ops.hpp's cross_checked, as on the CPU.

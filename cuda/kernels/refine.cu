@@ -20,6 +20,7 @@
 //
 // interpolate (refine_interpolate): one thread per pixel, Mei's 16-direction interpolation of the
 // holes the rounds left, into MemberArgs::refine_interpolated, which speckle_median then reads.
+#include "kernels/cross_arms.cuh"
 #include "kernels/device_common.cuh"
 #include "kernels/stages.hpp"
 #include "stereo/cross_ops.hpp"
@@ -29,25 +30,6 @@ namespace stereod::cuda {
 namespace {
 
 constexpr int kWarps = kBlockH;  // one warp per row of a 32 x 8 block
-
-// A per-pixel kernel's place: member and view from blockIdx.z (views per member), the pixel from
-// the 32 x 8 block; `inside` false past the image.
-struct PixelAt {
-  const MemberArgs& a;
-  const LevelBuffers& lv;
-  int view, w, h, x, y, i;
-  bool inside;
-  __device__ PixelAt(const BatchRecord* batch, int views)
-      : a(*batch->member[blockIdx.z / views]),
-        lv(a.level[0]),
-        view(static_cast<int>(blockIdx.z) % views),
-        w(lv.width),
-        h(lv.height),
-        x(static_cast<int>(blockIdx.x * kBlockW + threadIdx.x)),
-        y(static_cast<int>(blockIdx.y * kBlockH + threadIdx.y)),
-        i(y * w + x),
-        inside(x < w && y < h) {}
-};
 
 __global__ void __launch_bounds__(kBlockW* kBlockH)
     refine_prepare_kernel(const BatchRecord* __restrict__ batch, int views) {
@@ -63,15 +45,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
       a.size[view][find_root(a.label[view], i)] < sp.speckle_size) {
     q4[i] = kInvalidDisparity;
   }
-  const std::uint8_t* gray = p.lv.gray[view];
-  const int anchor = gray[i];
-  auto arm = [&](int dx, int dy, int room) {
-    return static_cast<std::uint32_t>(cross_arm_length(
-        anchor, [&](int k) { return int{gray[(y + k * dy) * w + x + k * dx]}; }, room,
-        sp.cross_tau1, sp.cross_tau2, sp.cross_l1, sp.cross_l2));
-  };
-  a.refine_arms[view][i] =
-      arm(-1, 0, x) | arm(1, 0, w - 1 - x) << 8 | arm(0, -1, y) << 16 | arm(0, 1, h - 1 - y) << 24;
+  a.refine_arms[view][i] = pixel_cross_arms(p.lv.gray[view], w, h, x, y, sp);
 }
 
 // Counts one pixel value per lane (kInvalidDisparity: no vote) into the warp's histogram. Where

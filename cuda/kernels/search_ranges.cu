@@ -41,8 +41,9 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   const bool finest = level == 0;
   const bool listed_for_post = finest && (view == 0 || a.out_disp[1] != nullptr);
   const std::uint8_t* mask = a.modeling ? lv.mask[view] : nullptr;
-  // Semi-global aggregation reads every pixel's range, as the CPU has it (sgm.cu).
-  const bool sgm = a.stereo.aggregation == Aggregation::kSgm;
+  // Semi-global and cross-based aggregation read every pixel's range, as the CPU has it (sgm.cu,
+  // cross.cu): every aggregation but the window's.
+  const bool sgm = a.stereo.aggregation != Aggregation::kWindow;
 
   // A tile without foreground in this view: nothing to match.
   bool active = true;

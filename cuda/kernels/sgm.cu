@@ -2,13 +2,14 @@
 // integer rules are sgm_ops.hpp, shared with the CPU engine, so the engines agree bit for bit).
 //
 // 1. Layout: the volume holds each pixel's candidates lo..hi (search_ranges.cu keeps the range the
-//    CPU has, candidates past the image edge included), rows in order: one block per row scans its
-//    widths (each pixel's offset within the row and the row's total), then one block per view scans
-//    the row totals into row starts and the level's cell count. A view over kSgmMaxCells fails the
+//    CPU has, candidates past the image edge included), rows in order (volume_layout.cuh): one
+//    block per row scans its widths, then one block per view the row totals into row starts and
+//    the level's cell count. A view over kSgmMaxCells fails the
 //    frame like the CPU's (the count goes to the slot's error word) and the later stages skip it.
 // 2. Costs: C and S = 0. sgm_cost window: match_generic.cu's volume mode (the window with the
 //    configuration's s and k); sgm_cost pixel: the pixel cost, a warp per 32 pixels of a row with
-//    its lanes over each pixel's candidates (coalesced).
+//    its lanes over each pixel's candidates (coalesced); sgm_cost cross and aggregation cross:
+//    cross.cu's region averages E (aggregation cross then skips the paths: its winners are E's).
 // 3. Paths: one warp per path line (a row, a column or a diagonal), pixels in path order, its lanes
 //    over the pixel's candidates (32 at a time). The predecessor's L lies in shared memory indexed
 //    by disparity (two planes per warp, the previous pixel's and the current one's), its minimum
@@ -17,55 +18,20 @@
 // 4. Winners: one thread per pixel, sgm_pick_winner over S (as the CPU's pick_winners).
 #include "kernels/device_common.cuh"
 #include "kernels/stages.hpp"
+#include "kernels/volume_layout.cuh"
+#include "stereo/cross_ops.hpp"
 #include "stereo/sgm.hpp"
 #include "stereo/sgm_ops.hpp"
 
 namespace stereod::cuda {
 namespace {
 
-constexpr int kLayoutThreads = 256;
-constexpr int kTotalThreads = 1024;
 constexpr int kPathWarps = 4;  // path lines per block
 constexpr unsigned kFull = 0xFFFFFFFFu;
-
-// Exclusive prefix sum over a block of blockDim.x (a multiple of 32, at most 1024) threads; the
-// block's total into *total. `scratch` holds 32 values.
-template <typename T>
-__device__ T block_exclusive_scan(T value, T* scratch, T* total) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  T inclusive = value;
-#pragma unroll
-  for (int off = 1; off < 32; off <<= 1) {
-    const T n = __shfl_up_sync(kFull, inclusive, off);
-    if (lane >= off) inclusive += n;
-  }
-  if (lane == 31) scratch[warp] = inclusive;
-  __syncthreads();
-  if (warp == 0) {
-    T v = lane < warps ? scratch[lane] : T(0);
-    T inc = v;
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-      const T n = __shfl_up_sync(kFull, inc, off);
-      if (lane >= off) inc += n;
-    }
-    if (lane < warps) scratch[lane] = inc - v;  // exclusive warp offsets
-    if (lane == warps - 1) *total = inc;
-  }
-  __syncthreads();
-  return scratch[warp] + inclusive - value;
-}
-
-__device__ __forceinline__ int range_width(const LevelBuffers& lv, int view, int i) {
-  const int lo = lv.lo[view][i], hi = lv.hi[view][i];
-  return hi >= lo ? hi - lo + 1 : 0;
-}
 
 // One block per row: each pixel's offset within the row, and the row's total (into sgm_row).
 __global__ void __launch_bounds__(kLayoutThreads)
     sgm_layout_rows_kernel(const BatchRecord* __restrict__ batch, int level) {
-  __shared__ std::uint32_t scratch[32];
-  __shared__ std::uint32_t total;
   const MemberArgs& a = *batch->member[blockIdx.z >> 1];
   const int view = blockIdx.z & 1;
   const LevelBuffers& lv = a.level[level];
@@ -74,37 +40,16 @@ __global__ void __launch_bounds__(kLayoutThreads)
   if (level == a.levels - 1 && view == 0 && y == 0 && threadIdx.x == 0 && a.out_sgm_cells) {
     *a.out_sgm_cells = 0;
   }
-  const int per = (w + kLayoutThreads - 1) / kLayoutThreads;
-  const int x0 = min(w, static_cast<int>(threadIdx.x) * per), x1 = min(w, x0 + per);
-  std::uint32_t sum = 0;
-  for (int x = x0; x < x1; ++x) sum += range_width(lv, view, y * w + x);
-  std::uint32_t at = block_exclusive_scan(sum, scratch, &total);
-  for (int x = x0; x < x1; ++x) {
-    lv.sgm_rel[view][y * w + x] = at;
-    at += range_width(lv, view, y * w + x);
-  }
-  if (threadIdx.x == 0) lv.sgm_row[view][y] = total;
+  layout_row(lv.lo[view], lv.hi[view], w, y, lv.sgm_rel[view], lv.sgm_row[view]);
 }
 
 // One block per view: row totals into row starts, and the level's cell count.
 __global__ void __launch_bounds__(kTotalThreads)
     sgm_layout_total_kernel(const BatchRecord* __restrict__ batch, int level) {
-  __shared__ unsigned long long scratch[32];
-  __shared__ unsigned long long total;
   const MemberArgs& a = *batch->member[blockIdx.z >> 1];
   const int view = blockIdx.z & 1;
   const LevelBuffers& lv = a.level[level];
-  const int h = lv.height;
-  const int per = (h + kTotalThreads - 1) / kTotalThreads;
-  const int y0 = min(h, static_cast<int>(threadIdx.x) * per), y1 = min(h, y0 + per);
-  unsigned long long sum = 0;
-  for (int y = y0; y < y1; ++y) sum += lv.sgm_row[view][y];
-  unsigned long long at = block_exclusive_scan(sum, scratch, &total);
-  for (int y = y0; y < y1; ++y) {
-    const std::uint32_t row = lv.sgm_row[view][y];
-    lv.sgm_row[view][y] = static_cast<std::uint32_t>(at);  // used only when the total fits
-    at += row;
-  }
+  const unsigned long long total = layout_rows(lv.sgm_row[view], lv.height);
   if (threadIdx.x == 0) {
     *lv.sgm_cells[view] = total;
     if (total > kSgmMaxCells && a.out_sgm_cells) atomicCAS(a.out_sgm_cells, 0ull, total);
@@ -177,9 +122,13 @@ __global__ void __launch_bounds__(kPathWarps * 32)
   if (*lv.sgm_cells[view] > a.sgm_capacity) return;
   const int w = lv.width, h = lv.height;
   const int dx = kDx[blockIdx.y], dy = kDy[blockIdx.y];
-  const int s = sgm_subwindow(a.stereo), k = sgm_best_k(a.stereo);
-  const std::uint32_t p1 = sgm_penalty(a.stereo.sgm_p1, s, k);
-  const std::uint32_t p2 = sgm_penalty(a.stereo.sgm_p2, s, k);
+  // Penalties in C's units: the window's pixel costs, or (sgm_cost cross) the region averages'
+  // kCrossScale fractions of one, as the CPU matcher's sgm_options scales them.
+  const std::uint32_t unit = a.stereo.sgm_cost == SgmCost::kCross
+                                 ? kCrossScale
+                                 : sgm_penalty(1, sgm_subwindow(a.stereo), sgm_best_k(a.stereo));
+  const std::uint32_t p1 = static_cast<std::uint32_t>(a.stereo.sgm_p1) * unit;
+  const std::uint32_t p2 = static_cast<std::uint32_t>(a.stereo.sgm_p2) * unit;
   for (int i = threadIdx.x; i < 256; i += blockDim.x) {
     jumps[i] = sgm_jump_penalty(p1, p2, a.stereo.sgm_gradient, i);
   }
@@ -280,9 +229,10 @@ __global__ void __launch_bounds__(kPathWarps * 32)
   }
 }
 
-// One thread per pixel: the winner and what comes with it, from S.
+// One thread per pixel: the winner and what comes with it, from S; without `paths` (aggregation
+// cross) from the volume itself, E (cross.cu), as the CPU's pick_volume_winners over it.
 __global__ void __launch_bounds__(kBlockW* kBlockH)
-    sgm_winners_kernel(const BatchRecord* __restrict__ batch, int level) {
+    sgm_winners_kernel(const BatchRecord* __restrict__ batch, int level, bool paths) {
   const MemberArgs& a = *batch->member[blockIdx.z >> 1];
   const int view = blockIdx.z & 1;
   const LevelBuffers& lv = a.level[level];
@@ -298,7 +248,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   const std::size_t at =
       hi >= lo ? std::size_t{lv.sgm_row[view][y]} + lv.sgm_rel[view][i] : std::size_t{0};
   const std::uint32_t* cost = a.sgm_cost[view] + at;
-  const std::uint32_t* sum = a.sgm_sum[view] + at;
+  const std::uint32_t* sum = (paths ? a.sgm_sum[view] : a.sgm_cost[view]) + at;
   auto cost_at = [&](int d) -> std::uint32_t {
     if (d < lo || d > hi || cost[d - lo] == kNoCost) return kNoCost;
     return sum[d - lo];
@@ -324,7 +274,9 @@ void launch_sgm_volume(const BatchShape& shape, const BatchRecord* batch, int le
   STEREOD_CUDA_LAUNCHED("sgm_layout_rows_kernel");
   sgm_layout_total_kernel<<<dim3(1, 1, views), kTotalThreads, 0, stream>>>(batch, level);
   STEREOD_CUDA_LAUNCHED("sgm_layout_total_kernel");
-  if (shape.sgm_window_cost) {
+  if (shape.cross) {
+    launch_cross_aggregation(shape, batch, level, stream);
+  } else if (shape.sgm_window_cost) {
     launch_match_generic(shape, batch, level, stream, true);
   } else {
     sgm_pixel_costs_kernel<<<member_grid(w, h, static_cast<int>(views)), dim3(kBlockW, kBlockH), 0,
@@ -352,7 +304,7 @@ void launch_sgm_winners(const BatchShape& shape, const BatchRecord* batch, int l
                         cudaStream_t stream) {
   const int w = shape.level_width[level], h = shape.level_height[level];
   sgm_winners_kernel<<<member_grid(w, h, 2 * shape.count), dim3(kBlockW, kBlockH), 0, stream>>>(
-      batch, level);
+      batch, level, shape.sgm);
   STEREOD_CUDA_LAUNCHED("sgm_winners_kernel");
 }
 

@@ -80,6 +80,22 @@ struct LevelBuffers {
   unsigned long long* sgm_cells[2] = {nullptr, nullptr};
 };
 
+// Cross-based aggregation's scratch (cross.cu; null without it), per view, for the level being
+// matched: each pixel's arms (left | right << 8 | up << 16 | down << 24), and per iteration the
+// hulls (the candidates each pixel's inner sums are needed for), their layout (as sgm_rel /
+// sgm_row), the cell count, the inner arms' sums over the hulls and (iterations after the first)
+// how many values each holds.
+struct CrossBuffers {
+  std::uint32_t* arms[2] = {nullptr, nullptr};
+  std::int16_t* hull_lo[2] = {nullptr, nullptr};
+  std::int16_t* hull_hi[2] = {nullptr, nullptr};
+  std::uint32_t* hull_rel[2] = {nullptr, nullptr};
+  std::uint32_t* hull_row[2] = {nullptr, nullptr};
+  unsigned long long* hull_cells = nullptr;  // [view]
+  std::uint32_t* partial[2] = {nullptr, nullptr};
+  std::uint16_t* counts[2] = {nullptr, nullptr};
+};
+
 struct MemberArgs {
   int width = 0, height = 0, levels = 0;
   StereoParams stereo;
@@ -143,6 +159,10 @@ struct MemberArgs {
   std::uint32_t* sgm_sum[2] = {nullptr, nullptr};
   unsigned long long sgm_capacity = 0;
   unsigned long long* out_sgm_cells = nullptr;
+  // Cross-based aggregation: its scratch; the volume's E goes to sgm_cost (iterations alternate
+  // between sgm_sum and sgm_cost, the last writing sgm_cost). The hull sums hold sgm_capacity
+  // cells.
+  CrossBuffers cross;
 };
 
 struct BatchRecord {

@@ -41,6 +41,10 @@ struct BatchShape {
   // finest level's disparities size its path kernel's scratch.
   bool sgm = false;
   bool sgm_window_cost = false;  // sgm_cost window (else the pixel cost)
+  // Cross-based aggregation (cross.cu) fills the volume: aggregation cross (its winners straight
+  // from the volume), or sgm with sgm_cost cross (then the paths); over cross_iterations.
+  bool cross = false;
+  int cross_iterations = 1;
   int sgm_paths = 4;
   int max_disparity = 0;
 
@@ -104,10 +108,16 @@ void launch_match_generic(const BatchShape& shape, const BatchRecord* batch, int
                           cudaStream_t stream, bool volume = false);
 
 // Semi-global aggregation at one level, after the search ranges (sgm.cu): the volume's layout (a
-// scan of the range widths) and its costs (the pixel cost, or launch_match_generic's volume
-// mode); the paths; the winners.
+// scan of the range widths) and its costs (the pixel cost, launch_match_generic's volume mode, or
+// launch_cross_aggregation's averages); the paths (sgm only); the winners (from S, or with
+// aggregation cross from the averages themselves).
 void launch_sgm_volume(const BatchShape& shape, const BatchRecord* batch, int level,
                        cudaStream_t stream);
+// Cross-based aggregation at one level (cross.cu), called by launch_sgm_volume after the layout:
+// each pixel's arms, then per iteration the hulls, their layout, the inner arms' sums and the
+// outer arms' averages E into the volume (with sgm, S zeroed for the paths).
+void launch_cross_aggregation(const BatchShape& shape, const BatchRecord* batch, int level,
+                              cudaStream_t stream);
 void launch_sgm_paths(const BatchShape& shape, const BatchRecord* batch, int level,
                       cudaStream_t stream);
 void launch_sgm_winners(const BatchShape& shape, const BatchRecord* batch, int level,

@@ -109,10 +109,7 @@ class CpuStereoMatcher {
   void aggregate_cross(Level& lv, const ViewMatch (&views)[2]);
   // The semi-global pass's options at level s; `scale`: the costs' units per pixel cost.
   SgmOptions sgm_options(int s, int disparities, std::uint32_t scale) const;
-  bool uses_cross() const {
-    return params_.aggregation == Aggregation::kCross ||
-           (params_.aggregation == Aggregation::kSgm && params_.sgm_cost == SgmCost::kCross);
-  }
+  bool uses_cross() const { return uses_cross_aggregation(params_); }
   bool uses_mean_removal() const {
     return params_.ad_mean_radius > 0 && params_.cost != MatchingCost::kCensus;
   }

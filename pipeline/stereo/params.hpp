@@ -183,6 +183,12 @@ STEREOD_HD int sgm_subwindow(const StereoParams& p) {
 STEREOD_HD int sgm_best_k(const StereoParams& p) {
   return p.sgm_cost == SgmCost::kPixel ? 0 : p.best_k;
 }
+// Whether matching aggregates over cross-based regions: aggregation cross, or sgm whose cost is
+// the region average (sgm_cost cross). Both engines decide their passes by it.
+inline bool uses_cross_aggregation(const StereoParams& p) {
+  return p.aggregation == Aggregation::kCross ||
+         (p.aggregation == Aggregation::kSgm && p.sgm_cost == SgmCost::kCross);
+}
 
 // Throws the first problem that check_params finds.
 void validate_params(const StereoParams& p);

@@ -319,6 +319,20 @@ void expect_same_random_case(const std::string& what, const StereoParams& sp,
   }
 }
 
+// Calls fn(files, scene) for each of the four v2 scenes found under data_dir() (the slower modes'
+// scene tests keep to them for the CPU side's time); returns how many there were.
+template <typename Fn>
+int for_each_v2_scene(const Fn& fn) {
+  int found = 0;
+  for (const auto& files : find_scenes(data_dir())) {
+    const std::string& n = files.name;
+    if (n != "tsukuba" && n != "venus" && n != "teddy" && n != "cones") continue;
+    ++found;
+    fn(files, load_scene(files));
+  }
+  return found;
+}
+
 }  // namespace
 
 TEST(Gpu, DeviceSummaryNamesTheDevice) {
@@ -846,31 +860,146 @@ TEST(Gpu, ParameterChangeMidStream) {
   expect_same_frame("after", cpu, *gpu, frame_of(p.left, p.right, 1));
 }
 
-// Cross-based aggregation is built in the CPU engine only: the CUDA engine refuses it, at
-// construction and at set_params (where it keeps its parameters and goes on matching), naming
-// the key.
-TEST(Gpu, CrossAggregationIsRefusedNotRunAsTheWindow) {
+// Cross-based aggregation (cuda/kernels/cross.cu) switched on by set_params on an engine that ran
+// the window (its buffers and launches come with the new parameters), then over the cell limit:
+// a frame whose volume would pass kSgmMaxCells fails on both engines with the same error (which
+// names cross-based aggregation's volume), and the engine goes on with frames equal to the CPU's.
+TEST(Gpu, CrossAggregationBySetParamsAndOverTheCellLimit) {
   REQUIRE_GPU();
   StereoParams sp;
   sp.max_disparity = 64;
-  StereoParams cross = sp;
-  cross.aggregation = Aggregation::kCross;
-  try {
-    make_engine("cuda", options_for(320, 240, cross, background_off()));
-    ADD_FAILURE() << "the CUDA engine took aggregation: cross";
-  } catch (const ParameterError& e) {
-    EXPECT_EQ(e.parameter(), "stereo.aggregation");
-  }
-  const auto p = random_pair(320, 240, 64, 56, false);
-  auto gpu = make_engine("cuda", options_for(320, 240, sp, background_off()));
+  const auto p = random_pair(1024, 768, 64, 56, false);
+  auto gpu = make_engine("cuda", sgm_options(1024, 768, sp, background_off()));
   CpuPairProcessor cpu(sp, background_off());
-  StereoParams sgm_cross = sp;
-  sgm_cross.aggregation = Aggregation::kSgm;
-  sgm_cross.sgm_cost = SgmCost::kCross;
-  for (const StereoParams& bad : {cross, sgm_cross}) {
-    EXPECT_THROW(gpu->set_params(bad, background_off()), ParameterError);
+  expect_same_outputs("window", cpu, *gpu, frame_of(p.left, p.right, 0), true);
+  sp.aggregation = Aggregation::kCross;
+  cpu.set_params(sp, background_off());
+  gpu->set_params(sp, background_off());
+  expect_same_outputs("cross", cpu, *gpu, frame_of(p.left, p.right, 1), true);
+  sp.levels = 1;  // every pixel of 1024 x 768 searches 64 disparities: 50 M cells > 2^25
+  for (const bool semi_global : {false, true}) {
+    sp.aggregation = semi_global ? Aggregation::kSgm : Aggregation::kCross;
+    sp.sgm_cost = SgmCost::kCross;
+    cpu.set_params(sp, background_off());
+    gpu->set_params(sp, background_off());
+    const std::string what = semi_global ? "sgm_cost cross" : "cross";
+    PairFrame pf{p.left.view(), p.right.view(), {}, {}};
+    PairOutput ref;
+    std::string cpu_error;
+    try {
+      cpu.process(pf, ref);
+    } catch (const std::runtime_error& e) {
+      cpu_error = e.what();
+    }
+    EXPECT_NE(cpu_error.find("stereo.aggregation cross"), std::string::npos) << cpu_error;
+    ASSERT_EQ(gpu->submit(frame_of(p.left, p.right, 2)), SubmitStatus::kAccepted);
+    auto r = gpu->poll(60s);
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(r->ok) << what;
+    EXPECT_EQ(r->error, cpu_error) << what;
   }
-  expect_same_frame("after the refusals", cpu, *gpu, frame_of(p.left, p.right, 0));
+  sp.levels = 4;
+  sp.aggregation = Aggregation::kCross;
+  sp.cross_iterations = 2;
+  cpu.set_params(sp, background_off());
+  gpu->set_params(sp, background_off());
+  expect_same_outputs("cross, 2 iterations", cpu, *gpu, frame_of(p.left, p.right, 3), true);
+}
+
+// Cross-based aggregation on random cases against the CPU engine, bit for bit: alone (its winners
+// from the region averages) and as the semi-global pass's cost (sgm_cost cross, 4 and 8 paths,
+// penalties and gradients); sizes, ranges and levels; the arms' thresholds and lengths; 1 to 4
+// iterations (both orders); uniqueness, subpixel on and off, the matching cost; the background
+// model's masks (a short synthetic sequence); the refinement after it; confidence on and off.
+TEST(Gpu, CrossRandomCasesBitExact) {
+  REQUIRE_GPU();
+  struct Size {
+    int w, h;
+  };
+  const Size sizes[] = {{16, 16}, {17, 31}, {64, 48}, {160, 120}, {203, 157}, {320, 240}};
+  const int ranges[] = {8, 15, 16, 32, 48, 64, 128};
+  std::mt19937 rng(18);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  int compared = 0;
+  for (int c = 0; c < 40; ++c) {
+    const Size size = sizes[pick(6)];
+    StereoParams sp;
+    sp.aggregation = pick(3) == 0 ? Aggregation::kSgm : Aggregation::kCross;
+    sp.sgm_cost = SgmCost::kCross;
+    sp.max_disparity = std::min(ranges[pick(7)], size.w - 1);
+    sp.levels = 1 + pick(4);
+    sp.cross_iterations = 1 + pick(kMaxCrossIterations);
+    if (pick(3) != 0) {
+      sp.cross_tau1 = 1 + pick(60);
+      sp.cross_tau2 = pick(sp.cross_tau1 + 1);
+      sp.cross_l1 = 1 + pick(pick(2) ? 40 : kMaxCrossArm);
+      sp.cross_l2 = pick(sp.cross_l1 + 1);
+    }
+    if (sp.aggregation == Aggregation::kSgm) {
+      sp.sgm_paths = pick(2) ? 8 : 4;
+      sp.sgm_p1 = pick(4) == 0 ? 0 : pick(200);
+      sp.sgm_p2 = pick(5) == 0 ? sp.sgm_p1 : sp.sgm_p1 + pick(kMaxSgmPenalty - sp.sgm_p1 + 1);
+      sp.sgm_gradient = pick(3) == 0 ? 0 : pick(256);
+    }
+    sp.uniqueness = pick(3) == 0 ? 1 + pick(30) : 0;
+    sp.subpixel = pick(4) != 0;
+    sp.cost = static_cast<MatchingCost>(pick(3));
+    sp.fill = pick(2) != 0;
+    sp.refine = pick(4) == 0;
+    // The synthetic video needs a few disparities beyond its background's, and fewer than half
+    // the width.
+    const bool modeling =
+        pick(3) == 0 && size.w >= 160 && sp.max_disparity >= 32 && 2 * sp.max_disparity < size.w;
+    const bool confidence = pick(2) != 0;
+    const bool noise = !modeling && pick(4) == 0;
+    const BackgroundParams bp = case_background(modeling, modeling && pick(2) != 0);
+    if (!case_runs(sp, size.w, size.h)) continue;
+    std::ostringstream what;
+    what << "case " << c << ": " << size.w << "x" << size.h << " D=" << sp.max_disparity
+         << " L=" << sp.levels << " " << to_string(sp.aggregation) << " iterations "
+         << sp.cross_iterations << " arms " << sp.cross_tau1 << "/" << sp.cross_tau2 << "/"
+         << sp.cross_l1 << "/" << sp.cross_l2 << " uniqueness " << sp.uniqueness << " subpixel "
+         << sp.subpixel << " cost " << static_cast<int>(sp.cost) << (sp.refine ? " refine" : "")
+         << (modeling ? " masks" : "") << (noise ? " noise" : "");
+    if (sp.aggregation == Aggregation::kSgm) {
+      what << " paths " << sp.sgm_paths << " P1 " << sp.sgm_p1 << " P2 " << sp.sgm_p2 << " g "
+           << sp.sgm_gradient;
+    }
+    expect_same_random_case(what.str(), sp, bp, size.w, size.h, noise, confidence, rng());
+    if (HasFailure()) return;
+    ++compared;
+  }
+  std::printf("[ GPU      ] %d cross-based cases bit-exact\n", compared);
+}
+
+// Cross-based aggregation on the v2 scenes (the CPU side's time keeps it to them), every output:
+// its defaults, two iterations with the refinement, and as the semi-global pass's cost.
+TEST(Gpu, MiddleburyScenesCrossBitExact) {
+  REQUIRE_GPU();
+  const int compared = for_each_v2_scene([](const auto& files, const Scene& scene) {
+    for (int mode = 0; mode < 3; ++mode) {
+      StereoParams sp;
+      sp.max_disparity = files.max_disparity;
+      sp.fill = true;
+      sp.aggregation = Aggregation::kCross;
+      if (mode == 1) {
+        sp.cross_iterations = 2;
+        sp.refine = true;
+      }
+      if (mode == 2) {
+        sp.aggregation = Aggregation::kSgm;
+        sp.sgm_cost = SgmCost::kCross;
+      }
+      static const char* const kModes[] = {" cross", " cross 2 iterations + refine",
+                                           " sgm_cost cross"};
+      CpuPairProcessor cpu(sp, background_off());
+      auto gpu = make_engine(
+          "cuda", sgm_options(scene.left.width(), scene.left.height(), sp, background_off()));
+      expect_same_outputs(files.name + kModes[mode], cpu, *gpu, frame_of(scene.left, scene.right),
+                          true);
+    }
+  });
+  EXPECT_EQ(compared, 4);
 }
 
 // Semi-global aggregation on random cases against the CPU engine, bit for bit: sizes, ranges and
@@ -1087,13 +1216,7 @@ TEST(Gpu, RefinementRandomCasesBitExact) {
 // parameters).
 TEST(Gpu, MiddleburyScenesRefinedBitExact) {
   REQUIRE_GPU();
-  const auto scenes = find_scenes(data_dir());
-  int compared = 0;
-  for (const auto& files : scenes) {
-    const std::string& n = files.name;
-    if (n != "tsukuba" && n != "venus" && n != "teddy" && n != "cones") continue;
-    ++compared;
-    const Scene scene = load_scene(files);
+  const int compared = for_each_v2_scene([](const auto& files, const Scene& scene) {
     for (const Aggregation aggregation : {Aggregation::kWindow, Aggregation::kSgm}) {
       StereoParams sp;
       sp.max_disparity = files.max_disparity;
@@ -1114,7 +1237,7 @@ TEST(Gpu, MiddleburyScenesRefinedBitExact) {
       expect_same_outputs(what + " + interpolation", cpu, *gpu,
                           frame_of(scene.left, scene.right, 2), true);
     }
-  }
+  });
   EXPECT_EQ(compared, 4);
 }
 

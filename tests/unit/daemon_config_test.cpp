@@ -118,51 +118,21 @@ TEST(DaemonConfig, SemiGlobalAggregationRunsOnEveryEngine) {
   EXPECT_TRUE(issues(kBase + "stereo: {aggregation: sgm}\n").empty());
 }
 
-// Where the CUDA engine may run a pair (engine cuda, and auto, which picks it on a host with a
-// usable GPU), the loader refuses what only the CPU engine has, at the key that asks for it (the
-// pair's, with its position, or the inherited top-level one), and says why; with engine cpu it
-// loads. One case per refused option.
-namespace {
-
-struct CpuOnlyCase {
-  std::string pair;     // a pair's configuration that asks for it
-  std::string key;      // where the pair's request is reported
-  int line, column;     // and at which position of the pair's text
-  std::string top;      // the same asked for in a top-level section, for every pair
-  std::string top_key;  // where that is reported
-};
-
-void expect_cpu_only(const CpuOnlyCase& c) {
-  SCOPED_TRACE(c.key);
+// Every mode loads wherever the CUDA engine may run a pair (engine cuda, and auto, which picks it
+// on a host with a usable GPU): cross-based aggregation, alone or as SGM's cost (cuda/kernels/
+// cross.cu), the refinement (its voting and its interpolation) after every aggregation, and the
+// background model's support-based absorption (issue 13).
+TEST(DaemonConfig, EveryModeLoadsForTheCudaEngine) {
   for (const std::string engine : {"", "engine: auto\n", "engine: cuda\n"}) {
-    const auto v = issues(c.pair + engine);
-    ASSERT_EQ(v.size(), 1u) << engine << test::all_issues(v);
-    EXPECT_EQ(v[0].key, c.key);
-    EXPECT_EQ(v[0].line, c.line);
-    EXPECT_EQ(v[0].column, c.column);
-    EXPECT_TRUE(mentions(v, c.key, "CPU engine only")) << v[0].message;
+    EXPECT_TRUE(issues(pair_with_aggregation("cross") + engine).empty()) << engine;
+    EXPECT_TRUE(issues(kBase + engine + "stereo: {aggregation: sgm, sgm_cost: cross}\n").empty())
+        << engine;
+    EXPECT_TRUE(
+        issues(kBase + engine + "stereo: {aggregation: cross, cross_iterations: 4}\n").empty())
+        << engine;
   }
-  EXPECT_TRUE(mentions(issues(c.pair), c.key, "engine: auto picks"));
-  EXPECT_TRUE(issues(c.pair + "engine: cpu\n").empty());
-  const auto v = issues(kBase + c.top);
-  ASSERT_EQ(v.size(), 1u) << test::all_issues(v);
-  EXPECT_EQ(v[0].key, c.top_key);
-  EXPECT_EQ(v[0].line, 6);
-  EXPECT_TRUE(mentions(v, c.top_key, "pairs[0] inherits it")) << v[0].message;
-  EXPECT_TRUE(issues(kBase + "engine: cpu\n" + c.top).empty());
-}
-
-}  // namespace
-
-// Cross-based aggregation (alone, or as SGM's cost) is CPU-only. The refinement (its voting and
-// its interpolation, after either aggregation the CUDA engine has) and the background model's
-// support-based absorption (issue 13) run on both engines.
-TEST(DaemonConfig, CpuOnlyOptionsNeedTheCpuEngine) {
-  expect_cpu_only({pair_with_aggregation("cross"), "pairs[0].stereo.aggregation", 10, 20,
-                   "stereo: {aggregation: sgm, sgm_cost: cross}\n", "stereo.sgm_cost"});
-  // Not asked for: sgm_cost cross without sgm.
   EXPECT_TRUE(issues(kBase + "engine: cuda\nstereo: {sgm_cost: cross}\n").empty());
-  for (const std::string aggregation : {"window", "sgm"}) {
+  for (const std::string aggregation : {"window", "sgm", "cross"}) {
     EXPECT_TRUE(
         issues(pair_with_aggregation(aggregation + "\n      refine: true") + "engine: cuda\n")
             .empty());

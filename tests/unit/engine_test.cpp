@@ -197,23 +197,23 @@ TEST(CpuEngine, RejectsWrongSizesAndBadOptions) {
   EXPECT_THROW(make_engine("gpu", small_options()), std::invalid_argument);
 }
 
-// What the CUDA engine refuses (and the loader with it, where the CUDA engine may run a pair):
-// cross-based aggregation, alone or under SGM, named at its key; every other mode runs on it.
-TEST(CudaEngineUnsupported, CrossAggregationOnly) {
+// Cross-based aggregation, alone or as SGM's cost, runs on the CUDA engine too (cuda/kernels/
+// cross.cu; gpu_tests: Gpu.CrossRandomCasesBitExact): nothing about it is refused.
+TEST(CudaEngineUnsupported, CrossAggregationRunsOnBoth) {
   StereoParams p;
   EXPECT_FALSE(cuda_engine_unsupported(p));
   p.aggregation = Aggregation::kSgm;
   EXPECT_FALSE(cuda_engine_unsupported(p));
   p.sgm_cost = SgmCost::kCross;
-  ASSERT_TRUE(cuda_engine_unsupported(p));
-  EXPECT_EQ(cuda_engine_unsupported(p)->parameter(), "stereo.sgm_cost");
-  p.aggregation = Aggregation::kCross;
-  ASSERT_TRUE(cuda_engine_unsupported(p));
-  EXPECT_EQ(cuda_engine_unsupported(p)->parameter(), "stereo.aggregation");
-  EXPECT_NE(std::string(cuda_engine_unsupported(p)->what()).find("CPU engine only"),
-            std::string::npos);
-  p.aggregation = Aggregation::kWindow;  // sgm_cost cross unused
   EXPECT_FALSE(cuda_engine_unsupported(p));
+  p.aggregation = Aggregation::kCross;
+  for (int n = 1; n <= kMaxCrossIterations; ++n) {
+    p.cross_iterations = n;
+    EXPECT_FALSE(cuda_engine_unsupported(p));
+    p.refine = true;
+    EXPECT_FALSE(cuda_engine_unsupported(p));
+    p.refine = false;
+  }
 }
 
 // The multi-step refinement, its region voting and its interpolation, runs on the CUDA engine
