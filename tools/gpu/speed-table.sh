@@ -5,11 +5,13 @@
 #   BASE   an older stereod-bench to time beside it (optional; only options both know are used)
 #   SGM    libsgm-bench folder (optional)
 #   DATA   Middlebury folder for the CUDA accuracy check (default: ../shared/data, else tests/data)
+#   EXTRA  options added to every speed run of both builds, e.g. EXTRA="--set refine=false" for
+#          issue 11's configuration (the window alone) after the defaults gained the refinement
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BENCH=${BENCH:-build/tools/stereod-bench}
 DATA=${DATA:-$([ -d ../shared/data ] && echo ../shared/data || echo tests/data)}
-S="speed --engine cuda"
+S="speed --engine cuda ${EXTRA:-}"
 run() { echo "== $*"; $BENCH $S "$@" 2>&1; }
 base() { [ -n "${BASE:-}" ] && { echo "== (before) $*"; $BASE $S "$@" 2>&1; }; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>/dev/null
