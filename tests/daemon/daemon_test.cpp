@@ -143,8 +143,9 @@ TEST(Daemon, DefaultRigFramesMatchTheGroundTruth) {
   EXPECT_EQ(d.wait_exit(5s), 0);
 }
 
-// outputs.confidence on the CPU engine: every frame carries the map, 0 exactly where there is no
-// disparity, graded where there is one.
+// outputs.confidence on the CPU engine: every frame carries the map, 0 wherever there is no
+// disparity, graded where there is one; 0 also where the refinement (on by default) gave the
+// disparity, which is not a match, and those are a small share.
 TEST(Daemon, TheCpuEngineSendsConfidence) {
   Fixture f("confidence");
   std::string text = default_config(f.endpoint);
@@ -157,7 +158,7 @@ TEST(Daemon, TheCpuEngineSendsConfidence) {
   DaemonProcess d(f.config, f.log, f.notify_path);
   ASSERT_GE(notify.wait_for("READY=1", 0, 20s), 0) << read_text(f.log);
   client::Subscriber sub(f.endpoint);
-  long long with_disparity = 0, graded = 0;
+  long long with_disparity = 0, graded = 0, unmatched = 0;
   for (int n = 0; n < 10; ++n) {
     const client::Frame fr = next_frame(sub, 20s);
     ASSERT_TRUE(fr.header().ok()) << fr.header().info.error;
@@ -168,14 +169,18 @@ TEST(Daemon, TheCpuEngineSendsConfidence) {
     for (int y = 0; y < disp.height; ++y) {
       for (int x = 0; x < disp.width; ++x) {
         const bool has = disp(x, y) != kInvalidDisparity;
-        ASSERT_EQ(conf(x, y) != 0, has) << "pixel " << x << "," << y;
+        if (!has) {
+          ASSERT_EQ(conf(x, y), 0) << "pixel " << x << "," << y;
+        }
         with_disparity += has;
+        unmatched += has && conf(x, y) == 0;
         graded += conf(x, y) > 1 && conf(x, y) < 255;
       }
     }
   }
   EXPECT_GT(with_disparity, 0);
   EXPECT_GT(graded, 0);
+  EXPECT_LT(unmatched, with_disparity / 5);
   EXPECT_EQ(read_text(f.log).find("computes no confidence"), std::string::npos) << read_text(f.log);
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(5s), 0);
