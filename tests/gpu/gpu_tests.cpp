@@ -1055,18 +1055,9 @@ TEST(Gpu, SemiGlobalRandomCasesBitExact) {
   std::printf("[ GPU      ] %d semi-global cases bit-exact\n", compared);
 }
 
-// Semi-global pairs batched together (one launch covers several pairs' volumes and paths), each
-// equal to its own CPU engine: two with different penalties share batches, 8 paths go apart.
-TEST(Gpu, SemiGlobalBatchedPairsEqualCpu) {
-  REQUIRE_GPU();
-  std::vector<StereoParams> params(3);
-  for (auto& sp : params) {
-    sp.max_disparity = 48;
-    sp.aggregation = Aggregation::kSgm;
-  }
-  params[1].sgm_p1 = 20, params[1].sgm_p2 = 100, params[1].sgm_gradient = 0;
-  params[1].uniqueness = 10;
-  params[2].sgm_paths = 8;
+// Pairs of one size with per-pair parameters of a volume mode, submitted together, against the
+// CPU engine frame by frame (left, right, cost ratio, mask); the first two must share a batch.
+static void expect_batched_volume_pairs_equal_cpu(const std::vector<StereoParams>& params) {
   BackgroundParams bp;
   bp.warmup = 2;
   auto group = make_engine_group();
@@ -1107,10 +1098,41 @@ TEST(Gpu, SemiGlobalBatchedPairsEqualCpu) {
       EXPECT_EQ(first_difference(ref.foreground.data(), r->foreground.data, 320, 240), "")
           << what << " (mask)";
     }
-    if (HasFailure()) return;
+    if (::testing::Test::HasFailure()) return;
   }
   const CudaBatchStats stats = cuda_engine_batch_stats(*gpus.front());
   EXPECT_LT(stats.batches, stats.frames) << "the first two pairs never shared a batch";
+}
+
+// Semi-global pairs batched together (one launch covers several pairs' volumes and paths), each
+// equal to its own CPU engine: two with different penalties share batches, 8 paths go apart.
+TEST(Gpu, SemiGlobalBatchedPairsEqualCpu) {
+  REQUIRE_GPU();
+  std::vector<StereoParams> params(3);
+  for (auto& sp : params) {
+    sp.max_disparity = 48;
+    sp.aggregation = Aggregation::kSgm;
+  }
+  params[1].sgm_p1 = 20, params[1].sgm_p2 = 100, params[1].sgm_gradient = 0;
+  params[1].uniqueness = 10;
+  params[2].sgm_paths = 8;
+  expect_batched_volume_pairs_equal_cpu(params);
+}
+
+// The same for cross-based aggregation: alone with its defaults and with other arms (those two
+// share batches), and with two iterations as the cost under SGM.
+TEST(Gpu, CrossBatchedPairsEqualCpu) {
+  REQUIRE_GPU();
+  std::vector<StereoParams> params(3);
+  for (auto& sp : params) {
+    sp.max_disparity = 48;
+    sp.aggregation = Aggregation::kCross;
+  }
+  params[1].cross_l1 = 12, params[1].cross_l2 = 6, params[1].cross_tau1 = 20;
+  params[2].aggregation = Aggregation::kSgm;
+  params[2].sgm_cost = SgmCost::kCross;
+  params[2].cross_iterations = 2;
+  expect_batched_volume_pairs_equal_cpu(params);
 }
 
 // A frame whose volume would pass kSgmMaxCells fails on both engines with the same error, and the
