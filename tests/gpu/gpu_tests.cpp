@@ -1055,6 +1055,16 @@ TEST(Gpu, SemiGlobalRandomCasesBitExact) {
   std::printf("[ GPU      ] %d semi-global cases bit-exact\n", compared);
 }
 
+// Three pairs' parameters for the batched tests: D 48 and the given aggregation.
+static std::vector<StereoParams> three_pairs_of(Aggregation aggregation) {
+  std::vector<StereoParams> params(3);
+  for (auto& sp : params) {
+    sp.max_disparity = 48;
+    sp.aggregation = aggregation;
+  }
+  return params;
+}
+
 // Pairs of one size with per-pair parameters of a volume mode, submitted together, against the
 // CPU engine frame by frame (left, right, cost ratio, mask); the first two must share a batch.
 static void expect_batched_volume_pairs_equal_cpu(const std::vector<StereoParams>& params) {
@@ -1108,11 +1118,7 @@ static void expect_batched_volume_pairs_equal_cpu(const std::vector<StereoParams
 // equal to its own CPU engine: two with different penalties share batches, 8 paths go apart.
 TEST(Gpu, SemiGlobalBatchedPairsEqualCpu) {
   REQUIRE_GPU();
-  std::vector<StereoParams> params(3);
-  for (auto& sp : params) {
-    sp.max_disparity = 48;
-    sp.aggregation = Aggregation::kSgm;
-  }
+  std::vector<StereoParams> params = three_pairs_of(Aggregation::kSgm);
   params[1].sgm_p1 = 20, params[1].sgm_p2 = 100, params[1].sgm_gradient = 0;
   params[1].uniqueness = 10;
   params[2].sgm_paths = 8;
@@ -1123,11 +1129,7 @@ TEST(Gpu, SemiGlobalBatchedPairsEqualCpu) {
 // share batches), and with two iterations as the cost under SGM.
 TEST(Gpu, CrossBatchedPairsEqualCpu) {
   REQUIRE_GPU();
-  std::vector<StereoParams> params(3);
-  for (auto& sp : params) {
-    sp.max_disparity = 48;
-    sp.aggregation = Aggregation::kCross;
-  }
+  std::vector<StereoParams> params = three_pairs_of(Aggregation::kCross);
   params[1].cross_l1 = 12, params[1].cross_l2 = 6, params[1].cross_tau1 = 20;
   params[2].aggregation = Aggregation::kSgm;
   params[2].sgm_cost = SgmCost::kCross;
