@@ -33,6 +33,21 @@
 namespace stereod::bench {
 namespace {
 
+// The nonzero bytes of n at p. Eight at a time: in ((w & 0x7F..) + 0x7F..) | w the top bit of each
+// byte is set exactly where that byte of w is nonzero.
+long long nonzero_bytes(const std::uint8_t* p, int n) {
+  constexpr std::uint64_t kLow7 = 0x7F7F7F7F7F7F7F7FULL;
+  long long count = 0;
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, sizeof w);
+    count += popcount64((((w & kLow7) + kLow7) | w) & ~kLow7);
+  }
+  for (; i < n; ++i) count += p[i] != 0;
+  return count;
+}
+
 using Clock = std::chrono::steady_clock;
 
 double percentile(std::vector<double> v, double p) {
@@ -313,14 +328,14 @@ class Runner {
       rec.result_ms = now_ms();
       rec.timings = r.timings;
       rec.tested = r.tested_fraction;
-      // The share of foreground, from every 16th frame: counting every frame's mask would cost
-      // this loop more than the engine spends on the frame.
+      // The share of foreground, from every 16th frame, eight bytes at a time: this thread also
+      // submits, and with frames in flight a slow count left the GPU idle (the byte loop took
+      // 0.26-0.32 ms of a 1024x768 mask, about a tenth of the empty scene's time).
       rec.foreground = -1;
       if (o_.background && run_.timed % 16 == 1) {
         long long fg = 0;
         for (int y = 0; y < r.foreground.height; ++y) {
-          const std::uint8_t* row = r.foreground.row(y);
-          for (int x = 0; x < r.foreground.width; ++x) fg += row[x] != 0;
+          fg += nonzero_bytes(r.foreground.row(y), r.foreground.width);
         }
         rec.foreground = double(fg) / (double(r.foreground.width) * r.foreground.height);
       }
