@@ -109,7 +109,7 @@ struct StereoParams {
   // voting over the cross-based support regions of the cross_* arms, then (refine_interpolate)
   // occlusion-aware interpolation along 16 directions. Both engines. On by default, with 3 rounds:
   // Middlebury v2 9.84 -> 7.70 % after the window, most holes in the moving objects' depth
-  // filled, 13 % of a frame on an H100 and cones (450x375, D 64) on two cores still under 25 ms
+  // filled, 12 % of a frame on an H100 and cones (450x375, D 64) on two cores still under 25 ms
   // and faster than StereoSGBM (docs/PERFORMANCE.md "The default mode"). Five rounds gain 0.2 on
   // v2 for about 2 ms more on the CPU (the best mode, sgm, uses them).
   bool refine = true;

@@ -21,15 +21,14 @@ STEREOD_HD bool refine_vote_accepted(int winner, int votes, int min_votes, int s
   return votes >= min_votes && 100 * winner > share * votes;
 }
 
-// Whether a valid pixel of value `q4` is at a depth edge and so voted on as a hole is: its left or
-// right neighbour (`left`, `right`; kInvalidDisparity where there is none or it has no disparity)
-// rounds to a disparity at least `step` away from its own (step 0: never). With `near_only`, only
-// a neighbour at least `step` *smaller* counts: the pixel is on the nearer surface's side of the
-// step, where aggregation's fattening puts the wrong values (the farther side's pixels keep
-// theirs).
-// The same test on the three pixels' vote keys (refine_vote_key): `left` and `right` -1 where
-// there is none or it has no disparity, `own` >= 0. Written without branches (a row of pixels is
-// tested at once on the CPU).
+// A pixel's vote key: the disparity it votes for, or -1 without one.
+STEREOD_HD int refine_vote_key(std::uint16_t q4) {
+  return q4 == kInvalidDisparity ? -1 : refine_vote_bin(q4);
+}
+
+// refine_at_edge's test on the three pixels' vote keys: `left` and `right` -1 where there is
+// none or it has no disparity, `own` >= 0. Written without branches (the CPU tests a row of
+// pixels at once).
 STEREOD_HD bool refine_edge_keys(int own, int left, int right, int step, bool near_only) {
   const int l = left < 0 ? own : left, r = right < 0 ? own : right;
   const bool below = (own - l >= step) | (own - r >= step);
@@ -37,11 +36,12 @@ STEREOD_HD bool refine_edge_keys(int own, int left, int right, int step, bool ne
   return (step != 0) & (below | (!near_only & above));
 }
 
-// A pixel's vote key: the disparity it votes for, or -1 without one.
-STEREOD_HD int refine_vote_key(std::uint16_t q4) {
-  return q4 == kInvalidDisparity ? -1 : refine_vote_bin(q4);
-}
-
+// Whether a valid pixel of value `q4` is at a depth edge and so voted on as a hole is: its left or
+// right neighbour (`left`, `right`; kInvalidDisparity where there is none or it has no disparity)
+// rounds to a disparity at least `step` away from its own (step 0: never). With `near_only`, only
+// a neighbour at least `step` *smaller* counts: the pixel is on the nearer surface's side of the
+// step, where aggregation's fattening puts the wrong values (the farther side's pixels keep
+// theirs).
 STEREOD_HD bool refine_at_edge(std::uint16_t q4, std::uint16_t left, std::uint16_t right, int step,
                                bool near_only) {
   return refine_edge_keys(refine_vote_bin(q4), refine_vote_key(left), refine_vote_key(right), step,
