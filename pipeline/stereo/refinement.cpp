@@ -6,6 +6,7 @@
 
 #include "stereo/refine_ops.hpp"
 #include "thread_pool.hpp"
+#include "transpose.hpp"
 
 namespace stereod {
 namespace {
@@ -14,28 +15,11 @@ bool foreground_at(ImageView<const std::uint8_t> fg, int x, int y) {
   return fg.empty() || fg(x, y) != 0;
 }
 
-// dst = the w x h row-major bytes at src, column by column (column x at dst + x * h), in blocks
-// that keep both sides in cache.
+// dst = the w x h row-major bytes at src, column by column (column x at dst + x * h).
 void transpose_bytes(const std::uint8_t* src, int w, int h, std::vector<std::uint8_t>& dst,
                      ThreadPool* pool) {
-  constexpr int kBlock = 32;
   dst.resize(static_cast<std::size_t>(w) * h);
-  std::uint8_t* const out = dst.data();
-  for_rows(pool, (w + kBlock - 1) / kBlock, [&](int b0, int b1) {
-    // Local copies: byte stores may alias what the closure refers to.
-    const int width = w, height = h;
-    const std::uint8_t* const in = src;
-    std::uint8_t* const to = out;
-    for (int bx = b0 * kBlock; bx < std::min(width, b1 * kBlock); bx += kBlock) {
-      for (int by = 0; by < height; by += kBlock) {
-        const int x1 = std::min(width, bx + kBlock), y1 = std::min(height, by + kBlock);
-        for (int x = bx; x < x1; ++x) {
-          std::uint8_t* column = to + static_cast<std::size_t>(x) * height;
-          for (int y = by; y < y1; ++y) column[y] = in[static_cast<std::size_t>(y) * width + x];
-        }
-      }
-    }
-  });
+  transpose_pixels(src, w, w, h, 1, false, ImageView<std::uint8_t>(dst.data(), h, w, h), pool);
 }
 
 }  // namespace
