@@ -1168,8 +1168,6 @@ TEST(Gpu, SemiGlobalOverTheCellLimitIsAnErrorFrame) {
   EXPECT_EQ(cuda_device_memory_used(), memory) << "device memory changed between frames";
 }
 
-// Settings away from the defaults: the generic matching kernel (s != 3), k != 4, uniqueness, the
-// paper's own-parent rule, no cross-check, AD only, the intensity fill, no median or speckles.
 // The multi-step refinement (refine: true, cuda/kernels/refine.cu) on random cases against the CPU
 // engine, bit for bit: sizes, ranges and levels, the window (its fast path and the generic
 // matcher) and semi-global aggregation, the voting's rounds, thresholds and arms, depth edges 0, 1
@@ -1265,6 +1263,8 @@ TEST(Gpu, MiddleburyScenesRefinedBitExact) {
   EXPECT_EQ(compared, 4);
 }
 
+// Settings away from the defaults: the generic matching kernel (s != 3), k != 4, uniqueness, the
+// paper's own-parent rule, no cross-check, AD only, the intensity fill, no median or speckles.
 TEST(Gpu, NonDefaultParametersBitExact) {
   REQUIRE_GPU();
   std::vector<StereoParams> variants(12);
