@@ -319,6 +319,66 @@ void expect_same_random_case(const std::string& what, const StereoParams& sp,
   }
 }
 
+// The draws of a random-case test, one generator in the order the test makes them: which cases
+// a test covers depends on that order, so each test keeps its own and shares only what follows.
+struct CaseDraws {
+  std::mt19937 rng;
+  int pick(int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); }
+};
+
+// One random case as drawn: size, parameters, the background model's, noise and confidence, and
+// its description after "case N: WxH D=.. L=.. ".
+struct RandomCase {
+  int w = 0, h = 0;
+  StereoParams sp;
+  BackgroundParams bp = background_off();
+  bool modeling = false, confidence = false, noise = false;
+  std::ostringstream detail;
+};
+
+// The cross arms' thresholds and lengths over their ranges; with `short_or_long`, a first draw
+// picks arms of at most 40 or up to kMaxCrossArm.
+void draw_arms(CaseDraws& d, StereoParams& sp, bool short_or_long) {
+  sp.cross_tau1 = 1 + d.pick(60);
+  sp.cross_tau2 = d.pick(sp.cross_tau1 + 1);
+  sp.cross_l1 = 1 + d.pick(short_or_long && d.pick(2) ? 40 : kMaxCrossArm);
+  sp.cross_l2 = d.pick(sp.cross_l1 + 1);
+}
+
+// The last draws of every case: the background model's masks on a third of the cases that can
+// have them (a short synthetic video needs a width of 160, a few disparities beyond its
+// background's and, with `half_width`, fewer than half the width), confidence on half, and where
+// `noise_drawn` noise on a quarter of the rest; the model in colour on half of its cases.
+void draw_case_end(CaseDraws& d, RandomCase& rc, bool half_width, bool noise_drawn) {
+  rc.modeling = d.pick(3) == 0 && rc.w >= 160 && rc.sp.max_disparity >= 32 &&
+                (!half_width || 2 * rc.sp.max_disparity < rc.w);
+  rc.confidence = d.pick(2) != 0;
+  rc.noise = noise_drawn && !rc.modeling && d.pick(4) == 0;
+  rc.bp = case_background(rc.modeling, rc.modeling && d.pick(2) != 0);
+}
+
+// `cases` random cases (generator seeded with `seed`) against the CPU engine, every output:
+// draw(c, draws, rc) draws case c; those both engines take (case_runs) are compared. Returns how
+// many were, or -1 after the first that differed.
+template <typename Draw>
+int compare_random_cases(std::uint32_t seed, int cases, const Draw& draw) {
+  CaseDraws d{std::mt19937(seed)};
+  int compared = 0;
+  for (int c = 0; c < cases; ++c) {
+    RandomCase rc;
+    draw(c, d, rc);
+    if (!case_runs(rc.sp, rc.w, rc.h)) continue;
+    const std::string what = "case " + std::to_string(c) + ": " + std::to_string(rc.w) + "x" +
+                             std::to_string(rc.h) + " D=" + std::to_string(rc.sp.max_disparity) +
+                             " L=" + std::to_string(rc.sp.levels) + " " + rc.detail.str() +
+                             (rc.modeling ? " masks" : "") + (rc.noise ? " noise" : "");
+    expect_same_random_case(what, rc.sp, rc.bp, rc.w, rc.h, rc.noise, rc.confidence, d.rng());
+    if (::testing::Test::HasFailure()) return -1;
+    ++compared;
+  }
+  return compared;
+}
+
 // Calls fn(files, scene) for each of the four v2 scenes found under data_dir() (the slower modes'
 // scene tests keep to them for the CPU side's time); returns how many there were.
 template <typename Fn>
@@ -913,62 +973,41 @@ TEST(Gpu, CrossAggregationBySetParamsAndOverTheCellLimit) {
 // model's masks (a short synthetic sequence); the refinement after it; confidence on and off.
 TEST(Gpu, CrossRandomCasesBitExact) {
   REQUIRE_GPU();
-  struct Size {
-    int w, h;
-  };
-  const Size sizes[] = {{16, 16}, {17, 31}, {64, 48}, {160, 120}, {203, 157}, {320, 240}};
-  const int ranges[] = {8, 15, 16, 32, 48, 64, 128};
-  std::mt19937 rng(18);
-  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
-  int compared = 0;
-  for (int c = 0; c < 40; ++c) {
-    const Size size = sizes[pick(6)];
-    StereoParams sp;
-    sp.aggregation = pick(3) == 0 ? Aggregation::kSgm : Aggregation::kCross;
+  const int compared = compare_random_cases(18, 40, [](int, CaseDraws& d, RandomCase& rc) {
+    static const int kSizes[][2] = {{16, 16},   {17, 31},   {64, 48},
+                                    {160, 120}, {203, 157}, {320, 240}};
+    static const int kRanges[] = {8, 15, 16, 32, 48, 64, 128};
+    const int* size = kSizes[d.pick(6)];
+    rc.w = size[0], rc.h = size[1];
+    StereoParams& sp = rc.sp;
+    sp.aggregation = d.pick(3) == 0 ? Aggregation::kSgm : Aggregation::kCross;
     sp.sgm_cost = SgmCost::kCross;
-    sp.max_disparity = std::min(ranges[pick(7)], size.w - 1);
-    sp.levels = 1 + pick(4);
-    sp.cross_iterations = 1 + pick(kMaxCrossIterations);
-    if (pick(3) != 0) {
-      sp.cross_tau1 = 1 + pick(60);
-      sp.cross_tau2 = pick(sp.cross_tau1 + 1);
-      sp.cross_l1 = 1 + pick(pick(2) ? 40 : kMaxCrossArm);
-      sp.cross_l2 = pick(sp.cross_l1 + 1);
-    }
+    sp.max_disparity = std::min(kRanges[d.pick(7)], rc.w - 1);
+    sp.levels = 1 + d.pick(4);
+    sp.cross_iterations = 1 + d.pick(kMaxCrossIterations);
+    if (d.pick(3) != 0) draw_arms(d, sp, true);
     if (sp.aggregation == Aggregation::kSgm) {
-      sp.sgm_paths = pick(2) ? 8 : 4;
-      sp.sgm_p1 = pick(4) == 0 ? 0 : pick(200);
-      sp.sgm_p2 = pick(5) == 0 ? sp.sgm_p1 : sp.sgm_p1 + pick(kMaxSgmPenalty - sp.sgm_p1 + 1);
-      sp.sgm_gradient = pick(3) == 0 ? 0 : pick(256);
+      sp.sgm_paths = d.pick(2) ? 8 : 4;
+      sp.sgm_p1 = d.pick(4) == 0 ? 0 : d.pick(200);
+      sp.sgm_p2 = d.pick(5) == 0 ? sp.sgm_p1 : sp.sgm_p1 + d.pick(kMaxSgmPenalty - sp.sgm_p1 + 1);
+      sp.sgm_gradient = d.pick(3) == 0 ? 0 : d.pick(256);
     }
-    sp.uniqueness = pick(3) == 0 ? 1 + pick(30) : 0;
-    sp.subpixel = pick(4) != 0;
-    sp.cost = static_cast<MatchingCost>(pick(3));
-    sp.fill = pick(2) != 0;
-    sp.refine = pick(4) == 0;
-    // The synthetic video needs a few disparities beyond its background's, and fewer than half
-    // the width.
-    const bool modeling =
-        pick(3) == 0 && size.w >= 160 && sp.max_disparity >= 32 && 2 * sp.max_disparity < size.w;
-    const bool confidence = pick(2) != 0;
-    const bool noise = !modeling && pick(4) == 0;
-    const BackgroundParams bp = case_background(modeling, modeling && pick(2) != 0);
-    if (!case_runs(sp, size.w, size.h)) continue;
-    std::ostringstream what;
-    what << "case " << c << ": " << size.w << "x" << size.h << " D=" << sp.max_disparity
-         << " L=" << sp.levels << " " << to_string(sp.aggregation) << " iterations "
-         << sp.cross_iterations << " arms " << sp.cross_tau1 << "/" << sp.cross_tau2 << "/"
-         << sp.cross_l1 << "/" << sp.cross_l2 << " uniqueness " << sp.uniqueness << " subpixel "
-         << sp.subpixel << " cost " << static_cast<int>(sp.cost) << (sp.refine ? " refine" : "")
-         << (modeling ? " masks" : "") << (noise ? " noise" : "");
+    sp.uniqueness = d.pick(3) == 0 ? 1 + d.pick(30) : 0;
+    sp.subpixel = d.pick(4) != 0;
+    sp.cost = static_cast<MatchingCost>(d.pick(3));
+    sp.fill = d.pick(2) != 0;
+    sp.refine = d.pick(4) == 0;
+    draw_case_end(d, rc, true, true);
+    rc.detail << to_string(sp.aggregation) << " iterations " << sp.cross_iterations << " arms "
+              << sp.cross_tau1 << "/" << sp.cross_tau2 << "/" << sp.cross_l1 << "/" << sp.cross_l2
+              << " uniqueness " << sp.uniqueness << " subpixel " << sp.subpixel << " cost "
+              << static_cast<int>(sp.cost) << (sp.refine ? " refine" : "");
     if (sp.aggregation == Aggregation::kSgm) {
-      what << " paths " << sp.sgm_paths << " P1 " << sp.sgm_p1 << " P2 " << sp.sgm_p2 << " g "
-           << sp.sgm_gradient;
+      rc.detail << " paths " << sp.sgm_paths << " P1 " << sp.sgm_p1 << " P2 " << sp.sgm_p2 << " g "
+                << sp.sgm_gradient;
     }
-    expect_same_random_case(what.str(), sp, bp, size.w, size.h, noise, confidence, rng());
-    if (HasFailure()) return;
-    ++compared;
-  }
+  });
+  if (compared < 0) return;
   std::printf("[ GPU      ] %d cross-based cases bit-exact\n", compared);
 }
 
@@ -1008,50 +1047,36 @@ TEST(Gpu, MiddleburyScenesCrossBitExact) {
 // without the background model's masks (a short synthetic sequence), confidence on and off.
 TEST(Gpu, SemiGlobalRandomCasesBitExact) {
   REQUIRE_GPU();
-  struct Size {
-    int w, h;
-  };
-  const Size sizes[] = {{16, 16},   {17, 31},   {64, 48},  {160, 120},
-                        {333, 257}, {320, 240}, {640, 480}};
-  const int ranges[] = {8, 15, 16, 32, 48, 64, 128};
-  std::mt19937 rng(16);
-  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
-  int compared = 0;
-  for (int c = 0; c < 48; ++c) {
-    const Size size = sizes[pick(7)];
-    StereoParams sp;
+  const int compared = compare_random_cases(16, 48, [](int, CaseDraws& d, RandomCase& rc) {
+    static const int kSizes[][2] = {{16, 16},   {17, 31},   {64, 48},  {160, 120},
+                                    {333, 257}, {320, 240}, {640, 480}};
+    static const int kRanges[] = {8, 15, 16, 32, 48, 64, 128};
+    const int* size = kSizes[d.pick(7)];
+    rc.w = size[0], rc.h = size[1];
+    StereoParams& sp = rc.sp;
     sp.aggregation = Aggregation::kSgm;
-    sp.max_disparity = std::min(ranges[pick(7)], size.w - 1);
-    sp.levels = 1 + pick(4);
-    sp.sgm_cost = pick(2) ? SgmCost::kWindow : SgmCost::kPixel;
-    sp.sgm_paths = pick(2) ? 8 : 4;
-    sp.sgm_p1 = pick(4) == 0 ? 0 : pick(200);
-    sp.sgm_p2 = pick(5) == 0 ? sp.sgm_p1 : sp.sgm_p1 + pick(kMaxSgmPenalty - sp.sgm_p1 + 1);
-    sp.sgm_gradient = pick(3) == 0 ? 0 : pick(256);
-    if (pick(2)) {
-      sp.subwindow = 1 + 2 * pick(4);
-      sp.best_k = pick(9);
+    sp.max_disparity = std::min(kRanges[d.pick(7)], rc.w - 1);
+    sp.levels = 1 + d.pick(4);
+    sp.sgm_cost = d.pick(2) ? SgmCost::kWindow : SgmCost::kPixel;
+    sp.sgm_paths = d.pick(2) ? 8 : 4;
+    sp.sgm_p1 = d.pick(4) == 0 ? 0 : d.pick(200);
+    sp.sgm_p2 = d.pick(5) == 0 ? sp.sgm_p1 : sp.sgm_p1 + d.pick(kMaxSgmPenalty - sp.sgm_p1 + 1);
+    sp.sgm_gradient = d.pick(3) == 0 ? 0 : d.pick(256);
+    if (d.pick(2)) {
+      sp.subwindow = 1 + 2 * d.pick(4);
+      sp.best_k = d.pick(9);
     }
-    sp.uniqueness = pick(3) == 0 ? 1 + pick(30) : 0;
-    sp.subpixel = pick(4) != 0;
-    sp.cost = static_cast<MatchingCost>(pick(3));
-    sp.fill = pick(2) != 0;
-    // The synthetic video needs a few disparities beyond its background's.
-    const bool modeling = pick(3) == 0 && size.w >= 160 && sp.max_disparity >= 32;
-    const bool confidence = pick(2) != 0;
-    const bool noise = !modeling && pick(4) == 0;
-    const BackgroundParams bp = case_background(modeling, modeling && pick(2) != 0);
-    if (!case_runs(sp, size.w, size.h)) continue;
-    std::ostringstream what;
-    what << "case " << c << ": " << size.w << "x" << size.h << " D=" << sp.max_disparity
-         << " L=" << sp.levels << " cost " << to_string(sp.sgm_cost) << " paths " << sp.sgm_paths
-         << " P1 " << sp.sgm_p1 << " P2 " << sp.sgm_p2 << " g " << sp.sgm_gradient << " s "
-         << sp.subwindow << " k " << sp.best_k << " uniqueness " << sp.uniqueness << " subpixel "
-         << sp.subpixel << (modeling ? " masks" : "") << (noise ? " noise" : "");
-    expect_same_random_case(what.str(), sp, bp, size.w, size.h, noise, confidence, rng());
-    if (HasFailure()) return;
-    ++compared;
-  }
+    sp.uniqueness = d.pick(3) == 0 ? 1 + d.pick(30) : 0;
+    sp.subpixel = d.pick(4) != 0;
+    sp.cost = static_cast<MatchingCost>(d.pick(3));
+    sp.fill = d.pick(2) != 0;
+    draw_case_end(d, rc, false, true);
+    rc.detail << "cost " << to_string(sp.sgm_cost) << " paths " << sp.sgm_paths << " P1 "
+              << sp.sgm_p1 << " P2 " << sp.sgm_p2 << " g " << sp.sgm_gradient << " s "
+              << sp.subwindow << " k " << sp.best_k << " uniqueness " << sp.uniqueness
+              << " subpixel " << sp.subpixel;
+  });
+  if (compared < 0) return;
   std::printf("[ GPU      ] %d semi-global cases bit-exact\n", compared);
 }
 
@@ -1175,59 +1200,40 @@ TEST(Gpu, SemiGlobalOverTheCellLimitIsAnErrorFrame) {
 // on and off, the background model's masks (a short synthetic sequence), confidence on and off.
 TEST(Gpu, RefinementRandomCasesBitExact) {
   REQUIRE_GPU();
-  struct Size {
-    int w, h;
-  };
-  const Size sizes[] = {{16, 16}, {17, 31}, {64, 48}, {160, 120}, {333, 257}, {320, 240}};
-  const int ranges[] = {8, 15, 16, 32, 48, 64, 128};
-  std::mt19937 rng(17);
-  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
-  int compared = 0;
-  for (int c = 0; c < 48; ++c) {
-    const Size size = sizes[pick(6)];
-    StereoParams sp;
-    sp.max_disparity = std::min(ranges[pick(7)], size.w - 1);
-    sp.levels = 1 + pick(4);
-    const int aggregation = pick(3);  // the window's fast path, its generic matcher, semi-global
-    if (aggregation == 1) sp.uniqueness = 1 + pick(30);
+  const int compared = compare_random_cases(17, 48, [](int c, CaseDraws& d, RandomCase& rc) {
+    static const int kSizes[][2] = {{16, 16},   {17, 31},   {64, 48},
+                                    {160, 120}, {333, 257}, {320, 240}};
+    static const int kRanges[] = {8, 15, 16, 32, 48, 64, 128};
+    const int* size = kSizes[d.pick(6)];
+    rc.w = size[0], rc.h = size[1];
+    StereoParams& sp = rc.sp;
+    sp.max_disparity = std::min(kRanges[d.pick(7)], rc.w - 1);
+    sp.levels = 1 + d.pick(4);
+    const int aggregation = d.pick(3);  // the window's fast path, its generic matcher, semi-global
+    if (aggregation == 1) sp.uniqueness = 1 + d.pick(30);
     if (aggregation == 2) sp.aggregation = Aggregation::kSgm;
     sp.refine = true;
-    sp.refine_iterations = pick(7);
-    sp.refine_votes = pick(2) ? 1 + pick(8) : 1 + pick(40);
-    sp.refine_share = pick(100);
-    sp.refine_edges = pick(3);
-    sp.refine_edges_near = pick(2) != 0;
+    sp.refine_iterations = d.pick(7);
+    sp.refine_votes = d.pick(2) ? 1 + d.pick(8) : 1 + d.pick(40);
+    sp.refine_share = d.pick(100);
+    sp.refine_edges = d.pick(3);
+    sp.refine_edges_near = d.pick(2) != 0;
     sp.refine_interpolate = c % 3 == 1;  // by the case's number: the draws stay those of before
-    if (pick(2)) {
-      sp.cross_tau1 = 1 + pick(60);
-      sp.cross_tau2 = pick(sp.cross_tau1 + 1);
-      sp.cross_l1 = 1 + pick(kMaxCrossArm);
-      sp.cross_l2 = pick(sp.cross_l1 + 1);
-    }
-    sp.subpixel = pick(4) != 0;
-    sp.median = pick(4) != 0;
-    sp.speckle_size = pick(4) == 0 ? 0 : sp.speckle_size;
-    sp.fill = pick(2) != 0;
-    // The synthetic video needs a few disparities beyond its background's, and fewer than half
-    // the width.
-    const bool modeling =
-        pick(3) == 0 && size.w >= 160 && sp.max_disparity >= 32 && 2 * sp.max_disparity < size.w;
-    const bool confidence = pick(2) != 0;
-    const BackgroundParams bp = case_background(modeling, modeling && pick(2) != 0);
-    if (!case_runs(sp, size.w, size.h)) continue;
-    std::ostringstream what;
-    what << "case " << c << ": " << size.w << "x" << size.h << " D=" << sp.max_disparity
-         << " L=" << sp.levels << " " << to_string(sp.aggregation)
-         << (sp.uniqueness ? " uniqueness" : "") << " rounds " << sp.refine_iterations << " votes "
-         << sp.refine_votes << " share " << sp.refine_share << " edges " << sp.refine_edges
-         << (sp.refine_edges_near ? " near" : " both")
-         << (sp.refine_interpolate ? " interpolation" : "") << " arms " << sp.cross_tau1 << "/"
-         << sp.cross_tau2 << "/" << sp.cross_l1 << "/" << sp.cross_l2 << " speckles "
-         << sp.speckle_size << " median " << sp.median << (modeling ? " masks" : "");
-    expect_same_random_case(what.str(), sp, bp, size.w, size.h, false, confidence, rng());
-    if (HasFailure()) return;
-    ++compared;
-  }
+    if (d.pick(2)) draw_arms(d, sp, false);
+    sp.subpixel = d.pick(4) != 0;
+    sp.median = d.pick(4) != 0;
+    sp.speckle_size = d.pick(4) == 0 ? 0 : sp.speckle_size;
+    sp.fill = d.pick(2) != 0;
+    draw_case_end(d, rc, true, false);
+    rc.detail << to_string(sp.aggregation) << (sp.uniqueness ? " uniqueness" : "") << " rounds "
+              << sp.refine_iterations << " votes " << sp.refine_votes << " share "
+              << sp.refine_share << " edges " << sp.refine_edges
+              << (sp.refine_edges_near ? " near" : " both")
+              << (sp.refine_interpolate ? " interpolation" : "") << " arms " << sp.cross_tau1 << "/"
+              << sp.cross_tau2 << "/" << sp.cross_l1 << "/" << sp.cross_l2 << " speckles "
+              << sp.speckle_size << " median " << sp.median;
+  });
+  if (compared < 0) return;
   std::printf("[ GPU      ] %d refinement cases bit-exact\n", compared);
 }
 
@@ -1923,43 +1929,59 @@ TEST(Gpu, TrinocularFramesInFlightEqualCpu) {
   EXPECT_EQ(most_in_flight, 3);
 }
 
+// One random 333 x 257 pair (D 64, `seed`) through a fresh CUDA engine and the CPU pair processor
+// with the confidence asked for, and the winners' cost ratios too with `cost_ratio`: the maps and
+// the disparity equal the CPU's, and a second frame without the confidence carries no map.
+void expect_confidence_equals_cpu(StereoParams sp, std::uint32_t seed, bool cost_ratio,
+                                  const std::string& what) {
+  sp.max_disparity = 64;
+  const auto p = random_pair(333, 257, 64, seed, false);
+  CpuPairProcessor cpu(sp, background_off());
+  EngineOptions o = options_for(333, 257, sp, background_off());
+  o.cost_ratio_output = cost_ratio;
+  auto gpu = make_engine("cuda", o);
+  FrameInput in = frame_of(p.left, p.right);
+  in.confidence = true;
+  ASSERT_EQ(gpu->submit(in), SubmitStatus::kAccepted) << what;
+  auto r = gpu->poll(60s);
+  ASSERT_TRUE(r && r->ok) << what;
+  PairOutput ref;
+  PairFrame pf;
+  pf.left = p.left.view();
+  pf.right = p.right.view();
+  pf.confidence = true;
+  pf.cost_ratio_output = cost_ratio;
+  cpu.process(pf, ref);
+  ASSERT_EQ(r->confidence.width, 333) << what;
+  ASSERT_EQ(r->confidence.height, 257) << what;
+  Gray8 got(333, 257);
+  copy_into(r->confidence, got);
+  EXPECT_EQ(first_difference(ref.stereo.confidence.data(), got.data(), 333, 257), "")
+      << what << " (confidence)";
+  if (cost_ratio) {
+    ASSERT_EQ(r->cost_ratio.width, 333) << what;
+    EXPECT_EQ(first_difference(ref.stereo.cost_ratio.data(), r->cost_ratio.data, 333, 257), "")
+        << what << " (cost ratio)";
+  }
+  EXPECT_EQ(first_difference(ref.stereo.left.data(), r->disparity.data, 333, 257), "")
+      << what << " (disparity)";
+  r.reset();
+  in.confidence = false;  // off again: no map
+  ASSERT_EQ(gpu->submit(in), SubmitStatus::kAccepted) << what;
+  r = gpu->poll(60s);
+  ASSERT_TRUE(r && r->ok) << what;
+  EXPECT_TRUE(r->confidence.empty()) << what;
+}
+
 // The confidence and the winners' cost ratios asked for together from one engine: both equal the
 // CPU's, on the generic kernel that the confidence selects.
 TEST(Gpu, ConfidenceWithCostRatiosEqualsCpu) {
   REQUIRE_GPU();
   std::vector<StereoParams> variants(2);
   variants[1].uniqueness = 15;
-  int index = 0;
-  for (StereoParams sp : variants) {
-    sp.max_disparity = 64;
-    const auto p = random_pair(333, 257, 64, 950 + index, false);
-    CpuPairProcessor cpu(sp, background_off());
-    EngineOptions o = options_for(333, 257, sp, background_off());
-    o.cost_ratio_output = true;
-    auto gpu = make_engine("cuda", o);
-    FrameInput in = frame_of(p.left, p.right);
-    in.confidence = true;
-    ASSERT_EQ(gpu->submit(in), SubmitStatus::kAccepted);
-    auto r = gpu->poll(60s);
-    ASSERT_TRUE(r && r->ok) << "variant " << index;
-    PairOutput ref;
-    PairFrame pf;
-    pf.left = p.left.view();
-    pf.right = p.right.view();
-    pf.confidence = true;
-    pf.cost_ratio_output = true;
-    cpu.process(pf, ref);
-    ASSERT_EQ(r->confidence.width, 333) << "variant " << index;
-    ASSERT_EQ(r->cost_ratio.width, 333) << "variant " << index;
-    Gray8 got(333, 257);
-    copy_into(r->confidence, got);
-    EXPECT_EQ(first_difference(ref.stereo.confidence.data(), got.data(), 333, 257), "")
-        << "variant " << index << " (confidence)";
-    EXPECT_EQ(first_difference(ref.stereo.cost_ratio.data(), r->cost_ratio.data, 333, 257), "")
-        << "variant " << index << " (cost ratio)";
-    EXPECT_EQ(first_difference(ref.stereo.left.data(), r->disparity.data, 333, 257), "")
-        << "variant " << index << " (disparity)";
-    ++index;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    expect_confidence_equals_cpu(variants[i], 950 + static_cast<std::uint32_t>(i), true,
+                                 "variant " + std::to_string(i));
   }
 }
 
@@ -1972,36 +1994,9 @@ TEST(Gpu, ConfidenceEqualsCpu) {
   variants[1].uniqueness = 15;
   variants[2].median = false, variants[2].fill = true;
   variants[3].subwindow = 5, variants[3].best_k = 2;
-  int index = 0;
-  for (StereoParams sp : variants) {
-    sp.max_disparity = 64;
-    const auto p = random_pair(333, 257, 64, 900 + index, false);
-    CpuPairProcessor cpu(sp, background_off());
-    auto gpu = make_engine("cuda", options_for(333, 257, sp, background_off()));
-    FrameInput in = frame_of(p.left, p.right);
-    in.confidence = true;
-    ASSERT_EQ(gpu->submit(in), SubmitStatus::kAccepted);
-    auto r = gpu->poll(60s);
-    ASSERT_TRUE(r && r->ok) << "variant " << index;
-    PairOutput ref;
-    PairFrame pf;
-    pf.left = p.left.view();
-    pf.right = p.right.view();
-    pf.confidence = true;
-    cpu.process(pf, ref);
-    ASSERT_EQ(r->confidence.width, 333) << "variant " << index;
-    ASSERT_EQ(r->confidence.height, 257) << "variant " << index;
-    Gray8 got(333, 257);
-    copy_into(r->confidence, got);
-    EXPECT_EQ(first_difference(ref.stereo.confidence.data(), got.data(), 333, 257), "")
-        << "variant " << index;
-    r.reset();
-    in.confidence = false;  // off again: no map
-    ASSERT_EQ(gpu->submit(in), SubmitStatus::kAccepted);
-    r = gpu->poll(60s);
-    ASSERT_TRUE(r && r->ok);
-    EXPECT_TRUE(r->confidence.empty()) << "variant " << index;
-    ++index;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    expect_confidence_equals_cpu(variants[i], 900 + static_cast<std::uint32_t>(i), false,
+                                 "variant " + std::to_string(i));
   }
   SyntheticScene scene(scene_options(640, 480, 128, 7));
   StereoParams sp;
