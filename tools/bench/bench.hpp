@@ -126,4 +126,14 @@ struct TrinocularBenchOptions {
 };
 int run_trinocular(const CommonOptions& common, const TrinocularBenchOptions& o);
 
+// The matcher's work at each level on the benchmark pair (matcher_work.cpp): candidates, needs,
+// the CUDA tile design's items, rounds and pixel costs, and the exact floor of pixel costs.
+struct MatcherWorkOptions {
+  int width = 1024, height = 768;
+  int max_disparity = 256;
+  int tile_w = 32, tile_h = 16;  // cuda/kernels/stage_args.hpp's kTileW x kTileH
+  int segment = 32;              // kSegment
+};
+int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o);
+
 }  // namespace stereod::bench

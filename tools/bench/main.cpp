@@ -241,6 +241,44 @@ int TrinocularCommand::run() {
   return run_trinocular(tri_common, tri);
 }
 
+// stereod-bench matcher-work
+struct MatcherWorkCommand {
+  CommonOptions mw_common;
+  MatcherWorkOptions mw;
+  std::string size = "1024x768";
+  CLI::App* app_ = nullptr;
+
+  void add(CLI::App& app);
+  int run();
+};
+
+void MatcherWorkCommand::add(CLI::App& app) {
+  app_ = app.add_subcommand("matcher-work",
+                            "The matcher's work per level on the benchmark pair: candidates, "
+                            "the CUDA tile design's pixel costs, and their floor (no GPU needed)");
+  add_common(app_, mw_common);
+  app_->add_option("--size", size, "Image size WxH")->capture_default_str();
+  app_->add_option("--max-disparity", mw.max_disparity, "Disparities 0..N-1 are searched")
+      ->capture_default_str();
+  app_->add_option("--tile", mw.tile_w, "Tile width of the modelled design")
+      ->capture_default_str()
+      ->check(CLI::Range(8, 256));
+  app_->add_option("--tile-height", mw.tile_h, "Tile height of the modelled design")
+      ->capture_default_str()
+      ->check(CLI::Range(4, 256));
+  app_->add_option("--segment", mw.segment, "Candidates per work item at the finest level")
+      ->capture_default_str()
+      ->check(CLI::Range(4, 256));
+}
+
+int MatcherWorkCommand::run() {
+  if (!parse_size(size, mw.width, mw.height)) {
+    std::cerr << "stereod-bench matcher-work: --size " << size << ": expected WxH\n";
+    return 2;
+  }
+  return run_matcher_work(mw_common, mw);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -257,6 +295,8 @@ int main(int argc, char** argv) {
   sequence.add(app);
   TrinocularCommand trinocular;
   trinocular.add(app);
+  MatcherWorkCommand matcher_work;
+  matcher_work.add(app);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -266,6 +306,7 @@ int main(int argc, char** argv) {
     if (*speed.sp) return speed.run();
     if (*sequence.sq) return sequence.run();
     if (*trinocular.tr) return trinocular.run();
+    if (*matcher_work.app_) return matcher_work.run();
   } catch (const ConfigError& e) {
     std::cerr << "stereod-bench: configuration error:\n" << e.what() << "\n";
     return 2;

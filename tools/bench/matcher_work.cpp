@@ -1,0 +1,284 @@
+// stereod-bench matcher-work: how much work the adaptive-window matcher's candidate ranges ask
+// for at each level, and what the CUDA engine's tile design computes for them (issue 11's floor
+// and prediction, docs/PERFORMANCE.md). No GPU is needed: the ranges come from the CPU engine,
+// which the CUDA engine equals bit for bit.
+//
+// Per level and view, on the benchmark pair of `stereod-bench speed` (background off):
+// - candidates: the disparities the pixels try (their ranges, within the image);
+// - needs: the costs the winners read (candidates, and at the finest level one more on each side
+//   for the parabola);
+// - the tile design (cuda/kernels/match_window.cu, geometry given by the options): work items
+//   (a tile, or one segment of a tile whose candidates span more than a segment), rounds of four
+//   disparities, cell-rounds (a cell of the tile and its 4-pixel halo computed for one round) and
+//   the pixel costs they compute (4 per cell-round);
+// - the exact floor of pixel costs for a view: the cells (x, y, d) some pixel within 4 rows and
+//   columns needs at d (the adaptive window's 9 sub-windows of 3 x 3 reach 4 pixels around it),
+//   each computed once;
+// - shared by both views: the right view's cost at (x, d) is the left view's at (x + d, d) (the
+//   same two pixels), so one volume in the left view's coordinates serves both.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "bench.hpp"
+#include "plane_scenes.hpp"
+#include "stereo/pixel_ops.hpp"
+#include "stereo/search_range.hpp"
+
+namespace stereod::bench {
+namespace {
+
+constexpr int kHalo = 4;  // sub-window centres at +-3, each sub-window +-1
+constexpr int kRound = 4;
+constexpr int kEmptyLo = 1 << 20, kEmptyHi = -(1 << 20);
+
+struct Interval {
+  int lo = kEmptyLo, hi = kEmptyHi;
+  bool empty() const { return lo > hi; }
+  void add(int l, int h) {
+    if (l > h) return;
+    lo = std::min(lo, l);
+    hi = std::max(hi, h);
+  }
+  void add(const Interval& o) { add(o.lo, o.hi); }
+};
+
+struct ViewRanges {
+  int w = 0, h = 0, nd = 0;
+  std::vector<int> lo, hi;  // candidates within the image; hi < lo: none
+};
+
+struct TileWork {
+  long long items = 0, rounds = 0, cell_rounds = 0, output_rounds = 0;
+};
+
+// The tile design's work for one view (match_window.cu's rules: the tile's candidate union split
+// into segments of `segment`, each pixel's needs in the segment, the cells' row and column unions
+// of the needs of the outputs within 4, rounds of four from the item's first need).
+TileWork tile_work(const ViewRanges& r, bool finest, int tile_w, int tile_h, int segment) {
+  TileWork out;
+  const int pad = finest ? 1 : 0;
+  const int cw = tile_w + 2 * kHalo, ch = tile_h + 2 * kHalo;
+  std::vector<Interval> rows(static_cast<std::size_t>(tile_h)),
+      cols(static_cast<std::size_t>(tile_w));
+  std::vector<Interval> cell_rows(static_cast<std::size_t>(ch)),
+      cell_cols(static_cast<std::size_t>(cw));
+  std::vector<Interval> need(static_cast<std::size_t>(tile_w * tile_h));
+  for (int y0 = 0; y0 < r.h; y0 += tile_h) {
+    for (int x0 = 0; x0 < r.w; x0 += tile_w) {
+      Interval tile;
+      for (int y = y0; y < std::min(r.h, y0 + tile_h); ++y)
+        for (int x = x0; x < std::min(r.w, x0 + tile_w); ++x)
+          tile.add(r.lo[static_cast<std::size_t>(y) * r.w + x],
+                   r.hi[static_cast<std::size_t>(y) * r.w + x]);
+      if (tile.empty()) continue;
+      // The finest level's rule (piece_length): segments of `segment`. The coarser levels' pieces
+      // and the coarsest level's shorter segments (segment_length) are not modelled, so their
+      // items and rounds are approximate; their cells and costs follow the same rules.
+      const int len = segment;
+      const int segments = (tile.hi - tile.lo) / len + 1;
+      for (int seg = 0; seg < segments; ++seg) {
+        const int c0 = tile.lo + seg * len, c1 = std::min(tile.hi, c0 + len - 1);
+        std::fill(rows.begin(), rows.end(), Interval{});
+        std::fill(cols.begin(), cols.end(), Interval{});
+        Interval item;
+        for (int ty = 0; ty < tile_h; ++ty) {
+          for (int tx = 0; tx < tile_w; ++tx) {
+            Interval& n = need[static_cast<std::size_t>(ty * tile_w + tx)];
+            n = Interval{};
+            const int x = x0 + tx, y = y0 + ty;
+            if (x >= r.w || y >= r.h) continue;
+            const std::size_t i = static_cast<std::size_t>(y) * r.w + x;
+            const int clo = std::max(r.lo[i], c0), chi = std::min(r.hi[i], c1);
+            if (clo > chi) continue;
+            n.add(std::max(0, clo - pad), std::min(r.nd - 1, chi + pad));
+            rows[static_cast<std::size_t>(ty)].add(n);
+            cols[static_cast<std::size_t>(tx)].add(n);
+            item.add(n);
+          }
+        }
+        ++out.items;
+        if (item.empty()) continue;
+        for (int c = 0; c < ch; ++c) {
+          cell_rows[static_cast<std::size_t>(c)] = Interval{};
+          for (int j = std::max(0, c - 2 * kHalo); j <= std::min(tile_h - 1, c); ++j)
+            cell_rows[static_cast<std::size_t>(c)].add(rows[static_cast<std::size_t>(j)]);
+        }
+        for (int c = 0; c < cw; ++c) {
+          cell_cols[static_cast<std::size_t>(c)] = Interval{};
+          for (int j = std::max(0, c - 2 * kHalo); j <= std::min(tile_w - 1, c); ++j)
+            cell_cols[static_cast<std::size_t>(c)].add(cols[static_cast<std::size_t>(j)]);
+        }
+        for (int d0 = item.lo; d0 <= item.hi; d0 += kRound) {
+          ++out.rounds;
+          for (int cy = 0; cy < ch; ++cy) {
+            const Interval& a = cell_rows[static_cast<std::size_t>(cy)];
+            for (int cx = 0; cx < cw; ++cx) {
+              const Interval& b = cell_cols[static_cast<std::size_t>(cx)];
+              const int first = std::max(a.lo, b.lo) - (kRound - 1), last = std::min(a.hi, b.hi);
+              out.cell_rounds += first <= d0 && d0 <= last;
+            }
+          }
+          for (const Interval& n : need) out.output_rounds += n.lo <= d0 + kRound - 1 && n.hi >= d0;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Bit planes over the disparities, one word per 64 of them, per pixel.
+struct NeedVolume {
+  int w = 0, h = 0, words = 0;
+  std::vector<std::uint64_t> bits;
+  NeedVolume(int w_, int h_, int nd) : w(w_), h(h_), words((nd + 63) / 64) {
+    bits.assign(static_cast<std::size_t>(w) * h * words, 0);
+  }
+  std::uint64_t* at(int x, int y) { return &bits[(static_cast<std::size_t>(y) * w + x) * words]; }
+  void mark(int x, int y, int d) {
+    if (x < 0 || x >= w) return;
+    at(x, y)[d >> 6] |= 1ull << (d & 63);
+  }
+  // Every set cell spread to the cells within `r` columns and rows (clamped to the image, as
+  // the matcher's windows clamp their reads).
+  void dilate(int r) {
+    std::vector<std::uint64_t> tmp(bits.size(), 0);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        for (int k = -r; k <= r; ++k) {
+          const int xx = std::clamp(x + k, 0, w - 1);
+          for (int q = 0; q < words; ++q)
+            tmp[(static_cast<std::size_t>(y) * w + xx) * words + q] |= at(x, y)[q];
+        }
+    std::fill(bits.begin(), bits.end(), 0);
+    for (int y = 0; y < h; ++y)
+      for (int k = -r; k <= r; ++k) {
+        const int yy = std::clamp(y + k, 0, h - 1);
+        for (std::size_t q = 0; q < static_cast<std::size_t>(w) * words; ++q)
+          bits[static_cast<std::size_t>(yy) * w * words + q] |=
+              tmp[static_cast<std::size_t>(y) * w * words + q];
+      }
+  }
+  long long count() const {
+    long long n = 0;
+    for (std::uint64_t b : bits) n += __builtin_popcountll(b);
+    return n;
+  }
+};
+
+// The needs of view `v` marked into `vol` in the left view's coordinates (the right view's pixel
+// x at d is the left view's x + d).
+void mark_needs(const ViewRanges& r, int v, bool finest, NeedVolume& vol) {
+  const int pad = finest ? 1 : 0;
+  for (int y = 0; y < r.h; ++y)
+    for (int x = 0; x < r.w; ++x) {
+      const std::size_t i = static_cast<std::size_t>(y) * r.w + x;
+      if (r.lo[i] > r.hi[i]) continue;
+      for (int d = std::max(0, r.lo[i] - pad); d <= std::min(r.nd - 1, r.hi[i] + pad); ++d)
+        vol.mark(v == 0 ? x : x + d, y, d);
+    }
+}
+
+}  // namespace
+
+int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
+  PairParams params = resolve_stereo_only(common, false);
+  StereoParams& sp = params.stereo;
+  sp.max_disparity = o.max_disparity;
+  const SyntheticPair pair = make_benchmark_pair(o.width, o.height, o.max_disparity, 11);
+  CpuPairProcessor cpu(sp, params.background, common.threads);
+  PairFrame pf;
+  pf.left = pair.left.view();
+  pf.right = pair.right.view();
+  PairOutput out;
+  cpu.process(pf, out);
+  const CpuStereoMatcher& m = cpu.matcher();
+  const int levels = effective_levels(sp);
+  std::printf(
+      "matcher work, %dx%d D=%d, %d levels, the benchmark pair of `speed` (seed 11); tile "
+      "%dx%d, segment %d at the finest level\n",
+      o.width, o.height, o.max_disparity, levels, o.tile_w, o.tile_h, o.segment);
+  std::printf("%5s %4s %10s %11s %11s | %7s %7s %11s %11s %11s | %11s %11s\n", "level", "view",
+              "pixels", "candidates", "needs", "items", "rounds", "cell-rounds", "pixel costs",
+              "out-rounds", "exact costs", "shared");
+  // Level 0's totals, for the summary; and the model's own consistency: the design computes every
+  // cost some pixel needs (so never fewer than the floor), and every output visits its needs.
+  long long design0 = 0, exact0 = 0, shared0 = 0;
+  bool consistent = true;
+  for (int s = levels - 1; s >= 0; --s) {
+    const Gray8& g = m.level_gray(s, 0);
+    const int w = g.width(), h = g.height(), nd = level_disparities(sp.max_disparity, s);
+    const bool finest = s == 0;
+    ViewRanges r[2];
+    for (int v = 0; v < 2; ++v) {
+      SearchRanges ranges;
+      if (s == levels - 1) {
+        full_search_ranges(w, h, {}, nd, ranges);
+      } else {
+        // The parents, cross-checked as the matcher checks them.
+        const Image<std::int16_t>& pd = m.level_disparity(s + 1, v);
+        const Image<std::int16_t>& po = m.level_disparity(s + 1, 1 - v);
+        Image<std::int16_t> checked(pd.width(), pd.height());
+        for (int y = 0; y < pd.height(); ++y)
+          for (int x = 0; x < pd.width(); ++x)
+            checked(x, y) = sp.cross_check
+                                ? cross_checked(&pd(0, y), &po(0, y), pd.width(), x,
+                                                v == 0 ? -1 : 1, sp.cross_check_tolerance)
+                                : pd(x, y);
+        parent_search_ranges(checked, w, h, {}, sp.parent_radius, nd, ranges);
+      }
+      r[v].w = w, r[v].h = h, r[v].nd = nd;
+      r[v].lo.resize(static_cast<std::size_t>(w) * h);
+      r[v].hi.resize(r[v].lo.size());
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+          const std::size_t i = static_cast<std::size_t>(y) * w + x;
+          r[v].lo[i] = ranges.lo(x, y);
+          r[v].hi[i] = std::min<int>(ranges.hi(x, y), v == 0 ? x : w - 1 - x);
+        }
+    }
+    NeedVolume shared(w, h, nd);
+    for (int v = 0; v < 2; ++v) {
+      long long candidates = 0, needs = 0;
+      const int pad = finest ? 1 : 0;
+      for (std::size_t i = 0; i < r[v].lo.size(); ++i) {
+        if (r[v].lo[i] > r[v].hi[i]) continue;
+        candidates += r[v].hi[i] - r[v].lo[i] + 1;
+        needs += std::min(nd - 1, r[v].hi[i] + pad) - std::max(0, r[v].lo[i] - pad) + 1;
+      }
+      const TileWork t = tile_work(r[v], finest, o.tile_w, o.tile_h, o.segment);
+      NeedVolume own(w, h, nd);
+      mark_needs(r[v], 0, finest, own);  // in the view's own coordinates
+      own.dilate(kHalo);
+      mark_needs(r[v], v, finest, shared);
+      const long long own_count = own.count();
+      consistent =
+          consistent && kRound * t.cell_rounds >= own_count && kRound * t.output_rounds >= needs;
+      if (finest) {
+        design0 += kRound * t.cell_rounds;
+        exact0 += own_count;
+      }
+      std::printf("%5d %4s %10lld %11lld %11lld | %7lld %7.2f %11lld %11lld %11lld | %11lld %11s\n",
+                  s, v == 0 ? "L" : "R", static_cast<long long>(w) * h, candidates, needs, t.items,
+                  t.items ? double(t.rounds) / t.items : 0.0, t.cell_rounds, kRound * t.cell_rounds,
+                  kRound * t.output_rounds, own_count, "");
+    }
+    shared.dilate(kHalo);
+    if (finest) shared0 = shared.count();
+    std::printf("%5d %4s %10s %11s %11s | %7s %7s %11s %11s %11s | %11s %11lld\n", s, "L+R", "", "",
+                "", "", "", "", "", "", "", shared.count());
+  }
+  std::printf(
+      "finest level, pixel costs: the tile design %lld, each view's floor %lld (%.2fx "
+      "fewer), one volume for both views %lld (%.2fx fewer)\n",
+      design0, exact0, exact0 ? double(design0) / exact0 : 0.0, shared0,
+      shared0 ? double(design0) / shared0 : 0.0);
+  if (!consistent || shared0 > exact0) {
+    std::fprintf(stderr, "stereod-bench matcher-work: the work model is inconsistent\n");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace stereod::bench
