@@ -265,10 +265,10 @@ void MatcherWorkCommand::add(CLI::App& app) {
       ->check(CLI::Range(8, 256));
   app_->add_option("--tile-height", mw.tile_h, "Tile height of the modelled design")
       ->capture_default_str()
-      ->check(CLI::Range(4, 256));
+      ->check(CLI::Range(4, 4096));
   app_->add_option("--segment", mw.segment, "Candidates per work item at the finest level")
       ->capture_default_str()
-      ->check(CLI::Range(4, 256));
+      ->check(CLI::Range(4, 4096));
 }
 
 int MatcherWorkCommand::run() {

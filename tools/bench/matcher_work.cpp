@@ -128,6 +128,154 @@ TileWork tile_work(const ViewRanges& r, bool finest, int tile_w, int tile_h, int
   return out;
 }
 
+// Cell-rounds of a tile design over one view's tiles, without segments (a tile's whole union in
+// rounds of four), where the cells serve the needs of `own` and, when `mapped` is given, also the
+// other view's: its pixel x at d needs the cell of this view's x + d (the right view mapped into
+// the left's coordinates), so one tile computes the costs both views read there.
+long long union_cell_rounds(const ViewRanges& own, const ViewRanges* mapped, bool finest,
+                            int tile_w, int tile_h) {
+  const int pad = finest ? 1 : 0;
+  const int cw = tile_w + 2 * kHalo, ch = tile_h + 2 * kHalo;
+  auto need_of = [&](const ViewRanges& r, std::size_t i) {
+    Interval n;
+    if (r.lo[i] <= r.hi[i]) n.add(std::max(0, r.lo[i] - pad), std::min(r.nd - 1, r.hi[i] + pad));
+    return n;
+  };
+  long long cell_rounds = 0;
+  std::vector<Interval> rows(static_cast<std::size_t>(tile_h)),
+      cols(static_cast<std::size_t>(tile_w));
+  std::vector<Interval> cell_rows(static_cast<std::size_t>(ch)),
+      cell_cols(static_cast<std::size_t>(cw));
+  for (int y0 = 0; y0 < own.h; y0 += tile_h) {
+    for (int x0 = 0; x0 < own.w; x0 += tile_w) {
+      std::fill(rows.begin(), rows.end(), Interval{});
+      std::fill(cols.begin(), cols.end(), Interval{});
+      Interval tile;
+      for (int ty = 0; ty < tile_h && y0 + ty < own.h; ++ty) {
+        const int y = y0 + ty;
+        for (int tx = 0; tx < tile_w && x0 + tx < own.w; ++tx) {
+          const Interval n = need_of(own, static_cast<std::size_t>(y) * own.w + x0 + tx);
+          rows[static_cast<std::size_t>(ty)].add(n);
+          cols[static_cast<std::size_t>(tx)].add(n);
+          tile.add(n);
+        }
+        if (!mapped) continue;
+        // The other view's pixels x whose x + d lands in the tile for some needed d.
+        for (int x = std::max(0, x0 - own.nd - pad); x < std::min(own.w, x0 + tile_w); ++x) {
+          const Interval n = need_of(*mapped, static_cast<std::size_t>(y) * own.w + x);
+          if (n.empty()) continue;
+          const int d_lo = std::max(n.lo, x0 - x), d_hi = std::min(n.hi, x0 + tile_w - 1 - x);
+          for (int d = d_lo; d <= d_hi; ++d) {
+            rows[static_cast<std::size_t>(ty)].add(d, d);
+            cols[static_cast<std::size_t>(x + d - x0)].add(d, d);
+            tile.add(d, d);
+          }
+        }
+      }
+      if (tile.empty()) continue;
+      for (int c = 0; c < ch; ++c) {
+        cell_rows[static_cast<std::size_t>(c)] = Interval{};
+        for (int j = std::max(0, c - 2 * kHalo); j <= std::min(tile_h - 1, c); ++j)
+          cell_rows[static_cast<std::size_t>(c)].add(rows[static_cast<std::size_t>(j)]);
+      }
+      for (int c = 0; c < cw; ++c) {
+        cell_cols[static_cast<std::size_t>(c)] = Interval{};
+        for (int j = std::max(0, c - 2 * kHalo); j <= std::min(tile_w - 1, c); ++j)
+          cell_cols[static_cast<std::size_t>(c)].add(cols[static_cast<std::size_t>(j)]);
+      }
+      for (int d0 = tile.lo; d0 <= tile.hi; d0 += kRound)
+        for (const Interval& a : cell_rows)
+          for (const Interval& b : cell_cols) {
+            const int first = std::max(a.lo, b.lo) - (kRound - 1), last = std::min(a.hi, b.hi);
+            cell_rounds += first <= d0 && d0 <= last;
+          }
+    }
+  }
+  return cell_rounds;
+}
+
+// Cell-rounds of a tile design in which each cell is computed exactly for the interval of the
+// needs within 4 pixels of it (a 9 x 9 min and max of the needs; the fourth session's variant), in
+// rounds of four from the tile's first need: for one view, or (with `mapped`) for the left view's
+// tiles serving both views (the right view's pixel x at d is the left's x + d). With `per_row`, a
+// row of cells takes the rounds of its cells' union (one warp on a row runs its lanes together).
+long long exact_cell_rounds(const ViewRanges& own, const ViewRanges* mapped, bool finest,
+                            int tile_w, int tile_h, bool per_row) {
+  const int pad = finest ? 1 : 0;
+  const int w = own.w, h = own.h;
+  std::vector<int> lo(static_cast<std::size_t>(w) * h, kEmptyLo),
+      hi(static_cast<std::size_t>(w) * h, kEmptyHi);
+  auto add = [&](int x, int y, int l, int u) {
+    if (x < 0 || x >= w || l > u) return;
+    const std::size_t i = static_cast<std::size_t>(y) * w + x;
+    lo[i] = std::min(lo[i], l);
+    hi[i] = std::max(hi[i], u);
+  };
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const std::size_t i = static_cast<std::size_t>(y) * w + x;
+      if (own.lo[i] <= own.hi[i])
+        add(x, y, std::max(0, own.lo[i] - pad), std::min(own.nd - 1, own.hi[i] + pad));
+      if (mapped && mapped->lo[i] <= mapped->hi[i]) {
+        const int last = std::min(own.nd - 1, mapped->hi[i] + pad);
+        for (int d = std::max(0, mapped->lo[i] - pad); d <= last; ++d) add(x + d, y, d, d);
+      }
+    }
+  // The outputs' own needs make the tiles' unions; each cell's interval is their 9 x 9 min / max,
+  // taken separably and clamped at the borders.
+  const std::vector<int> need_lo = lo, need_hi = hi;
+  auto spread = [&](bool along_x) {
+    std::vector<int> l2(lo.size()), h2(hi.size());
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        int l = kEmptyLo, u = kEmptyHi;
+        for (int k = -kHalo; k <= kHalo; ++k) {
+          const int xx = along_x ? std::clamp(x + k, 0, w - 1) : x;
+          const int yy = along_x ? y : std::clamp(y + k, 0, h - 1);
+          const std::size_t j = static_cast<std::size_t>(yy) * w + xx;
+          l = std::min(l, lo[j]);
+          u = std::max(u, hi[j]);
+        }
+        l2[static_cast<std::size_t>(y) * w + x] = l;
+        h2[static_cast<std::size_t>(y) * w + x] = u;
+      }
+    lo.swap(l2);
+    hi.swap(h2);
+  };
+  spread(true);
+  spread(false);
+  long long cell_rounds = 0;
+  for (int y0 = 0; y0 < h; y0 += tile_h)
+    for (int x0 = 0; x0 < w; x0 += tile_w) {
+      Interval tile;
+      for (int y = y0; y < std::min(h, y0 + tile_h); ++y)
+        for (int x = x0; x < std::min(w, x0 + tile_w); ++x) {
+          const std::size_t i = static_cast<std::size_t>(y) * w + x;
+          tile.add(need_lo[i], need_hi[i]);
+        }
+      if (tile.empty()) continue;
+      for (int cy = y0 - kHalo; cy < y0 + tile_h + kHalo; ++cy) {
+        Interval row;  // the union of the row's cells (lanes of a warp take one round together)
+        long long own_rounds = 0;
+        for (int cx = x0 - kHalo; cx < x0 + tile_w + kHalo; ++cx) {
+          const std::size_t j =
+              static_cast<std::size_t>(std::clamp(cy, 0, h - 1)) * w + std::clamp(cx, 0, w - 1);
+          const int l = std::max(lo[j], tile.lo), u = std::min(hi[j], tile.hi);
+          if (l > u) continue;
+          own_rounds += (u - tile.lo) / kRound - (l - tile.lo) / kRound + 1;  // rounds meeting it
+          row.add(l, u);
+        }
+        cell_rounds +=
+            per_row ? (row.empty()
+                           ? 0
+                           : static_cast<long long>(tile_w + 2 * kHalo) *
+                                 ((row.hi - tile.lo) / kRound - (row.lo - tile.lo) / kRound + 1))
+                    : own_rounds;
+      }
+    }
+  return cell_rounds;
+}
+
 // Bit planes over the disparities, one word per 64 of them, per pixel.
 struct NeedVolume {
   int w = 0, h = 0, words = 0;
@@ -265,9 +413,33 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
                   kRound * t.output_rounds, own_count, "");
     }
     shared.dilate(kHalo);
-    if (finest) shared0 = shared.count();
     std::printf("%5d %4s %10s %11s %11s | %7s %7s %11s %11s %11s | %11s %11lld\n", s, "L+R", "", "",
                 "", "", "", "", "", "", "", shared.count());
+    if (!finest) continue;
+    shared0 = shared.count();
+    // Other designs' pixel costs at the finest level, on the same tiles (no segments): each
+    // cell's exact interval (the 9 x 9 min / max of the needs around it) rather than its row's and
+    // column's unions crossed; a row of cells taking its cells' union (one warp per row); the left
+    // view's tiles computing the costs of both views.
+    const long long apart = union_cell_rounds(r[0], nullptr, true, o.tile_w, o.tile_h) +
+                            union_cell_rounds(r[1], nullptr, true, o.tile_w, o.tile_h);
+    const long long together = union_cell_rounds(r[0], &r[1], true, o.tile_w, o.tile_h);
+    const long long exact_apart =
+        exact_cell_rounds(r[0], nullptr, true, o.tile_w, o.tile_h, false) +
+        exact_cell_rounds(r[1], nullptr, true, o.tile_w, o.tile_h, false);
+    const long long exact_together =
+        exact_cell_rounds(r[0], &r[1], true, o.tile_w, o.tile_h, false);
+    const long long row_apart = exact_cell_rounds(r[0], nullptr, true, o.tile_w, o.tile_h, true) +
+                                exact_cell_rounds(r[1], nullptr, true, o.tile_w, o.tile_h, true);
+    std::printf(
+        "finest level, %dx%d tiles without segments, pixel costs (each view / the left "
+        "view's tiles for both):\n",
+        o.tile_w, o.tile_h);
+    std::printf("  rows' and columns' unions crossed   %11lld / %11lld\n", kRound * apart,
+                kRound * together);
+    std::printf("  each cell's exact interval          %11lld / %11lld\n", kRound * exact_apart,
+                kRound * exact_together);
+    std::printf("  a row of cells takes their union    %11lld\n", kRound * row_apart);
   }
   std::printf(
       "finest level, pixel costs: the tile design %lld, each view's floor %lld (%.2fx "
