@@ -15,7 +15,11 @@
 //   columns needs at d (the adaptive window's 9 sub-windows of 3 x 3 reach 4 pixels around it),
 //   each computed once;
 // - shared by both views: the right view's cost at (x, d) is the left view's at (x + d, d) (the
-//   same two pixels), so one volume in the left view's coordinates serves both.
+//   same two pixels), so one volume in the left view's coordinates serves both;
+// - at the finest level, other designs on the same tiles: each cell's exact interval of needs, a
+//   row of cells taking its cells' union, the left view's tiles computing both views' costs.
+// The reach of 4 pixels is the default window's (3 x 3 sub-windows at +-3, match_window.cu);
+// other `subwindow` settings run the generic matcher, which this does not model.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
