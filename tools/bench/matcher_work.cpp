@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "bench.hpp"
@@ -338,6 +339,15 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
   PairParams params = resolve_stereo_only(common, false);
   StereoParams& sp = params.stereo;
   sp.max_disparity = o.max_disparity;
+  // The model is match_window.cu's: the window alone, sub-window 3, no uniqueness test.
+  if (sp.aggregation != Aggregation::kWindow || sp.subwindow != 3 || sp.uniqueness != 0) {
+    std::fprintf(stderr,
+                 "stereod-bench matcher-work: models the default window matcher only (aggregation "
+                 "window, subwindow 3, uniqueness 0); got aggregation %s, subwindow %d, "
+                 "uniqueness %d\n",
+                 std::string(to_string(sp.aggregation)).c_str(), sp.subwindow, sp.uniqueness);
+    return 2;
+  }
   const SyntheticPair pair = make_benchmark_pair(o.width, o.height, o.max_disparity, 11);
   CpuPairProcessor cpu(sp, params.background, common.threads);
   PairFrame pf;
