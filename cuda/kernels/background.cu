@@ -9,6 +9,9 @@
 // learning instead of once in each of two kernels. Decisions are binary, so the closing runs on
 // bit rows in one warp: a row of the tile and its halo (at most 32 + 4 * 3 columns) is a 64-bit
 // word, the horizontal max/min are shifts, the vertical ones shuffles between lanes.
+#include <cstdlib>
+#include <string>
+
 #include "background/background_ops.hpp"
 #include "kernels/device_common.cuh"
 #include "kernels/stages.hpp"
@@ -405,9 +408,15 @@ namespace {
 
 // Whether the current device runs programmatic dependent launches (compute capability 9.0 and
 // later; elsewhere, e.g. Jetson Orin's 8.7, the model's levels are plain launches), and the
-// runtime captures them into graphs (12.3 and later).
+// runtime captures them into graphs (12.3 and later). STEREOD_CUDA_PDL=0 in the environment makes
+// them plain launches everywhere (for comparisons, and to tell a fault of the overlap from others).
 bool programmatic_launch() {
   if (CUDART_VERSION < 12030) return false;
+  static const bool wanted = [] {
+    const char* env = std::getenv("STEREOD_CUDA_PDL");
+    return !(env && std::string(env) == "0");
+  }();
+  if (!wanted) return false;
   int device = 0, major = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
