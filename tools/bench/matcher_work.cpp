@@ -28,6 +28,7 @@
 
 #include "bench.hpp"
 #include "plane_scenes.hpp"
+#include "stereo/cross_check.hpp"
 #include "stereo/pixel_ops.hpp"
 #include "stereo/search_range.hpp"
 
@@ -57,6 +58,49 @@ struct ViewRanges {
 struct TileWork {
   long long items = 0, rounds = 0, cell_rounds = 0, output_rounds = 0;
 };
+
+// The costs a pixel whose candidates are clo .. chi needs: them, widened by `pad` (the parabola's
+// neighbours at the finest level), within 0 .. nd - 1; empty without candidates.
+Interval need_interval(int clo, int chi, int pad, int nd) {
+  Interval n;
+  if (clo <= chi) n.add(std::max(0, clo - pad), std::min(nd - 1, chi + pad));
+  return n;
+}
+
+// Pixel i's needs in view r.
+Interval need_of(const ViewRanges& r, std::size_t i, int pad) {
+  return need_interval(r.lo[i], r.hi[i], pad, r.nd);
+}
+
+// Per cell row (or column) of a tile and its halo: the union of the needs of the output rows
+// (columns) within 4 of it, as match_window.cu's union_within takes them.
+void cells_union(const std::vector<Interval>& outputs, std::vector<Interval>& cells) {
+  const int n = static_cast<int>(outputs.size());
+  for (int c = 0; c < static_cast<int>(cells.size()); ++c) {
+    Interval& u = cells[static_cast<std::size_t>(c)];
+    u = Interval{};
+    for (int j = std::max(0, c - 2 * kHalo); j <= std::min(n - 1, c); ++j)
+      u.add(outputs[static_cast<std::size_t>(j)]);
+  }
+}
+
+// The cells of a tile computed in the round of d0 .. d0 + 3: those whose row's and column's
+// intervals, crossed, meet it (match_window.cu's cell_rounds).
+long long crossed_cells(const std::vector<Interval>& cell_rows,
+                        const std::vector<Interval>& cell_cols, int d0) {
+  long long n = 0;
+  for (const Interval& a : cell_rows)
+    for (const Interval& b : cell_cols) {
+      const int first = std::max(a.lo, b.lo) - (kRound - 1), last = std::min(a.hi, b.hi);
+      n += first <= d0 && d0 <= last;
+    }
+  return n;
+}
+
+// The rounds of four from `base` on that meet lo .. hi (lo >= base, lo <= hi).
+long long rounds_meeting(int lo, int hi, int base) {
+  return (hi - base) / kRound - (lo - base) / kRound + 1;
+}
 
 // The tile design's work for one view (match_window.cu's rules: the tile's candidate union split
 // into segments of `segment`, each pixel's needs in the segment, the cells' row and column unions
@@ -95,9 +139,8 @@ TileWork tile_work(const ViewRanges& r, bool finest, int tile_w, int tile_h, int
             const int x = x0 + tx, y = y0 + ty;
             if (x >= r.w || y >= r.h) continue;
             const std::size_t i = static_cast<std::size_t>(y) * r.w + x;
-            const int clo = std::max(r.lo[i], c0), chi = std::min(r.hi[i], c1);
-            if (clo > chi) continue;
-            n.add(std::max(0, clo - pad), std::min(r.nd - 1, chi + pad));
+            n = need_interval(std::max(r.lo[i], c0), std::min(r.hi[i], c1), pad, r.nd);
+            if (n.empty()) continue;
             rows[static_cast<std::size_t>(ty)].add(n);
             cols[static_cast<std::size_t>(tx)].add(n);
             item.add(n);
@@ -105,26 +148,11 @@ TileWork tile_work(const ViewRanges& r, bool finest, int tile_w, int tile_h, int
         }
         ++out.items;
         if (item.empty()) continue;
-        for (int c = 0; c < ch; ++c) {
-          cell_rows[static_cast<std::size_t>(c)] = Interval{};
-          for (int j = std::max(0, c - 2 * kHalo); j <= std::min(tile_h - 1, c); ++j)
-            cell_rows[static_cast<std::size_t>(c)].add(rows[static_cast<std::size_t>(j)]);
-        }
-        for (int c = 0; c < cw; ++c) {
-          cell_cols[static_cast<std::size_t>(c)] = Interval{};
-          for (int j = std::max(0, c - 2 * kHalo); j <= std::min(tile_w - 1, c); ++j)
-            cell_cols[static_cast<std::size_t>(c)].add(cols[static_cast<std::size_t>(j)]);
-        }
+        cells_union(rows, cell_rows);
+        cells_union(cols, cell_cols);
         for (int d0 = item.lo; d0 <= item.hi; d0 += kRound) {
           ++out.rounds;
-          for (int cy = 0; cy < ch; ++cy) {
-            const Interval& a = cell_rows[static_cast<std::size_t>(cy)];
-            for (int cx = 0; cx < cw; ++cx) {
-              const Interval& b = cell_cols[static_cast<std::size_t>(cx)];
-              const int first = std::max(a.lo, b.lo) - (kRound - 1), last = std::min(a.hi, b.hi);
-              out.cell_rounds += first <= d0 && d0 <= last;
-            }
-          }
+          out.cell_rounds += crossed_cells(cell_rows, cell_cols, d0);
           for (const Interval& n : need) out.output_rounds += n.lo <= d0 + kRound - 1 && n.hi >= d0;
         }
       }
@@ -141,11 +169,6 @@ long long union_cell_rounds(const ViewRanges& own, const ViewRanges* mapped, boo
                             int tile_w, int tile_h) {
   const int pad = finest ? 1 : 0;
   const int cw = tile_w + 2 * kHalo, ch = tile_h + 2 * kHalo;
-  auto need_of = [&](const ViewRanges& r, std::size_t i) {
-    Interval n;
-    if (r.lo[i] <= r.hi[i]) n.add(std::max(0, r.lo[i] - pad), std::min(r.nd - 1, r.hi[i] + pad));
-    return n;
-  };
   long long cell_rounds = 0;
   std::vector<Interval> rows(static_cast<std::size_t>(tile_h)),
       cols(static_cast<std::size_t>(tile_w));
@@ -159,7 +182,7 @@ long long union_cell_rounds(const ViewRanges& own, const ViewRanges* mapped, boo
       for (int ty = 0; ty < tile_h && y0 + ty < own.h; ++ty) {
         const int y = y0 + ty;
         for (int tx = 0; tx < tile_w && x0 + tx < own.w; ++tx) {
-          const Interval n = need_of(own, static_cast<std::size_t>(y) * own.w + x0 + tx);
+          const Interval n = need_of(own, static_cast<std::size_t>(y) * own.w + x0 + tx, pad);
           rows[static_cast<std::size_t>(ty)].add(n);
           cols[static_cast<std::size_t>(tx)].add(n);
           tile.add(n);
@@ -167,7 +190,7 @@ long long union_cell_rounds(const ViewRanges& own, const ViewRanges* mapped, boo
         if (!mapped) continue;
         // The other view's pixels x whose x + d lands in the tile for some needed d.
         for (int x = std::max(0, x0 - own.nd - pad); x < std::min(own.w, x0 + tile_w); ++x) {
-          const Interval n = need_of(*mapped, static_cast<std::size_t>(y) * own.w + x);
+          const Interval n = need_of(*mapped, static_cast<std::size_t>(y) * own.w + x, pad);
           if (n.empty()) continue;
           const int d_lo = std::max(n.lo, x0 - x), d_hi = std::min(n.hi, x0 + tile_w - 1 - x);
           for (int d = d_lo; d <= d_hi; ++d) {
@@ -178,22 +201,10 @@ long long union_cell_rounds(const ViewRanges& own, const ViewRanges* mapped, boo
         }
       }
       if (tile.empty()) continue;
-      for (int c = 0; c < ch; ++c) {
-        cell_rows[static_cast<std::size_t>(c)] = Interval{};
-        for (int j = std::max(0, c - 2 * kHalo); j <= std::min(tile_h - 1, c); ++j)
-          cell_rows[static_cast<std::size_t>(c)].add(rows[static_cast<std::size_t>(j)]);
-      }
-      for (int c = 0; c < cw; ++c) {
-        cell_cols[static_cast<std::size_t>(c)] = Interval{};
-        for (int j = std::max(0, c - 2 * kHalo); j <= std::min(tile_w - 1, c); ++j)
-          cell_cols[static_cast<std::size_t>(c)].add(cols[static_cast<std::size_t>(j)]);
-      }
+      cells_union(rows, cell_rows);
+      cells_union(cols, cell_cols);
       for (int d0 = tile.lo; d0 <= tile.hi; d0 += kRound)
-        for (const Interval& a : cell_rows)
-          for (const Interval& b : cell_cols) {
-            const int first = std::max(a.lo, b.lo) - (kRound - 1), last = std::min(a.hi, b.hi);
-            cell_rounds += first <= d0 && d0 <= last;
-          }
+        cell_rounds += crossed_cells(cell_rows, cell_cols, d0);
     }
   }
   return cell_rounds;
@@ -210,21 +221,19 @@ long long exact_cell_rounds(const ViewRanges& own, const ViewRanges* mapped, boo
   const int w = own.w, h = own.h;
   std::vector<int> lo(static_cast<std::size_t>(w) * h, kEmptyLo),
       hi(static_cast<std::size_t>(w) * h, kEmptyHi);
-  auto add = [&](int x, int y, int l, int u) {
-    if (x < 0 || x >= w || l > u) return;
+  auto add = [&](int x, int y, const Interval& n) {
+    if (x < 0 || x >= w || n.empty()) return;
     const std::size_t i = static_cast<std::size_t>(y) * w + x;
-    lo[i] = std::min(lo[i], l);
-    hi[i] = std::max(hi[i], u);
+    lo[i] = std::min(lo[i], n.lo);
+    hi[i] = std::max(hi[i], n.hi);
   };
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       const std::size_t i = static_cast<std::size_t>(y) * w + x;
-      if (own.lo[i] <= own.hi[i])
-        add(x, y, std::max(0, own.lo[i] - pad), std::min(own.nd - 1, own.hi[i] + pad));
-      if (mapped && mapped->lo[i] <= mapped->hi[i]) {
-        const int last = std::min(own.nd - 1, mapped->hi[i] + pad);
-        for (int d = std::max(0, mapped->lo[i] - pad); d <= last; ++d) add(x + d, y, d, d);
-      }
+      add(x, y, need_of(own, i, pad));
+      if (!mapped) continue;
+      const Interval n = need_of(*mapped, i, pad);
+      for (int d = n.lo; d <= n.hi; ++d) add(x + d, y, Interval{d, d});
     }
   // The outputs' own needs make the tiles' unions; each cell's interval is their 9 x 9 min / max,
   // taken separably and clamped at the borders.
@@ -267,15 +276,13 @@ long long exact_cell_rounds(const ViewRanges& own, const ViewRanges* mapped, boo
               static_cast<std::size_t>(std::clamp(cy, 0, h - 1)) * w + std::clamp(cx, 0, w - 1);
           const int l = std::max(lo[j], tile.lo), u = std::min(hi[j], tile.hi);
           if (l > u) continue;
-          own_rounds += (u - tile.lo) / kRound - (l - tile.lo) / kRound + 1;  // rounds meeting it
+          own_rounds += rounds_meeting(l, u, tile.lo);
           row.add(l, u);
         }
-        cell_rounds +=
-            per_row ? (row.empty()
-                           ? 0
-                           : static_cast<long long>(tile_w + 2 * kHalo) *
-                                 ((row.hi - tile.lo) / kRound - (row.lo - tile.lo) / kRound + 1))
-                    : own_rounds;
+        if (!per_row)
+          cell_rounds += own_rounds;
+        else if (!row.empty())
+          cell_rounds += (tile_w + 2 * kHalo) * rounds_meeting(row.lo, row.hi, tile.lo);
       }
     }
   return cell_rounds;
@@ -327,9 +334,8 @@ void mark_needs(const ViewRanges& r, int v, bool finest, NeedVolume& vol) {
   for (int y = 0; y < r.h; ++y)
     for (int x = 0; x < r.w; ++x) {
       const std::size_t i = static_cast<std::size_t>(y) * r.w + x;
-      if (r.lo[i] > r.hi[i]) continue;
-      for (int d = std::max(0, r.lo[i] - pad); d <= std::min(r.nd - 1, r.hi[i] + pad); ++d)
-        vol.mark(v == 0 ? x : x + d, y, d);
+      const Interval n = need_of(r, i, pad);
+      for (int d = n.lo; d <= n.hi; ++d) vol.mark(v == 0 ? x : x + d, y, d);
     }
 }
 
@@ -372,24 +378,24 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
     const Gray8& g = m.level_gray(s, 0);
     const int w = g.width(), h = g.height(), nd = level_disparities(sp.max_disparity, s);
     const bool finest = s == 0;
+    // The parents, cross-checked as the matcher checks them (match_level).
+    Image<std::int16_t> checked[2];
+    if (s < levels - 1) {
+      if (sp.cross_check) {
+        cross_check(m.level_disparity(s + 1, 0), m.level_disparity(s + 1, 1),
+                    sp.cross_check_tolerance, checked[0], checked[1]);
+      } else {
+        checked[0] = m.level_disparity(s + 1, 0);
+        checked[1] = m.level_disparity(s + 1, 1);
+      }
+    }
     ViewRanges r[2];
     for (int v = 0; v < 2; ++v) {
       SearchRanges ranges;
-      if (s == levels - 1) {
+      if (s == levels - 1)
         full_search_ranges(w, h, {}, nd, ranges);
-      } else {
-        // The parents, cross-checked as the matcher checks them.
-        const Image<std::int16_t>& pd = m.level_disparity(s + 1, v);
-        const Image<std::int16_t>& po = m.level_disparity(s + 1, 1 - v);
-        Image<std::int16_t> checked(pd.width(), pd.height());
-        for (int y = 0; y < pd.height(); ++y)
-          for (int x = 0; x < pd.width(); ++x)
-            checked(x, y) = sp.cross_check
-                                ? cross_checked(&pd(0, y), &po(0, y), pd.width(), x,
-                                                v == 0 ? -1 : 1, sp.cross_check_tolerance)
-                                : pd(x, y);
-        parent_search_ranges(checked, w, h, {}, sp.parent_radius, nd, ranges);
-      }
+      else
+        parent_search_ranges(checked[v], w, h, {}, sp.parent_radius, nd, ranges);
       r[v].w = w, r[v].h = h, r[v].nd = nd;
       r[v].lo.resize(static_cast<std::size_t>(w) * h);
       r[v].hi.resize(r[v].lo.size());
@@ -406,8 +412,9 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
       const int pad = finest ? 1 : 0;
       for (std::size_t i = 0; i < r[v].lo.size(); ++i) {
         if (r[v].lo[i] > r[v].hi[i]) continue;
+        const Interval n = need_of(r[v], i, pad);
         candidates += r[v].hi[i] - r[v].lo[i] + 1;
-        needs += std::min(nd - 1, r[v].hi[i] + pad) - std::max(0, r[v].lo[i] - pad) + 1;
+        needs += n.hi - n.lo + 1;
       }
       const TileWork t = tile_work(r[v], finest, o.tile_w, o.tile_h, o.segment);
       NeedVolume own(w, h, nd);
@@ -427,10 +434,11 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
                   kRound * t.output_rounds, own_count, "");
     }
     shared.dilate(kHalo);
+    const long long shared_count = shared.count();
     std::printf("%5d %4s %10s %11s %11s | %7s %7s %11s %11s %11s | %11s %11lld\n", s, "L+R", "", "",
-                "", "", "", "", "", "", "", shared.count());
+                "", "", "", "", "", "", "", shared_count);
     if (!finest) continue;
-    shared0 = shared.count();
+    shared0 = shared_count;
     // Other designs' pixel costs at the finest level, on the same tiles (no segments): each
     // cell's exact interval (the 9 x 9 min / max of the needs around it) rather than its row's and
     // column's unions crossed; a row of cells taking its cells' union (one warp per row); the left
