@@ -336,6 +336,19 @@ struct RandomCase {
   std::ostringstream detail;
 };
 
+// The case's size, drawn from `sizes` ({w, h} each).
+template <std::size_t N>
+void draw_size(CaseDraws& d, RandomCase& rc, const int (&sizes)[N][2]) {
+  const int* size = sizes[d.pick(static_cast<int>(N))];
+  rc.w = size[0], rc.h = size[1];
+}
+
+// The case's search range: one of the random-case tests' ranges, below the width.
+void draw_range(CaseDraws& d, RandomCase& rc) {
+  static const int kRanges[] = {8, 15, 16, 32, 48, 64, 128};
+  rc.sp.max_disparity = std::min(kRanges[d.pick(7)], rc.w - 1);
+}
+
 // The cross arms' thresholds and lengths over their ranges; with `short_or_long`, a first draw
 // picks arms of at most 40 or up to kMaxCrossArm.
 void draw_arms(CaseDraws& d, StereoParams& sp, bool short_or_long) {
@@ -976,13 +989,11 @@ TEST(Gpu, CrossRandomCasesBitExact) {
   const int compared = compare_random_cases(18, 40, [](int, CaseDraws& d, RandomCase& rc) {
     static const int kSizes[][2] = {{16, 16},   {17, 31},   {64, 48},
                                     {160, 120}, {203, 157}, {320, 240}};
-    static const int kRanges[] = {8, 15, 16, 32, 48, 64, 128};
-    const int* size = kSizes[d.pick(6)];
-    rc.w = size[0], rc.h = size[1];
+    draw_size(d, rc, kSizes);
     StereoParams& sp = rc.sp;
     sp.aggregation = d.pick(3) == 0 ? Aggregation::kSgm : Aggregation::kCross;
     sp.sgm_cost = SgmCost::kCross;
-    sp.max_disparity = std::min(kRanges[d.pick(7)], rc.w - 1);
+    draw_range(d, rc);
     sp.levels = 1 + d.pick(4);
     sp.cross_iterations = 1 + d.pick(kMaxCrossIterations);
     if (d.pick(3) != 0) draw_arms(d, sp, true);
@@ -1050,12 +1061,10 @@ TEST(Gpu, SemiGlobalRandomCasesBitExact) {
   const int compared = compare_random_cases(16, 48, [](int, CaseDraws& d, RandomCase& rc) {
     static const int kSizes[][2] = {{16, 16},   {17, 31},   {64, 48},  {160, 120},
                                     {333, 257}, {320, 240}, {640, 480}};
-    static const int kRanges[] = {8, 15, 16, 32, 48, 64, 128};
-    const int* size = kSizes[d.pick(7)];
-    rc.w = size[0], rc.h = size[1];
+    draw_size(d, rc, kSizes);
     StereoParams& sp = rc.sp;
     sp.aggregation = Aggregation::kSgm;
-    sp.max_disparity = std::min(kRanges[d.pick(7)], rc.w - 1);
+    draw_range(d, rc);
     sp.levels = 1 + d.pick(4);
     sp.sgm_cost = d.pick(2) ? SgmCost::kWindow : SgmCost::kPixel;
     sp.sgm_paths = d.pick(2) ? 8 : 4;
@@ -1203,11 +1212,9 @@ TEST(Gpu, RefinementRandomCasesBitExact) {
   const int compared = compare_random_cases(17, 48, [](int c, CaseDraws& d, RandomCase& rc) {
     static const int kSizes[][2] = {{16, 16},   {17, 31},   {64, 48},
                                     {160, 120}, {333, 257}, {320, 240}};
-    static const int kRanges[] = {8, 15, 16, 32, 48, 64, 128};
-    const int* size = kSizes[d.pick(6)];
-    rc.w = size[0], rc.h = size[1];
+    draw_size(d, rc, kSizes);
     StereoParams& sp = rc.sp;
-    sp.max_disparity = std::min(kRanges[d.pick(7)], rc.w - 1);
+    draw_range(d, rc);
     sp.levels = 1 + d.pick(4);
     const int aggregation = d.pick(3);  // the window's fast path, its generic matcher, semi-global
     if (aggregation == 1) sp.uniqueness = 1 + d.pick(30);
