@@ -114,8 +114,15 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
         static_cast<std::size_t>(tiles_of(lv.w, kBlockW)) * tiles_of(lv.h, kBlockH);
     // The coarsest level searches every disparity of every pixel: where it has too few tiles to
     // keep the GPU busy, its disparities are split into shorter segments (more, shorter items).
+    // The levels between it and the finest split at 16 where their tiles are fewer than four per
+    // resident block: their tiles' ranges are narrow but uneven, and the few wide ones held the
+    // level back (1024x768 on an H100, level 1: 67 -> 57 us; docs/PERFORMANCE.md).
     const int nd = level_disparities(stereo.max_disparity, s);
-    if (s == levels - 1) segment_[s] = segment_length(static_cast<int>(tiles), nd, workers_);
+    if (s == levels - 1) {
+      segment_[s] = segment_length(static_cast<int>(tiles), nd, workers_);
+    } else if (s > 0 && 2 * tiles < 4 * static_cast<std::size_t>(workers_)) {
+      segment_[s] = kSegment / 2;
+    }
     const int segments = segments_of(nd, segment_[s]);
     for (int i = 0; i < 2; ++i) {
       keep_if(s > 0 || layout.derive_gray, lv.gray[i], n);

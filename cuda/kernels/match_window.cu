@@ -102,6 +102,7 @@ struct Shared {
   std::uint32_t outside;
   std::uint32_t item;
   int last;
+  int tables_member;  // whose cost tables ad_table and census_table hold (-1: none yet)
 };
 
 __device__ __forceinline__ bool meets(int lo, int hi, int d0) {
@@ -169,9 +170,11 @@ __device__ __forceinline__ void for_cells(unsigned mask, int tid, const F& f) {
   }
 }
 
+// row_sum_cells and window_cells: cells_within(tid, 0, 1) and (tid, 1, 1), the same for every item.
 template <bool kK4>
 __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch, int level,
-                                           std::uint32_t item, Shared& sm) {
+                                           std::uint32_t item, Shared& sm, unsigned row_sum_cells,
+                                           unsigned window_cells) {
   const int tid = threadIdx.y * kBlockW + threadIdx.x;
   const int m = item_member(item), view = item_view(item), seg = item_segment(item);
   const int t = item_tile(item);
@@ -194,8 +197,13 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
   const int segments = (tile_hi - tile_lo) / seg_len + 1;
   const int c0 = tile_lo + seg * seg_len, c1 = min(tile_hi, c0 + seg_len - 1);
 
-  for (int i = tid; i < 256; i += kThreads) sm.ad_table[i] = a.tables.ad[i];
-  for (int i = tid; i < 65; i += kThreads) sm.census_table[i] = a.tables.census[i];
+  // The member's cost tables, unless the block's last item was of the same member (the usual
+  // case: one pair, or a batch's pairs one after the other in the lists).
+  const bool load_tables = sm.tables_member != m;
+  if (load_tables) {
+    for (int i = tid; i < 256; i += kThreads) sm.ad_table[i] = a.tables.ad[i];
+    for (int i = tid; i < 65; i += kThreads) sm.census_table[i] = a.tables.census[i];
+  }
   if (tid < kTileH) {
     sm.row_lo[tid] = kEmptyLo;
     sm.row_hi[tid] = kEmptyHi;
@@ -221,6 +229,8 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
   const int x = x0 + threadIdx.x;
   PixelSearch px[kRows];
   __syncthreads();  // the need arrays are initialised
+  // Every thread has read tables_member by now; the next item reads it after the loop's barrier.
+  if (tid == 0 && load_tables) sm.tables_member = m;
 #pragma unroll
   for (int k = 0; k < kRows; ++k) {
     const int y = y0 + threadIdx.y + k * kBlockH;
@@ -290,7 +300,6 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
     }
   }
   __syncthreads();
-  const unsigned row_sum_cells = cells_within(tid, 0, 1), window_cells = cells_within(tid, 1, 1);
 
   for (int d0 = dlo; d0 <= dhi; d0 += 2 * kPairs) {
     const unsigned needed = cells_needed(sm, tid, d0);
@@ -482,11 +491,14 @@ __global__ void __launch_bounds__(kThreads, kK4 ? kBlocksPerSm : 2)
   __shared__ Shared sm;
   ListCounters* counters = lists.counters;
   const std::uint32_t heavy = counters->heavy, light = counters->light;
+  const int tid = threadIdx.y * kBlockW + threadIdx.x;
+  const unsigned row_sum_cells = cells_within(tid, 0, 1), window_cells = cells_within(tid, 1, 1);
+  if (tid == 0) sm.tables_member = -1;  // next_item's barrier publishes it
   for (;;) {
     const std::uint32_t item =
         next_item(&counters->taken, heavy, lists.heavy, light, lists.light, &sm.item);
     if (item == kNoItem) return;
-    match_item<kK4>(batch, level, item, sm);
+    match_item<kK4>(batch, level, item, sm, row_sum_cells, window_cells);
     __syncthreads();  // the shared arrays are the next item's
   }
 }
