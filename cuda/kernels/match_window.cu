@@ -16,6 +16,8 @@
 // sequential loop would decide, whatever the order of the items; the block that finishes the last
 // segment writes the tile's result, with the subpixel step from the neighbours the winning
 // segment recorded.
+#include <cuda_pipeline.h>
+
 #include "kernels/device_common.cuh"
 #include "kernels/stages.hpp"
 
@@ -37,12 +39,27 @@ constexpr int kSpan = kTw + kSegment + 2 + 2;
 // of four, never used): their partners lie before the staged span. A few bytes of slack in front
 // keep those reads inside the row instead of clamping every index.
 constexpr int kSlack = 4;
+// The target rows' staging: rows per warp, and steps of a warp's width along the span (an item's
+// span is at most kTw + kSegment + 1 columns).
+constexpr int kStageRows = kTh / kBlockH;
+constexpr int kStageSteps = (kSpan + kBlockW - 1) / kBlockW;
+static_assert(kTh % kBlockH == 0, "the tile and halo rows split evenly over the warps");
 constexpr std::uint32_t kNone = 0xFFFFFFFFu;
 constexpr std::uint32_t kNone16 = 0xFFFFu;  // costs stay below 2^16 with s = 3 (at most 5*9*128)
 constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
 constexpr int kEmptyLo = 1 << 20, kEmptyHi = -(1 << 20);
 
 static_assert(kTileW == kBlockW && kTileH == kRows * kBlockH, "a thread owns two rows of a tile");
+
+// A census code into shared memory: copied asynchronously (no register holds it while the load is
+// on its way, so many are), or 0 without a census term. __pipeline_commit and
+// __pipeline_wait_prior(0) end a run of them; a barrier then shows them to the block.
+__device__ __forceinline__ void stage_code(std::uint64_t* to, const std::uint64_t* from) {
+  if (from)
+    __pipeline_memcpy_async(to, from, sizeof(std::uint64_t));
+  else
+    *to = 0;
+}
 
 // Two disparities per 32-bit word: u16 lanes never carry into each other (costs < 2^16).
 __device__ __forceinline__ std::uint32_t sum_smallest_4_of_8_x2(std::uint32_t v[8]) {
@@ -86,8 +103,9 @@ struct Shared {
   std::uint64_t tgt_code[kTh][kSlack + kSpan];  // the target rows, from column tgt_first on
   std::uint8_t ref_val[kTh][kTw];
   std::uint8_t tgt_val[kTh][kSlack + kSpan];
-  // Per cell of the tile and halo: the rounds (first disparity d0) it is computed for, [x, y]:
-  // where the cell's row and column intervals both meet d0 .. d0+3.
+  // Per cell of the tile and halo: the rounds (first disparity d0) it is computed for, [x, y):
+  // where the cell's row and column intervals both meet d0 .. d0+3 (cells_needed compares both
+  // halves of the word at once).
   short2 cell_rounds[kCells];
   std::uint8_t ad_table[256];
   std::uint8_t census_table[72];
@@ -145,15 +163,21 @@ __device__ __forceinline__ unsigned cells_within(int tid, int row_margin, int co
   return m;
 }
 
-// Bit j: this thread's cell j is computed in the round of d0 .. d0+3 (cell_rounds holds d0).
+// Bit j: this thread's cell j is computed in the round of d0 .. d0+3: cell_rounds holds
+// [first, end) of the rounds' d0, and d0 >= first while d0 < end is, per signed halfword,
+// d0 >= (first, end) giving (0xFFFF, 0).
 __device__ __forceinline__ unsigned cells_needed(const Shared& sm, int tid, int d0) {
+  const std::uint32_t both = (static_cast<std::uint32_t>(d0) & 0xFFFFu) * 0x10001u;
   unsigned m = 0;
 #pragma unroll
   for (int j = 0; j < kSteps; ++j) {
     const int i = tid + j * kThreads;
     if (i >= kCells) break;
     const short2 rounds = sm.cell_rounds[i];
-    if (rounds.x <= d0 && d0 <= rounds.y) m |= 1u << j;
+    const std::uint32_t packed =
+        static_cast<std::uint16_t>(rounds.x) |
+        (static_cast<std::uint32_t>(static_cast<std::uint16_t>(rounds.y)) << 16);
+    if (__vcmpges2(both, packed) == 0x0000FFFFu) m |= 1u << j;
   }
   return m;
 }
@@ -171,7 +195,10 @@ __device__ __forceinline__ void for_cells(unsigned mask, int tid, const F& f) {
 }
 
 // row_sum_cells and window_cells: cells_within(tid, 0, 1) and (tid, 1, 1), the same for every item.
-template <bool kK4>
+// kMask: the batch models the background, so a candidate whose partner the other view's mask
+// calls background is refused (the shape says it for every member; without it the test and its
+// loads are left out).
+template <bool kK4, bool kMask>
 __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch, int level,
                                            std::uint32_t item, Shared& sm, unsigned row_sum_cells,
                                            unsigned window_cells) {
@@ -188,7 +215,7 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
   const std::uint8_t* tgt_ad = lv.ad[other] ? lv.ad[other] : lv.gray[other];
   const std::uint64_t* ref_census = lv.census[view];
   const std::uint64_t* tgt_census = lv.census[other];
-  const std::uint8_t* tgt_fg = a.modeling ? lv.mask[other] : nullptr;
+  const std::uint8_t* tgt_fg = kMask ? lv.mask[other] : nullptr;
   const bool census = ref_census != nullptr;
   const bool finest = level == 0;
   const int pad = finest ? 1 : 0;
@@ -224,7 +251,7 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
     const int r = i / kTw, c = i - r * kTw;
     const int qx = clamp_int(x0 - kHalo + c, 0, w - 1), qy = clamp_int(y0 - kHalo + r, 0, h - 1);
     sm.ref_val[r][c] = ref_ad[qy * w + qx];
-    sm.ref_code[r][c] = census ? ref_census[qy * w + qx] : 0;
+    stage_code(&sm.ref_code[r][c], census ? &ref_census[qy * w + qx] : nullptr);
   }
   const int x = x0 + threadIdx.x;
   PixelSearch px[kRows];
@@ -281,22 +308,37 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
     const int tgt_first = dir < 0 ? qx_lo - dhi : qx_lo + dlo;
     const int span = min(kTw, w - qx_lo) + dhi - dlo;
     if (tid == 0) sm.tgt_first = tgt_first;
-    // Rows by warp, columns by lane: no division by the item's span.
+    // Rows by warp, columns by lane: no division by the item's span. The codes go to shared
+    // memory without passing through registers, so that they do not hold up the rows after
+    // them (the staging was the set-up's longest wait in ncu's samples).
     const int k_lo = max(0, -tgt_first), k_hi = min(span, w - tgt_first);  // partners in the image
-    for (int r = threadIdx.y; r < kTh; r += kBlockH) {
+#pragma unroll
+    for (int j = 0; j < kStageRows; ++j) {
+      const int r = static_cast<int>(threadIdx.y) + j * kBlockH;
       const int row = clamp_int(y0 - kHalo + r, 0, h - 1) * w + tgt_first;
-      for (int k = k_lo + static_cast<int>(threadIdx.x); k < k_hi; k += kBlockW) {
-        sm.tgt_val[r][kSlack + k] = tgt_ad[row + k];
+      std::uint32_t val[kStageSteps];
+#pragma unroll
+      for (int q = 0; q < kStageSteps; ++q) {
+        const int k = k_lo + static_cast<int>(threadIdx.x) + q * kBlockW;
+        if (k >= k_hi) continue;
+        val[q] = tgt_ad[row + k];
         // Without a census term both codes stay 0 and census_table[0] is 0: no branch per cost.
-        sm.tgt_code[r][kSlack + k] = census ? tgt_census[row + k] : 0;
+        stage_code(&sm.tgt_code[r][kSlack + k], census ? &tgt_census[row + k] : nullptr);
+      }
+#pragma unroll
+      for (int q = 0; q < kStageSteps; ++q) {
+        const int k = k_lo + static_cast<int>(threadIdx.x) + q * kBlockW;
+        if (k < k_hi) sm.tgt_val[r][kSlack + k] = static_cast<std::uint8_t>(val[q]);
       }
     }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);  // this thread's codes are in; the barrier below shows them to all
     for (int i = tid; i < kCells; i += kThreads) {
       const int r = i / kTw, c = i - r * kTw;
       const int first = max(sm.cell_row_lo[r], sm.cell_col_lo[c]) - 3;
-      const int last = min(sm.cell_row_hi[r], sm.cell_col_hi[c]);
-      sm.cell_rounds[i] =
-          make_short2(static_cast<short>(min(first, 32767)), static_cast<short>(max(last, -32768)));
+      const int end = min(sm.cell_row_hi[r], sm.cell_col_hi[c]) + 1;
+      sm.cell_rounds[i] = make_short2(static_cast<short>(min(first, 32767)),
+                                      static_cast<short>(clamp_int(end, -32768, 32767)));
     }
   }
   __syncthreads();
@@ -320,8 +362,8 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
 #pragma unroll
       for (int dd = 0; dd < 2 * kPairs; ++dd) {
         const int bv = tv[dir * dd];
-        const std::uint32_t cst = sm.ad_table[av > bv ? av - bv : bv - av] +
-                                  sm.census_table[popcount64(ac ^ tc[dir * dd])];
+        const std::uint32_t cst =
+            sm.ad_table[abs(av - bv)] + sm.census_table[popcount64(ac ^ tc[dir * dd])];
         cost[dd] = d0 + dd <= last_inside ? cst : outside;
       }
 #pragma unroll
@@ -381,7 +423,7 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
           const bool needed = d >= nlo && d <= nhi;
           const bool candidate = d >= p.c_lo && d <= p.c_hi;
           const int tx = x + dir * d;
-          const bool allowed = needed && tx >= 0 && tx < w && (!tgt_fg || tgt_fg[y * w + tx] != 0);
+          const bool allowed = needed && tx >= 0 && tx < w && (!kMask || tgt_fg[y * w + tx] != 0);
           const std::uint32_t agg = allowed ? (half ? agg2 >> 16 : agg2 & 0xFFFFu) : kNone;
           if (p.pending_cp) {
             p.cp = agg;
@@ -485,7 +527,7 @@ constexpr int kBlocksPerSm = 2;
 #else
 constexpr int kBlocksPerSm = 4;
 #endif
-template <bool kK4>
+template <bool kK4, bool kMask>
 __global__ void __launch_bounds__(kThreads, kK4 ? kBlocksPerSm : 2)
     match_window_kernel(const BatchRecord* __restrict__ batch, LevelLists lists, int level) {
   __shared__ Shared sm;
@@ -498,7 +540,7 @@ __global__ void __launch_bounds__(kThreads, kK4 ? kBlocksPerSm : 2)
     const std::uint32_t item =
         next_item(&counters->taken, heavy, lists.heavy, light, lists.light, &sm.item);
     if (item == kNoItem) return;
-    match_item<kK4>(batch, level, item, sm, row_sum_cells, window_cells);
+    match_item<kK4, kMask>(batch, level, item, sm, row_sum_cells, window_cells);
     __syncthreads();  // the shared arrays are the next item's
   }
 }
@@ -509,9 +551,10 @@ int match_window_workers() {
   int device = 0, sms = 0, per_sm = 0;
   STEREOD_CUDA(cudaGetDevice(&device));
   STEREOD_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  // Both instantiations have the same launch bounds and shared memory; ask for the default one.
-  STEREOD_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, match_window_kernel<true>,
-                                                             kThreads, 0));
+  // Every instantiation has the same shared memory, and those of k = 4 the same launch bounds;
+  // ask for the default one.
+  STEREOD_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, match_window_kernel<true, false>, kThreads, 0));
   return std::max(1, sms * per_sm);
 }
 
@@ -519,10 +562,15 @@ void launch_match_window(const BatchShape& shape, const BatchRecord* batch, cons
                          int level, cudaStream_t stream) {
   const dim3 block(kBlockW, kBlockH);
   const unsigned workers = static_cast<unsigned>(std::max(ws.workers, 1));
-  if (shape.best4)
-    match_window_kernel<true><<<workers, block, 0, stream>>>(batch, ws.level(level), level);
+  const LevelLists lists = ws.level(level);
+  if (shape.best4 && shape.modeling)
+    match_window_kernel<true, true><<<workers, block, 0, stream>>>(batch, lists, level);
+  else if (shape.best4)
+    match_window_kernel<true, false><<<workers, block, 0, stream>>>(batch, lists, level);
+  else if (shape.modeling)
+    match_window_kernel<false, true><<<workers, block, 0, stream>>>(batch, lists, level);
   else
-    match_window_kernel<false><<<workers, block, 0, stream>>>(batch, ws.level(level), level);
+    match_window_kernel<false, false><<<workers, block, 0, stream>>>(batch, lists, level);
   STEREOD_CUDA_LAUNCHED("match_window_kernel");
 }
 
