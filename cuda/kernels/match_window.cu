@@ -103,10 +103,10 @@ struct Shared {
   std::uint64_t tgt_code[kTh][kSlack + kSpan];  // the target rows, from column tgt_first on
   std::uint8_t ref_val[kTh][kTw];
   std::uint8_t tgt_val[kTh][kSlack + kSpan];
-  // Per cell of the tile and halo: the rounds (first disparity d0) it is computed for, [x, y):
-  // where the cell's row and column intervals both meet d0 .. d0+3 (cells_needed compares both
-  // halves of the word at once).
-  short2 cell_rounds[kCells];
+  // Per cell of the tile and halo: the rounds (first disparity d0) it is computed for, [first,
+  // end), two signed halfwords (first low) as cells_needed compares them, both at once: where the
+  // cell's row and column intervals both meet d0 .. d0+3.
+  std::uint32_t cell_rounds[kCells];
   std::uint8_t ad_table[256];
   std::uint8_t census_table[72];
   int row_lo[kTileH], row_hi[kTileH];  // per output row / column: the union of the needs
@@ -120,7 +120,6 @@ struct Shared {
   std::uint32_t outside;
   std::uint32_t item;
   int last;
-  int tables_member;  // whose cost tables ad_table and census_table hold (-1: none yet)
 };
 
 __device__ __forceinline__ bool meets(int lo, int hi, int d0) {
@@ -173,11 +172,7 @@ __device__ __forceinline__ unsigned cells_needed(const Shared& sm, int tid, int 
   for (int j = 0; j < kSteps; ++j) {
     const int i = tid + j * kThreads;
     if (i >= kCells) break;
-    const short2 rounds = sm.cell_rounds[i];
-    const std::uint32_t packed =
-        static_cast<std::uint16_t>(rounds.x) |
-        (static_cast<std::uint32_t>(static_cast<std::uint16_t>(rounds.y)) << 16);
-    if (__vcmpges2(both, packed) == 0x0000FFFFu) m |= 1u << j;
+    if (__vcmpges2(both, sm.cell_rounds[i]) == 0x0000FFFFu) m |= 1u << j;
   }
   return m;
 }
@@ -224,13 +219,8 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
   const int segments = (tile_hi - tile_lo) / seg_len + 1;
   const int c0 = tile_lo + seg * seg_len, c1 = min(tile_hi, c0 + seg_len - 1);
 
-  // The member's cost tables, unless the block's last item was of the same member (the usual
-  // case: one pair, or a batch's pairs one after the other in the lists).
-  const bool load_tables = sm.tables_member != m;
-  if (load_tables) {
-    for (int i = tid; i < 256; i += kThreads) sm.ad_table[i] = a.tables.ad[i];
-    for (int i = tid; i < 65; i += kThreads) sm.census_table[i] = a.tables.census[i];
-  }
+  for (int i = tid; i < 256; i += kThreads) sm.ad_table[i] = a.tables.ad[i];
+  for (int i = tid; i < 65; i += kThreads) sm.census_table[i] = a.tables.census[i];
   if (tid < kTileH) {
     sm.row_lo[tid] = kEmptyLo;
     sm.row_hi[tid] = kEmptyHi;
@@ -256,8 +246,6 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
   const int x = x0 + threadIdx.x;
   PixelSearch px[kRows];
   __syncthreads();  // the need arrays are initialised
-  // Every thread has read tables_member by now; the next item reads it after the loop's barrier.
-  if (tid == 0 && load_tables) sm.tables_member = m;
 #pragma unroll
   for (int k = 0; k < kRows; ++k) {
     const int y = y0 + threadIdx.y + k * kBlockH;
@@ -337,8 +325,10 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
       const int r = i / kTw, c = i - r * kTw;
       const int first = max(sm.cell_row_lo[r], sm.cell_col_lo[c]) - 3;
       const int end = min(sm.cell_row_hi[r], sm.cell_col_hi[c]) + 1;
-      sm.cell_rounds[i] = make_short2(static_cast<short>(min(first, 32767)),
-                                      static_cast<short>(clamp_int(end, -32768, 32767)));
+      const auto half = [](int v) {  // v as a signed halfword, saturated
+        return static_cast<std::uint32_t>(static_cast<std::uint16_t>(clamp_int(v, -32768, 32767)));
+      };
+      sm.cell_rounds[i] = half(first) | (half(end) << 16);
     }
   }
   __syncthreads();
@@ -535,7 +525,6 @@ __global__ void __launch_bounds__(kThreads, kK4 ? kBlocksPerSm : 2)
   const std::uint32_t heavy = counters->heavy, light = counters->light;
   const int tid = threadIdx.y * kBlockW + threadIdx.x;
   const unsigned row_sum_cells = cells_within(tid, 0, 1), window_cells = cells_within(tid, 1, 1);
-  if (tid == 0) sm.tables_member = -1;  // next_item's barrier publishes it
   for (;;) {
     const std::uint32_t item =
         next_item(&counters->taken, heavy, lists.heavy, light, lists.light, &sm.item);
