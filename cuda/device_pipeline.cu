@@ -477,14 +477,22 @@ void enqueue_model(const BatchShape& shape, const BatchRecord* batch, const Work
   }
 }
 
-void enqueue_stereo(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
-                    cudaStream_t stream, StageMarks* marks) {
+void enqueue_stereo(const BatchShape& batch_shape, const BatchRecord* batch, const Workspace& ws,
+                    cudaStream_t stream, StageMarks* marks, bool after_model) {
   const auto mark = marker(marks, stream);
+  // Each stage's launch overlaps the tail of the kernel before it (launch.cuh): the first one only
+  // when the model's kernels precede it in the same sequence, none where event marks sit between.
+  BatchShape shape = batch_shape;
+  shape.chained = after_model && !marks;
   // After the model: with it, only where matching will read.
-  launch_census(shape, batch, stream);
+  if (shape.census || shape.mean_removal) {
+    launch_census(shape, batch, stream);
+    shape.chained = !marks;
+  }
   mark("census, mean removal");
   for (int s = shape.levels - 1; s >= 0; --s) {
     launch_search_ranges(shape, batch, ws, s, stream);
+    shape.chained = !marks;
     if (shape.sgm || shape.cross) {
       // Marked apart for the profile (--profile): the costs, the paths, the winners.
       launch_sgm_volume(shape, batch, s, stream);
@@ -525,7 +533,7 @@ void enqueue_stereo(const BatchShape& shape, const BatchRecord* batch, const Wor
 void enqueue_batch(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
                    cudaStream_t stream, StageMarks* marks) {
   enqueue_model(shape, batch, ws, stream, marks);
-  enqueue_stereo(shape, batch, ws, stream, marks);
+  enqueue_stereo(shape, batch, ws, stream, marks, true);
 }
 
 }  // namespace stereod::cuda

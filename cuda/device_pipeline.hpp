@@ -176,8 +176,9 @@ class BatchWorkspace {
 void enqueue_model(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
                    cudaStream_t stream, StageMarks* marks = nullptr,
                    const ForegroundSignal* gate = nullptr);
+// `after_model`: the model's kernels were enqueued just before, on the same stream.
 void enqueue_stereo(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
-                    cudaStream_t stream, StageMarks* marks = nullptr);
+                    cudaStream_t stream, StageMarks* marks = nullptr, bool after_model = false);
 void enqueue_batch(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
                    cudaStream_t stream, StageMarks* marks = nullptr);
 

@@ -9,11 +9,11 @@
 // learning instead of once in each of two kernels. Decisions are binary, so the closing runs on
 // bit rows in one warp: a row of the tile and its halo (at most 32 + 4 * 3 columns) is a 64-bit
 // word, the horizontal max/min are shifts, the vertical ones shuffles between lanes.
-#include <cstdlib>
 #include <string>
 
 #include "background/background_ops.hpp"
 #include "kernels/device_common.cuh"
+#include "kernels/launch.cuh"
 #include "kernels/stages.hpp"
 
 namespace stereod::cuda {
@@ -92,19 +92,11 @@ __device__ void write_empty_outputs(const MemberArgs& a, int cam, int x, int y, 
   }
 }
 
-// Programmatic dependent launch (sm_90 and later; model_overlaps below): the levels are a chain of
+// Programmatic dependent launch (launch.cuh; model_overlaps below): the levels are a chain of
 // launches, the coarse ones short (ncu on an H100: 7.6, 7.5 and 13 us for 48, 192 and 768 blocks),
 // each drained before the next one started. A level's blocks now start while the coarser level's
-// last ones run, load their own pixels' model, then wait here until that kernel has finished and
-// its writes are visible. In a kernel launched without the attribute both calls return at once.
-__device__ __forceinline__ void wait_for_coarser_level() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  cudaGridDependencySynchronize();
-  // Only once this block has waited: the next level's blocks never wait on a kernel that is
-  // itself still waiting, so at most two levels' blocks share the GPU.
-  cudaTriggerProgrammaticLaunchCompletion();
-#endif
-}
+// last ones run, load their own pixels' model (which no earlier kernel of the frame writes), then
+// wait in after_previous_stage() until that kernel has finished and its writes are visible.
 
 // Four blocks per SM (64 registers): the kernel waits on memory, and occupancy hides it.
 template <int kChannels>
@@ -159,7 +151,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
   // Everything above reads only this level's state, which no kernel of this frame has written
   // yet. From here on the coarser level's decisions are needed: a kernel launched to overlap the
   // last one's tail (model_overlaps) waits for it here, and lets the next level's blocks start.
-  wait_for_coarser_level();
+  after_previous_stage();
   if (tid < kExtRows) raw_bits[tid] = 0;
   if (tid == 0) tested_sum = 0;
   // Hierarchy: a pixel whose parent's 3 x 3 block (clipped to the parent image) holds one value
@@ -405,25 +397,6 @@ void launch_background_widen(const BatchShape& shape, const BatchRecord* batch, 
 }
 
 namespace {
-
-// Whether the current device runs programmatic dependent launches (compute capability 9.0 and
-// later; elsewhere, e.g. Jetson Orin's 8.7, the model's levels are plain launches), and the
-// runtime captures them into graphs (12.3 and later). STEREOD_CUDA_PDL=0 in the environment makes
-// them plain launches everywhere (for comparisons, and to tell a fault of the overlap from others).
-bool programmatic_launch() {
-  if (CUDART_VERSION < 12030) return false;
-  static const bool wanted = [] {
-    const char* env = std::getenv("STEREOD_CUDA_PDL");
-    return !(env && std::string(env) == "0");
-  }();
-  if (!wanted) return false;
-  int device = 0, major = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
-    return false;
-  }
-  return major >= 9;
-}
 
 // Whether the model kernel of `level` (of `levels`) is launched to overlap the one before it.
 bool model_overlaps(int level, int levels) {

@@ -2,19 +2,21 @@
 // every level of both cameras in one launch: block x runs over the tiles of all levels, finest
 // first. Each block stages its 32 x 32 tile and a clamped halo in shared memory: exactly what
 // census_at and mean_removed_at read (they clamp each coordinate), so the same functions run on
-// it; a thread computes four pixels of a column, which share most rows of their windows.
+// it; a thread computes four pixels of a row, whose census comparisons run four at a time
+// (census_9x7_row4: each byte of a word is one pixel's).
 //
 // With background modeling this runs after the model, and only where matching will read: around
 // the blocks that hold foreground (as reference pixels), and within the search range of the other
 // camera's foreground (as their partners). An empty scene computes none.
 #include "kernels/device_common.cuh"
+#include "kernels/launch.cuh"
 #include "kernels/stages.hpp"
 
 namespace stereod::cuda {
 namespace {
 
 constexpr int kHalo = 4;  // census windows up to 9x9, mean radius up to 3
-constexpr int kRows = 4;  // rows per thread: a block's tile is 32 x 32
+constexpr int kRows = 4;  // a block's tile is 32 x 32: four rows per warp, four pixels a thread
 constexpr int kTileH = kBlockH * kRows;
 constexpr int kTw = kBlockW + 2 * kHalo;
 constexpr int kTh = kTileH + 2 * kHalo;
@@ -51,7 +53,8 @@ __device__ bool census_needed(const LevelBuffers& lv, int img, int tx, int ty) {
 
 __global__ void __launch_bounds__(kBlockW* kBlockH)
     census_kernel(const BatchRecord* __restrict__ batch) {
-  // Rows start on 4-byte boundaries (kTw is a multiple of 4): census_9x7_swar_column reads words.
+  after_previous_stage();
+  // Rows start on 4-byte boundaries (kTw is a multiple of 4): census_9x7_row4 reads words.
   __shared__ __align__(16) std::uint8_t tile[kTh][kTw];
   static_assert(kTw % 4 == 0, "tile rows must be word aligned");
   const MemberArgs& a = *batch->member[blockIdx.z >> 1];
@@ -76,32 +79,37 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
     tile[r][c] = g[clamp_int(y0 - kHalo + r, 0, h - 1) * w + clamp_int(x0 - kHalo + c, 0, w - 1)];
   }
   __syncthreads();
-  const int x = x0 + threadIdx.x, y = y0 + kRows * threadIdx.y;
-  if (x >= w) return;
+  // A thread's pixels: four of a row, (x .. x + 3, y); a warp covers four rows of the tile.
+  const int group = threadIdx.x & 7, row = static_cast<int>(threadIdx.y) * 4 + (threadIdx.x >> 3);
+  const int x = x0 + 4 * group, y = y0 + row;
+  if (x >= w || y >= h) return;
+  const int n = min(4, w - x);  // pixels of the four inside the image
   // On the tile, "clamping" to the tile cannot bite: the windows stay inside its halo.
   const std::uint8_t* t = &tile[0][0];
-  const int tx = kHalo + threadIdx.x, ty = kHalo + kRows * threadIdx.y;
+  const int tx = kHalo + 4 * group, ty = kHalo + row;
   const StereoParams& p = a.stereo;
   if (std::uint64_t* census = lv.census[img]) {
-    std::uint64_t codes[kRows];
     if (p.census_width == 9 && p.census_height == 7) {  // the default
-      census_9x7_swar_column<kRows>(t, kTw, tx, ty, codes);
-    } else {
-      for (int k = 0; k < kRows; ++k)
-        codes[k] = census_at(t, kTw, kTh, kTw, tx, ty + k, p.census_width, p.census_height);
-    }
+      std::uint64_t codes[4];
+      census_9x7_row4(t, kTw, tx, ty, codes);
 #pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-      if (y + k < h) census[(y + k) * w + x] = codes[k];
+      for (int k = 0; k < 4; ++k) {
+        if (k < n) census[y * w + x + k] = codes[k];
+      }
+    } else {
+      for (int k = 0; k < n; ++k) {
+        census[y * w + x + k] =
+            census_at(t, kTw, kTh, kTw, tx + k, ty, p.census_width, p.census_height);
+      }
     }
   }
   if (std::uint8_t* ad = lv.ad[img]) {
 #pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-      if (y + k >= h) break;
-      ad[(y + k) * w + x] = p.ad_mean_radius == 1
-                                ? mean_removed_fixed<1>(t, kTw, tx, ty + k)
-                                : mean_removed_at(t, kTw, kTh, kTw, tx, ty + k, p.ad_mean_radius);
+    for (int k = 0; k < 4; ++k) {
+      if (k >= n) break;
+      ad[y * w + x + k] = p.ad_mean_radius == 1
+                              ? mean_removed_fixed<1>(t, kTw, tx + k, ty)
+                              : mean_removed_at(t, kTw, kTh, kTw, tx + k, ty, p.ad_mean_radius);
     }
   }
 }
@@ -113,9 +121,9 @@ void launch_census(const BatchShape& shape, const BatchRecord* batch, cudaStream
   int blocks = 0;
   for (int s = 0; s < shape.levels; ++s)
     blocks += tiles_of(shape.level_width[s], shape.level_height[s]);
-  census_kernel<<<dim3(static_cast<unsigned>(blocks), 1, static_cast<unsigned>(2 * shape.count)),
-                  dim3(kBlockW, kBlockH), 0, stream>>>(batch);
-  STEREOD_CUDA_LAUNCHED("census_kernel");
+  launch_stage("census_kernel", shape.chained, census_kernel,
+               dim3(static_cast<unsigned>(blocks), 1, static_cast<unsigned>(2 * shape.count)),
+               dim3(kBlockW, kBlockH), 0, stream, batch);
 }
 
 }  // namespace stereod::cuda

@@ -1,6 +1,7 @@
 // Stage: scanline hole filling of the output maps (fill_holes_row in pixel_ops.hpp, the CPU's own
 // code): one thread per row, since a row's scan is sequential and rows are independent.
 #include "kernels/device_common.cuh"
+#include "kernels/launch.cuh"
 #include "kernels/stages.hpp"
 
 namespace stereod::cuda {
@@ -9,6 +10,7 @@ namespace {
 constexpr int kThreads = 64;
 
 __global__ void fill_kernel(const BatchRecord* __restrict__ batch, int views) {
+  after_previous_stage();
   const int m = blockIdx.y / views, view = blockIdx.y % views;
   const MemberArgs& a = *batch->member[m];
   const LevelBuffers& lv = a.level[0];
@@ -26,10 +28,10 @@ __global__ void fill_kernel(const BatchRecord* __restrict__ batch, int views) {
 
 void launch_fill(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream) {
   const int views = shape.views_out();
-  fill_kernel<<<dim3(static_cast<unsigned>((shape.height + kThreads - 1) / kThreads),
-                     static_cast<unsigned>(views * shape.count)),
-                kThreads, 0, stream>>>(batch, views);
-  STEREOD_CUDA_LAUNCHED("fill_kernel");
+  launch_stage("fill_kernel", shape.chained, fill_kernel,
+               dim3(static_cast<unsigned>((shape.height + kThreads - 1) / kThreads),
+                    static_cast<unsigned>(views * shape.count)),
+               dim3(kThreads), 0, stream, batch, views);
 }
 
 }  // namespace stereod::cuda

@@ -7,6 +7,7 @@
 // instead, unless the confidence is asked for: it needs the runner-up cost, which this kernel keeps
 // (the four lowest costs of each pixel, as for the uniqueness test).
 #include "kernels/device_common.cuh"
+#include "kernels/launch.cuh"
 #include "kernels/stages.hpp"
 #include "stereo/confidence.hpp"
 
@@ -120,6 +121,7 @@ __device__ __forceinline__ void top4_insert(std::uint32_t (&v)[4], int (&d)[4], 
 template <bool kRatio, bool kVolume>
 __global__ void __launch_bounds__(kBlockW* kBlockH, 1)
     match_generic_kernel(const BatchRecord* __restrict__ batch, int level) {
+  after_previous_stage();
   __shared__ std::uint32_t pc[kGenTileH][kGenTileW];  // pixel costs of the tile and its halo
   __shared__ std::uint32_t hs[kGenTileH][kGenTileW];  // horizontal s-sums
   __shared__ std::uint32_t sw[kGenTileH][kGenTileW];  // s x s sub-window sums
@@ -318,14 +320,11 @@ void launch_match_generic(const BatchShape& shape, const BatchRecord* batch, int
                           cudaStream_t stream, bool volume) {
   const dim3 grid =
       member_grid(shape.level_width[level], shape.level_height[level], 2 * shape.count);
-  if (volume) {
-    match_generic_kernel<false, true><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
-  } else if (shape.cost_ratio && level == 0) {
-    match_generic_kernel<true, false><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
-  } else {
-    match_generic_kernel<false, false><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, level);
-  }
-  STEREOD_CUDA_LAUNCHED("match_generic_kernel");
+  const auto kernel = volume                           ? match_generic_kernel<false, true>
+                      : shape.cost_ratio && level == 0 ? match_generic_kernel<true, false>
+                                                       : match_generic_kernel<false, false>;
+  launch_stage("match_generic_kernel", shape.chained, kernel, grid, dim3(kBlockW, kBlockH), 0,
+               stream, batch, level);
 }
 
 }  // namespace stereod::cuda

@@ -19,6 +19,7 @@
 #include <cuda_pipeline.h>
 
 #include "kernels/device_common.cuh"
+#include "kernels/launch.cuh"
 #include "kernels/stages.hpp"
 
 namespace stereod::cuda {
@@ -520,6 +521,7 @@ constexpr int kBlocksPerSm = 4;
 template <bool kK4, bool kMask>
 __global__ void __launch_bounds__(kThreads, kK4 ? kBlocksPerSm : 2)
     match_window_kernel(const BatchRecord* __restrict__ batch, LevelLists lists, int level) {
+  after_previous_stage();
   __shared__ Shared sm;
   ListCounters* counters = lists.counters;
   const std::uint32_t heavy = counters->heavy, light = counters->light;
@@ -552,15 +554,12 @@ void launch_match_window(const BatchShape& shape, const BatchRecord* batch, cons
   const dim3 block(kBlockW, kBlockH);
   const unsigned workers = static_cast<unsigned>(std::max(ws.workers, 1));
   const LevelLists lists = ws.level(level);
-  if (shape.best4 && shape.modeling)
-    match_window_kernel<true, true><<<workers, block, 0, stream>>>(batch, lists, level);
-  else if (shape.best4)
-    match_window_kernel<true, false><<<workers, block, 0, stream>>>(batch, lists, level);
-  else if (shape.modeling)
-    match_window_kernel<false, true><<<workers, block, 0, stream>>>(batch, lists, level);
-  else
-    match_window_kernel<false, false><<<workers, block, 0, stream>>>(batch, lists, level);
-  STEREOD_CUDA_LAUNCHED("match_window_kernel");
+  const auto kernel =
+      shape.best4
+          ? (shape.modeling ? match_window_kernel<true, true> : match_window_kernel<true, false>)
+          : (shape.modeling ? match_window_kernel<false, true> : match_window_kernel<false, false>);
+  launch_stage("match_window_kernel", shape.chained, kernel, dim3(workers), block, 0, stream, batch,
+               lists, level);
 }
 
 }  // namespace stereod::cuda

@@ -22,6 +22,7 @@
 // holes the rounds left, into MemberArgs::refine_interpolated, which speckle_median then reads.
 #include "kernels/cross_arms.cuh"
 #include "kernels/device_common.cuh"
+#include "kernels/launch.cuh"
 #include "kernels/stages.hpp"
 #include "stereo/cross_ops.hpp"
 #include "stereo/refine_ops.hpp"
@@ -33,6 +34,7 @@ constexpr int kWarps = kBlockH;  // one warp per row of a 32 x 8 block
 
 __global__ void __launch_bounds__(kBlockW* kBlockH)
     refine_prepare_kernel(const BatchRecord* __restrict__ batch, int views) {
+  after_previous_stage();
   const PixelAt p(batch, views);
   if (!p.inside) return;
   const MemberArgs& a = p.a;
@@ -75,6 +77,7 @@ __device__ __forceinline__ void count_votes(std::uint32_t* hist, std::uint16_t v
 // (Jetson Orin) and spilled 16 bytes; sm_90 keeps its 48 either way.
 __global__ void __launch_bounds__(kBlockW* kBlockH, 1)
     refine_round_kernel(const BatchRecord* __restrict__ batch, int views, int round, int bins) {
+  after_previous_stage();
   extern __shared__ std::uint32_t shared_hist[];
   const int m = blockIdx.z / views, view = blockIdx.z % views;
   const MemberArgs& a = *batch->member[m];
@@ -174,6 +177,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 1)
 // independent. Every pixel is written (the rest copied).
 __global__ void __launch_bounds__(kBlockW* kBlockH)
     refine_interpolate_kernel(const BatchRecord* __restrict__ batch, int views, int rounds) {
+  after_previous_stage();
   const PixelAt p(batch, views);
   if (!p.inside) return;
   const MemberArgs& a = p.a;
@@ -216,9 +220,9 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
 
 void launch_refine_prepare(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream) {
   const int views = shape.views_out();
-  refine_prepare_kernel<<<member_grid(shape.width, shape.height, views * shape.count),
-                          dim3(kBlockW, kBlockH), 0, stream>>>(batch, views);
-  STEREOD_CUDA_LAUNCHED("refine_prepare_kernel");
+  launch_stage("refine_prepare_kernel", shape.chained, refine_prepare_kernel,
+               member_grid(shape.width, shape.height, views * shape.count), dim3(kBlockW, kBlockH),
+               0, stream, batch, views);
 }
 
 void launch_refine_round(const BatchShape& shape, const BatchRecord* batch, int round,
@@ -228,18 +232,17 @@ void launch_refine_round(const BatchShape& shape, const BatchRecord* batch, int 
   // block, within the 48 KiB any device gives without opting in).
   const int bins = shape.max_disparity;
   const std::size_t bytes = sizeof(std::uint32_t) * static_cast<std::size_t>(kWarps) * bins;
-  refine_round_kernel<<<member_grid(shape.width, shape.height, views * shape.count),
-                        dim3(kBlockW, kBlockH), bytes, stream>>>(batch, views, round, bins);
-  STEREOD_CUDA_LAUNCHED("refine_round_kernel");
+  launch_stage("refine_round_kernel", shape.chained, refine_round_kernel,
+               member_grid(shape.width, shape.height, views * shape.count), dim3(kBlockW, kBlockH),
+               bytes, stream, batch, views, round, bins);
 }
 
 void launch_refine_interpolate(const BatchShape& shape, const BatchRecord* batch,
                                cudaStream_t stream) {
   const int views = shape.views_out();
-  refine_interpolate_kernel<<<member_grid(shape.width, shape.height, views * shape.count),
-                              dim3(kBlockW, kBlockH), 0, stream>>>(batch, views,
-                                                                   shape.refine_rounds);
-  STEREOD_CUDA_LAUNCHED("refine_interpolate_kernel");
+  launch_stage("refine_interpolate_kernel", shape.chained, refine_interpolate_kernel,
+               member_grid(shape.width, shape.height, views * shape.count), dim3(kBlockW, kBlockH),
+               0, stream, batch, views, shape.refine_rounds);
 }
 
 }  // namespace stereod::cuda

@@ -4,12 +4,13 @@
 //
 // One block per 32 x 16 tile. A tile without foreground (the background model's block marks) is
 // finished here: "no disparity", no work. Otherwise the block stages the tile's parent
-// neighbourhood once, cross-checked, and takes each pixel's min and max over it separably (rows,
-// then columns): 16 x (8 + 2r) row windows instead of (2r+1)^2 checked reads per pixel. The
-// tile's candidates [lo, hi] (within the image) become one work item, or several segments of
-// pieces (piece_length) when they span more than lv.segment; at the finest level the tile is also
-// listed for post-processing.
+// neighbourhood once, cross-checked, and takes each parent's window min and max over it
+// separably (rows, then columns): 16 x (8 + 2r) row windows and 16 x 8 column windows, one per
+// parent, which its four children share. The tile's candidates [lo, hi] (within the image) become
+// one work item, or several segments of pieces (piece_length) when they span more than
+// lv.segment; at the finest level the tile is also listed for post-processing.
 #include "kernels/device_common.cuh"
+#include "kernels/launch.cuh"
 #include "kernels/stages.hpp"
 
 namespace stereod::cuda {
@@ -25,9 +26,11 @@ constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
 
 __global__ void __launch_bounds__(kBlockW* kBlockH)
     search_ranges_kernel(const BatchRecord* __restrict__ batch, LevelLists lists, int level) {
+  after_previous_stage();
   __shared__ std::int16_t parent[kParentH][kParentW];
   __shared__ std::int16_t row_min[kParentH][kTileW / 2];
   __shared__ std::int16_t row_max[kParentH][kTileW / 2];
+  __shared__ std::int16_t range_lo[kTileH / 2][kTileW / 2], range_hi[kTileH / 2][kTileW / 2];
   __shared__ int tile_lo, tile_hi;
 
   const int m = blockIdx.z >> 1, view = blockIdx.z & 1;
@@ -80,32 +83,57 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   const int r = a.stereo.parent_radius;
   const int dir = view == 0 ? -1 : 1;
   if (has_parent) {
-    // The parents around the tile's, cross-checked once each; outside the image: none (so a
-    // window that would be clamped at the border holds the same values).
+    // The parents around the tile's, cross-checked once each (rows by warp, columns by lane: no
+    // division); outside the image: none (so a window that would be clamped at the border holds
+    // the same values).
     const LevelBuffers& pl = a.level[level + 1];
     const int pw = pl.width, ph = pl.height;
     const int pu0 = x0 / 2 - r, pv0 = y0 / 2 - r;
     const int rw = kTileW / 2 + 2 * r, rh = kTileH / 2 + 2 * r;
-    for (int i = tid; i < rw * rh; i += kBlockW * kBlockH) {
-      const int rr = i / rw, cc = i - rr * rw;
-      const int u = pu0 + cc, v = pv0 + rr;
-      parent[rr][cc] = (u >= 0 && u < pw && v >= 0 && v < ph)
-                           ? checked_value(pl.disp[view], pl.disp[1 - view], pw, u, v, dir,
-                                           a.stereo.cross_check, a.stereo.cross_check_tolerance)
-                           : kNoDisparity;
+    static_assert(kParentW <= kBlockW, "a lane per staged column");
+    for (int rr = threadIdx.y; rr < rh; rr += kBlockH) {
+      const int cc = threadIdx.x, u = pu0 + cc, v = pv0 + rr;
+      if (cc < rw) {
+        parent[rr][cc] = (u >= 0 && u < pw && v >= 0 && v < ph)
+                             ? checked_value(pl.disp[view], pl.disp[1 - view], pw, u, v, dir,
+                                             a.stereo.cross_check, a.stereo.cross_check_tolerance)
+                             : kNoDisparity;
+      }
     }
     __syncthreads();
-    for (int i = tid; i < rh * (kTileW / 2); i += kBlockW * kBlockH) {
-      const int rr = i / (kTileW / 2), j = i - rr * (kTileW / 2);
-      std::int16_t mn = kNoneLo, mx = kNoDisparity;
-      for (int u = j; u <= j + 2 * r; ++u) {
-        const std::int16_t d = parent[rr][u];
-        if (d == kNoDisparity) continue;
-        mn = min(mn, d);
-        mx = max(mx, d);
+    // The window's min and max, separably: over its columns for every staged row, then over its
+    // rows for each of the tile's 16 x 8 parents. The four children of a parent share its window,
+    // so each range is taken once for them (parent_range in pixel_ops.hpp).
+    static_assert(kParentH * (kTileW / 2) <= kBlockW * kBlockH, "a thread per row window");
+    {
+      const int rr = tid / (kTileW / 2), j = tid % (kTileW / 2);
+      if (rr < rh) {
+        std::int16_t mn = kNoneLo, mx = kNoDisparity;
+        for (int u = j; u <= j + 2 * r; ++u) {
+          const std::int16_t d = parent[rr][u];
+          if (d == kNoDisparity) continue;
+          mn = min(mn, d);
+          mx = max(mx, d);
+        }
+        row_min[rr][j] = mn;
+        row_max[rr][j] = mx;
       }
-      row_min[rr][j] = mn;
-      row_max[rr][j] = mx;
+    }
+    __syncthreads();
+    if (tid < (kTileH / 2) * (kTileW / 2)) {
+      const int pr = tid / (kTileW / 2), j = tid % (kTileW / 2);
+      int mn = kNoneLo, mx = kNoDisparity;
+      for (int rr = pr; rr <= pr + 2 * r; ++rr) {
+        mn = min(mn, static_cast<int>(row_min[rr][j]));
+        mx = max(mx, static_cast<int>(row_max[rr][j]));
+      }
+      int lo = 0, hi = nd - 1;
+      if (mx >= 0) {
+        lo = clamp_int(2 * mn - 2, 0, nd - 1);
+        hi = clamp_int(2 * mx + 2, 0, nd - 1);
+      }
+      range_lo[pr][j] = static_cast<std::int16_t>(lo);
+      range_hi[pr][j] = static_cast<std::int16_t>(hi);
     }
   }
   __syncthreads();
@@ -123,17 +151,9 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
     }
     int lo = 0, hi = nd - 1;
     if (has_parent) {
-      // parent_range (pixel_ops.hpp) over the staged window: rows (y - y0) / 2 .. + 2r.
-      const int j = (x - x0) / 2, rr0 = (y - y0) / 2;
-      int mn = kNoneLo, mx = kNoDisparity;
-      for (int rr = rr0; rr <= rr0 + 2 * r; ++rr) {
-        mn = min(mn, static_cast<int>(row_min[rr][j]));
-        mx = max(mx, static_cast<int>(row_max[rr][j]));
-      }
-      if (mx >= 0) {
-        lo = clamp_int(2 * mn - 2, 0, nd - 1);
-        hi = clamp_int(2 * mx + 2, 0, nd - 1);
-      }
+      const int pr = (threadIdx.y + k * kBlockH) / 2, j = threadIdx.x / 2;
+      lo = range_lo[pr][j];
+      hi = range_hi[pr][j];
     }
     // Candidates whose partner lies outside the image are never allowed. The semi-global volume
     // keeps them (as kNoCost), so that it holds the CPU's cells and fails where the CPU's does.
@@ -194,8 +214,8 @@ void launch_search_ranges(const BatchShape& shape, const BatchRecord* batch, con
   const dim3 grid(static_cast<unsigned>(shape.tiles_x(level)),
                   static_cast<unsigned>(shape.tiles_y(level)),
                   static_cast<unsigned>(2 * shape.count));
-  search_ranges_kernel<<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, ws.level(level), level);
-  STEREOD_CUDA_LAUNCHED("search_ranges_kernel");
+  launch_stage("search_ranges_kernel", shape.chained, search_ranges_kernel, grid,
+               dim3(kBlockW, kBlockH), 0, stream, batch, ws.level(level), level);
 }
 
 }  // namespace stereod::cuda

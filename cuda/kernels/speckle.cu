@@ -9,6 +9,7 @@
 // (3) count: each local root adds its size to its global root's. speckle_median.cu then removes
 // what is too small while it takes the median.
 #include "kernels/device_common.cuh"
+#include "kernels/launch.cuh"
 #include "kernels/stages.hpp"
 
 namespace stereod::cuda {
@@ -40,6 +41,7 @@ __device__ __forceinline__ PostTile post_tile(const BatchRecord* batch, std::uin
 
 __global__ void __launch_bounds__(kBlockW* kBlockH)
     check_and_label_kernel(const BatchRecord* __restrict__ batch, LevelLists lists) {
+  after_previous_stage();
   __shared__ std::uint16_t q[kTileH][kTileW];
   __shared__ int local[kTileH * kTileW];
   __shared__ int local_count[kTileH * kTileW];
@@ -128,6 +130,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
 
 __global__ void __launch_bounds__(kBlockW* kBlockH)
     speckle_join_kernel(const BatchRecord* __restrict__ batch, LevelLists lists) {
+  after_previous_stage();
   __shared__ std::uint32_t slot;
   const std::uint32_t total = lists.counters->post;
   for (;;) {
@@ -159,6 +162,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
 
 __global__ void __launch_bounds__(kBlockW* kBlockH)
     speckle_count_kernel(const BatchRecord* __restrict__ batch, LevelLists lists) {
+  after_previous_stage();
   __shared__ std::uint32_t slot;
   const std::uint32_t total = lists.counters->post;
   for (;;) {
@@ -200,29 +204,28 @@ int post_workers() {
 namespace {
 
 // The three passes run on a fixed grid over the post list.
-template <typename Kernel>
-void launch_post(Kernel kernel, const char* name, const BatchRecord* batch, const Workspace& ws,
+void launch_post(void (*kernel)(const BatchRecord*, LevelLists), const char* name,
+                 const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
                  cudaStream_t stream) {
-  kernel<<<static_cast<unsigned>(ws.post_workers), dim3(kBlockW, kBlockH), 0, stream>>>(
-      batch, ws.level(0));
-  STEREOD_CUDA_LAUNCHED(name);
+  launch_stage(name, shape.chained, kernel, dim3(static_cast<unsigned>(ws.post_workers)),
+               dim3(kBlockW, kBlockH), 0, stream, batch, ws.level(0));
 }
 
 }  // namespace
 
-void launch_check_and_label(const BatchShape&, const BatchRecord* batch, const Workspace& ws,
+void launch_check_and_label(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
                             cudaStream_t stream) {
-  launch_post(check_and_label_kernel, "check_and_label_kernel", batch, ws, stream);
+  launch_post(check_and_label_kernel, "check_and_label_kernel", shape, batch, ws, stream);
 }
 
-void launch_speckle_join(const BatchShape&, const BatchRecord* batch, const Workspace& ws,
+void launch_speckle_join(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
                          cudaStream_t stream) {
-  launch_post(speckle_join_kernel, "speckle_join_kernel", batch, ws, stream);
+  launch_post(speckle_join_kernel, "speckle_join_kernel", shape, batch, ws, stream);
 }
 
-void launch_speckle_count(const BatchShape&, const BatchRecord* batch, const Workspace& ws,
+void launch_speckle_count(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
                           cudaStream_t stream) {
-  launch_post(speckle_count_kernel, "speckle_count_kernel", batch, ws, stream);
+  launch_post(speckle_count_kernel, "speckle_count_kernel", shape, batch, ws, stream);
 }
 
 }  // namespace stereod::cuda

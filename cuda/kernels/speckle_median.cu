@@ -10,6 +10,7 @@
 // the confidence is 0 also where the refinement changed the value (keep_confidence_where_unchanged
 // on the CPU).
 #include "kernels/device_common.cuh"
+#include "kernels/launch.cuh"
 #include "kernels/stages.hpp"
 
 namespace stereod::cuda {
@@ -20,6 +21,7 @@ constexpr int kRingW = kTileW + 2, kRingH = kTileH + 2;
 
 __global__ void __launch_bounds__(kBlockW* kBlockH)
     speckle_median_kernel(const BatchRecord* __restrict__ batch, int views, int rounds) {
+  after_previous_stage();
   __shared__ std::uint16_t q[kRingH][kRingW];
   const int m = blockIdx.z / views, view = blockIdx.z % views;
   const MemberArgs& a = *batch->member[m];
@@ -92,9 +94,8 @@ void launch_speckle_median(const BatchShape& shape, const BatchRecord* batch, cu
   const int views = shape.views_out();
   const dim3 grid(static_cast<unsigned>(shape.tiles_x(0)), static_cast<unsigned>(shape.tiles_y(0)),
                   static_cast<unsigned>(views * shape.count));
-  speckle_median_kernel<<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, views,
-                                                                     shape.refine_rounds);
-  STEREOD_CUDA_LAUNCHED("speckle_median_kernel");
+  launch_stage("speckle_median_kernel", shape.chained, speckle_median_kernel, grid,
+               dim3(kBlockW, kBlockH), 0, stream, batch, views, shape.refine_rounds);
 }
 
 }  // namespace stereod::cuda

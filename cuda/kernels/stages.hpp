@@ -47,6 +47,9 @@ struct BatchShape {
   int cross_iterations = 1;
   int sgm_paths = 4;
   int max_disparity = 0;
+  // The launch follows a kernel of the same frame on its stream and may overlap its tail
+  // (launch.cuh); set by enqueue_stereo, not part of what members share.
+  bool chained = false;
 
   int tiles_x(int level) const { return (level_width[level] + kTileW - 1) / kTileW; }
   int tiles_y(int level) const { return (level_height[level] + kTileH - 1) / kTileH; }

@@ -138,75 +138,87 @@ STEREOD_HD std::uint64_t census_fixed(const std::uint8_t* t, int stride, int x, 
   return (static_cast<std::uint64_t>(hi) << 32) | lo;
 }
 
-// Per byte of x: whether it is below the centre c (c4: c in every byte, c4_low: its low 7 bits),
-// as a nibble whose highest bit is byte 0. Carry-free byte arithmetic: bit 7 of t says x's low 7
-// bits >= c's (no borrow crosses a byte); x < c <=> (x's top bit clear and c's set) or (top bits
-// equal and the low bits smaller). The four bit 7s are then multiplied into one nibble.
-STEREOD_HD std::uint32_t below_centre_nibble(std::uint32_t x, std::uint32_t c4,
-                                             std::uint32_t c4_low) {
-  const std::uint32_t t = (x | 0x80808080u) - c4_low;
-  const std::uint32_t lt = (~x & c4) | (~(x ^ c4) & ~t);
-  return (((lt >> 7) & 0x01010101u) * 0x08040201u) >> 24;
-}
-
-// Bytes s .. s+3 (s in 0..3) of the eight bytes hi:lo, as one word.
-STEREOD_HD std::uint32_t bytes_from(std::uint32_t lo, std::uint32_t hi, int s) {
+// Bytes of a (0..3) and b (4..7) picked by the four selector nibbles of `sel` (0..7 each), byte 0
+// of the result by the lowest nibble: the GPU's __byte_perm.
+STEREOD_HD std::uint32_t byte_perm(std::uint32_t a, std::uint32_t b, unsigned sel) {
 #if defined(__CUDA_ARCH__)
-  return __byte_perm(lo, hi, 0x3210u + 0x1111u * static_cast<unsigned>(s));
+  return __byte_perm(a, b, sel);
 #else
-  return static_cast<std::uint32_t>(((static_cast<std::uint64_t>(hi) << 32) | lo) >> (8 * s));
+  const std::uint64_t ab = (static_cast<std::uint64_t>(b) << 32) | a;
+  std::uint32_t r = 0;
+  for (int i = 0; i < 4; ++i) {
+    const unsigned byte = (sel >> (4 * i)) & 7u;
+    r |= static_cast<std::uint32_t>((ab >> (8 * byte)) & 0xFFu) << (8 * i);
+  }
+  return r;
 #endif
 }
 
-// census_fixed<9, 7> four comparisons at a time (the CUDA engine's default census), for kN
-// pixels of one column at once: (x, y) .. (x, y + kN - 1). Each row of nine neighbours is read as
-// three words, from the word that holds the leftmost one, and each of the kN + 6 rows the windows
-// cover is read once for all of them (the loads, not the comparisons, were most of the work).
-// `t`'s rows (stride bytes apart) must start on 4-byte boundaries on the GPU, which reads the
-// words directly.
-template <int kN>
-STEREOD_HD void census_9x7_swar_column(const std::uint8_t* t, int stride, int x, int y,
-                                       std::uint64_t* codes) {
-  std::uint32_t c[kN], c4[kN], c4_low[kN];
-  STEREOD_UNROLL
-  for (int k = 0; k < kN; ++k) {
-    c[k] = t[(y + k) * stride + x];
-    c4[k] = c[k] * 0x01010101u;
-    c4_low[k] = c4[k] & 0x7F7F7F7Fu;
-    codes[k] = 0;
-  }
-  const int first = x - 4, shift = first & 3;
-  STEREOD_UNROLL
-  for (int r = 0; r < kN + 6; ++r) {  // row y - 3 + r
-    const std::uint8_t* p = t + (y - 3 + r) * stride + (first - shift);
-    std::uint32_t w[3];
+// Per byte, whether n's byte is below c's (unsigned), as bit 7 of that byte (c_low: c's low 7
+// bits). Carry-free byte arithmetic: bit 7 of t says n's low 7 bits >= c's (no borrow crosses a
+// byte); n < c <=> (n's top bit clear and c's set) or (top bits equal and the low bits smaller).
+STEREOD_HD std::uint32_t below_bytes(std::uint32_t n, std::uint32_t c, std::uint32_t c_low) {
+  const std::uint32_t t = (n | 0x80808080u) - c_low;
+  return ((~n & c) | (~(n ^ c) & ~t)) & 0x80808080u;
+}
+
+// census_fixed<9, 7> (the CUDA engine's default census) of four pixels of a row at once,
+// (x, y) .. (x + 3, y): each comparison of a window offset is one byte-wise compare of the four
+// neighbours against the four centres. The bits are gathered per byte (byte p: pixel p) in the
+// order of their positions in the code: the window is walked backwards, from bit 0 (the last
+// neighbour of census_fixed's order) up, eight comparisons to an accumulator, each shifting right
+// as the next comes in at bit 7 (within eight steps no bit crosses into the next byte), so that
+// accumulator g holds bits 8g .. 8g + 7 of the four codes; a byte transpose then makes the codes.
+// `t + x - 4` and the rows (stride bytes apart) must be 4-byte aligned on the GPU, which reads
+// words: each row of the windows is three words, bytes x - 4 .. x + 7.
+STEREOD_HD void census_9x7_row4(const std::uint8_t* t, int stride, int x, int y,
+                                std::uint64_t codes[4]) {
+  const auto row_words = [&](int r, std::uint32_t w[3]) {
+    const std::uint8_t* p = t + r * stride + x - 4;
 #if defined(__CUDA_ARCH__)
     for (int i = 0; i < 3; ++i) w[i] = reinterpret_cast<const std::uint32_t*>(p)[i];
 #else
-    std::memcpy(w, p, sizeof w);
+    std::memcpy(w, p, 3 * sizeof(std::uint32_t));
 #endif
-    const std::uint32_t lo = bytes_from(w[0], w[1], shift), hi = bytes_from(w[1], w[2], shift);
-    const std::uint32_t ninth = (w[2] >> (8 * shift)) & 0xFFu;
+  };
+  std::uint32_t w[3];
+  row_words(y, w);
+  const std::uint32_t c = w[1], c_low = c & 0x7F7F7F7Fu;
+  std::uint32_t acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int step = 0;  // the bit position in the code
+  STEREOD_UNROLL
+  for (int v = 3; v >= -3; --v) {
+    row_words(y + v, w);
     STEREOD_UNROLL
-    for (int k = 0; k < kN; ++k) {
-      const int v = r - 3 - k;  // the row's offset from pixel k
-      if (v < -3 || v > 3) continue;
-      const std::uint32_t left = below_centre_nibble(lo, c4[k], c4_low[k]);
-      const std::uint32_t right = below_centre_nibble(hi, c4[k], c4_low[k]);
-      const std::uint32_t last = ninth < c[k] ? 1u : 0u;
-      if (v == 0) {  // the centre (bit 3 of `right`) is not part of the code
-        codes[k] = (codes[k] << 8) | (left << 4) | ((right & 7u) << 1) | last;
-      } else {
-        codes[k] = (codes[k] << 9) | (left << 5) | (right << 1) | last;
-      }
+    for (int u = 4; u >= -4; --u) {
+      if (u == 0 && v == 0) continue;
+      // Bytes x + u .. x + u + 3 of the row.
+      const std::uint32_t n = u == -4  ? w[0]
+                              : u < 0  ? byte_perm(w[0], w[1], 0x3210u + 0x1111u * (4 + u))
+                              : u == 0 ? w[1]
+                              : u < 4  ? byte_perm(w[1], w[2], 0x3210u + 0x1111u * u)
+                                       : w[2];
+      std::uint32_t& a = acc[step >> 3];
+      a = (a >> 1) | below_bytes(n, c, c_low);
+      ++step;
     }
   }
-}
-
-STEREOD_HD std::uint64_t census_9x7_swar(const std::uint8_t* t, int stride, int x, int y) {
-  std::uint64_t code;
-  census_9x7_swar_column<1>(t, stride, x, y, &code);
-  return code;
+  acc[7] >>= 2;  // its six bits came in at 2 .. 7 (bits 62 and 63 of the codes are 0)
+  // Byte p of acc[g] is byte g of code p: transpose each four words' bytes.
+  std::uint32_t half[2][4];
+  STEREOD_UNROLL
+  for (int k = 0; k < 2; ++k) {
+    const std::uint32_t* q = acc + 4 * k;
+    const std::uint32_t a = byte_perm(q[0], q[1], 0x5140u), b = byte_perm(q[0], q[1], 0x7362u);
+    const std::uint32_t e = byte_perm(q[2], q[3], 0x5140u), f = byte_perm(q[2], q[3], 0x7362u);
+    half[k][0] = byte_perm(a, e, 0x5410u);
+    half[k][1] = byte_perm(a, e, 0x7632u);
+    half[k][2] = byte_perm(b, f, 0x5410u);
+    half[k][3] = byte_perm(b, f, 0x7632u);
+  }
+  STEREOD_UNROLL
+  for (int p = 0; p < 4; ++p)
+    codes[p] = (static_cast<std::uint64_t>(half[1][p]) << 32) | half[0][p];
 }
 
 template <int kR>

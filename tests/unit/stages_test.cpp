@@ -180,14 +180,12 @@ TEST(PixelOps, FixedWindowVersionsEqualTheGeneralOnes) {
         ASSERT_EQ((census_fixed<9, 7>(img.data(), kW, x, y)),
                   census_at(img.data(), kW, kH, kW, x, y, 9, 7))
             << x << "," << y;
-        ASSERT_EQ(census_9x7_swar(img.data(), kW, x, y), (census_fixed<9, 7>(img.data(), kW, x, y)))
-            << x << "," << y;
-        if (y + 3 < kH - 4) {  // four pixels of a column at once, as the CUDA census runs it
-          std::uint64_t column[4];
-          census_9x7_swar_column<4>(img.data(), kW, x, y, column);
+        if (x % 4 == 0 && x + 3 < kW - 4) {  // four pixels of a row at once, as the CUDA census
+          std::uint64_t row[4];
+          census_9x7_row4(img.data(), kW, x, y, row);
           for (int k = 0; k < 4; ++k) {
-            ASSERT_EQ(column[k], (census_fixed<9, 7>(img.data(), kW, x, y + k)))
-                << x << "," << y << " + " << k;
+            ASSERT_EQ(row[k], (census_fixed<9, 7>(img.data(), kW, x + k, y)))
+                << x << " + " << k << "," << y;
           }
         }
         ASSERT_EQ((census_fixed<5, 5>(img.data(), kW, x, y)),

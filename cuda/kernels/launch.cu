@@ -1,0 +1,26 @@
+#include <cstdlib>
+#include <string>
+
+#include "kernels/launch.cuh"
+
+namespace stereod::cuda {
+
+// STEREOD_CUDA_PDL=0 in the environment makes every launch plain (for comparisons, and to tell a
+// fault of the overlap from others).
+bool programmatic_launch() {
+  if (CUDART_VERSION < 12030) return false;
+  static const bool wanted = [] {
+    const char* env = std::getenv("STEREOD_CUDA_PDL");
+    return !(env && std::string(env) == "0");
+  }();
+  if (!wanted) return false;
+  int device = 0, major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return major >= 9;
+}
+
+}  // namespace stereod::cuda
