@@ -798,21 +798,18 @@ class Group {
   // The work lists hold every item that a batch of all the group's pairs may produce.
   void ensure_workspace(std::unique_lock<std::mutex>& lk) {
     std::vector<std::size_t> items(kMaxLevels, 0);
-    std::size_t post = 0;
     for (const auto& p : pairs_) {
       if (!p->configured) continue;
       for (int l = 0; l < kMaxLevels; ++l) items[l] += p->device->scratch_items(l);
-      post += p->device->scratch_items(0);
     }
-    bool grow = post > post_capacity_;
+    bool grow = false;
     for (int l = 0; l < kMaxLevels; ++l) grow = grow || items[l] > item_capacity_[l];
     if (!grow) return;
     // Nothing may run while the lists move: wait for the batches in flight.
     { const Quiesce quiet(*this, lk); }
     STEREOD_CUDA(cudaSetDevice(device_));
-    workspace_.ensure(items, post);
+    workspace_.ensure(items);
     for (int l = 0; l < kMaxLevels; ++l) item_capacity_[l] = std::max(item_capacity_[l], items[l]);
-    post_capacity_ = std::max(post_capacity_, post);
     for (auto& b : batches_) {
       for (auto& g : b->graphs) cudaGraphExecDestroy(g.second);
       b->graphs.clear();
@@ -877,7 +874,6 @@ class Group {
   std::size_t next_pair_ = 0;
   cuda::BatchWorkspace workspace_;
   std::size_t item_capacity_[kMaxLevels] = {};
-  std::size_t post_capacity_ = 0;
   bool draining_ = false;
   bool held_ = false;
   std::unique_ptr<Stream> capture_stream_;

@@ -420,13 +420,11 @@ void DevicePipeline::free_buffer_for_test() {
   write_args();  // the next frame writes through a null pointer: an illegal address
 }
 
-void BatchWorkspace::ensure(const std::vector<std::size_t>& items_per_level,
-                            std::size_t post_items) {
+void BatchWorkspace::ensure(const std::vector<std::size_t>& items_per_level) {
   if (!counters_.get()) {
     counters_.allocate(kMaxLevels);
     ws_.counters = counters_.get();
     ws_.workers = match_window_workers();
-    ws_.post_workers = post_workers();
   }
   for (std::size_t l = 0; l < items_per_level.size() && l < kMaxLevels; ++l) {
     if (l >= items_.size()) items_.push_back(0);
@@ -438,12 +436,6 @@ void BatchWorkspace::ensure(const std::vector<std::size_t>& items_per_level,
       ws_.light[l] = light_[l].get();
       resized_ = true;
     }
-  }
-  if (post_items > post_items_) {
-    post_items_ = post_items;
-    post_.allocate(post_items_);
-    ws_.post = post_.get();
-    resized_ = true;
   }
 }
 
@@ -510,10 +502,10 @@ void enqueue_stereo(const BatchShape& batch_shape, const BatchRecord* batch, con
     mark("match level " + std::to_string(s) + " (" + std::to_string(shape.level_width[s]) + "x" +
          std::to_string(shape.level_height[s]) + ")");
   }
-  launch_check_and_label(shape, batch, ws, stream);
+  launch_check_and_label(shape, batch, stream);
   if (shape.speckles) {
-    launch_speckle_join(shape, batch, ws, stream);
-    launch_speckle_count(shape, batch, ws, stream);
+    launch_speckle_join(shape, batch, stream);
+    launch_speckle_count(shape, batch, stream);
   }
   mark("cross-check, speckle labels");
   if (shape.refine_rounds >= 0) {

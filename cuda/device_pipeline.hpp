@@ -154,7 +154,7 @@ class DevicePipeline {
 // largest needs are `items` per level.
 class BatchWorkspace {
  public:
-  void ensure(const std::vector<std::size_t>& items_per_level, std::size_t post_items);
+  void ensure(const std::vector<std::size_t>& items_per_level);
   const Workspace& get() const { return ws_; }
   bool resized() const { return resized_; }
   void clear_resized() { resized_ = false; }
@@ -162,9 +162,7 @@ class BatchWorkspace {
  private:
   DeviceBuffer<ListCounters> counters_;
   DeviceBuffer<std::uint32_t> heavy_[kMaxLevels], light_[kMaxLevels];
-  DeviceBuffer<std::uint32_t> post_;
   std::vector<std::size_t> items_;
-  std::size_t post_items_ = 0;
   Workspace ws_;
   bool resized_ = true;
 };

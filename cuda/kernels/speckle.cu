@@ -1,5 +1,6 @@
 // Stage: the finest level's left-right check and speckle labelling (cross_check.cpp and
-// speckle.cpp on the CPU), over the tiles that were matched (the post list of search_ranges.cu).
+// speckle.cpp on the CPU), over the tiles that were matched (MemberArgs::post_active, which
+// search_ranges.cu sets).
 //
 // Speckles are connected components (4-neighbours whose values differ by at most the speckle
 // range) of fewer than speckle_size pixels. The CPU floods them; here union-find gives the same
@@ -7,7 +8,10 @@
 // values, joins its own pixels in shared memory and records each local component's size at its
 // root; (2) join: tiles are joined along their right and bottom borders in global memory;
 // (3) count: each local root adds its size to its global root's. speckle_median.cu then removes
-// what is too small while it takes the median.
+// what is too small while it takes the median. Each pass is one block per tile of the finest
+// level (a tile that was not matched returns at once): a persistent grid taking the matched tiles
+// from a list paid a shared counter's round trip and two barriers per tile, most of the join's
+// time.
 #include "kernels/device_common.cuh"
 #include "kernels/launch.cuh"
 #include "kernels/stages.hpp"
@@ -23,35 +27,34 @@ __device__ __forceinline__ bool linked(int a, int b, int max_step) {
 
 struct PostTile {
   const MemberArgs* args;
-  int view, x0, y0, w, h;
+  int view, t, x0, y0, w, h;
+  bool matched;
 };
 
-__device__ __forceinline__ PostTile post_tile(const BatchRecord* batch, std::uint32_t item) {
+// The tile of this block: blockIdx.x, y the tile, z member and view (`views` per member).
+__device__ __forceinline__ PostTile post_tile(const BatchRecord* batch, int views) {
   PostTile p;
-  p.args = batch->member[item_member(item)];
-  p.view = item_view(item);
+  p.args = batch->member[blockIdx.z / views];
+  p.view = static_cast<int>(blockIdx.z % views);
   const LevelBuffers& lv = p.args->level[0];
-  const int t = item_tile(item);
-  p.x0 = (t % lv.tiles_x) * kTileW;
-  p.y0 = (t / lv.tiles_x) * kTileH;
+  p.t = static_cast<int>(blockIdx.y) * lv.tiles_x + static_cast<int>(blockIdx.x);
+  p.x0 = static_cast<int>(blockIdx.x) * kTileW;
+  p.y0 = static_cast<int>(blockIdx.y) * kTileH;
   p.w = lv.width;
   p.h = lv.height;
+  p.matched = p.args->post_active[p.view][p.t] != 0;
   return p;
 }
 
 __global__ void __launch_bounds__(kBlockW* kBlockH)
-    check_and_label_kernel(const BatchRecord* __restrict__ batch, LevelLists lists) {
+    check_and_label_kernel(const BatchRecord* __restrict__ batch, int views) {
   after_previous_stage();
   __shared__ std::uint16_t q[kTileH][kTileW];
   __shared__ int local[kTileH * kTileW];
   __shared__ int local_count[kTileH * kTileW];
-  __shared__ std::uint32_t slot;
-  const std::uint32_t total = lists.counters->post;
-  for (;;) {
-    const std::uint32_t item =
-        next_item(&lists.counters->post_taken[0], total, lists.post, 0, nullptr, &slot);
-    if (item == kNoItem) return;
-    const PostTile p = post_tile(batch, item);
+  {
+    const PostTile p = post_tile(batch, views);
+    if (!p.matched) return;
     const MemberArgs& a = *p.args;
     const StereoParams& sp = a.stereo;
     const int dir = p.view == 0 ? -1 : 1;
@@ -129,15 +132,11 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
 }
 
 __global__ void __launch_bounds__(kBlockW* kBlockH)
-    speckle_join_kernel(const BatchRecord* __restrict__ batch, LevelLists lists) {
+    speckle_join_kernel(const BatchRecord* __restrict__ batch, int views) {
   after_previous_stage();
-  __shared__ std::uint32_t slot;
-  const std::uint32_t total = lists.counters->post;
-  for (;;) {
-    const std::uint32_t item =
-        next_item(&lists.counters->post_taken[1], total, lists.post, 0, nullptr, &slot);
-    if (item == kNoItem) return;
-    const PostTile p = post_tile(batch, item);
+  {
+    const PostTile p = post_tile(batch, views);
+    if (!p.matched) return;
     const MemberArgs& a = *p.args;
     const std::uint16_t* q = a.q4[p.view];
     std::int32_t* label = a.label[p.view];
@@ -161,15 +160,11 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
 }
 
 __global__ void __launch_bounds__(kBlockW* kBlockH)
-    speckle_count_kernel(const BatchRecord* __restrict__ batch, LevelLists lists) {
+    speckle_count_kernel(const BatchRecord* __restrict__ batch, int views) {
   after_previous_stage();
-  __shared__ std::uint32_t slot;
-  const std::uint32_t total = lists.counters->post;
-  for (;;) {
-    const std::uint32_t item =
-        next_item(&lists.counters->post_taken[2], total, lists.post, 0, nullptr, &slot);
-    if (item == kNoItem) return;
-    const PostTile p = post_tile(batch, item);
+  {
+    const PostTile p = post_tile(batch, views);
+    if (!p.matched) return;
     const MemberArgs& a = *p.args;
     std::int32_t* label = a.label[p.view];
     std::int32_t* size = a.size[p.view];
@@ -192,40 +187,33 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
 
 }  // namespace
 
-int post_workers() {
-  int device = 0, sms = 0, per_sm = 0;
-  STEREOD_CUDA(cudaGetDevice(&device));
-  STEREOD_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  STEREOD_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, check_and_label_kernel,
-                                                             kBlockW * kBlockH, 0));
-  return std::max(1, sms * per_sm);
-}
-
 namespace {
 
-// The three passes run on a fixed grid over the post list.
-void launch_post(void (*kernel)(const BatchRecord*, LevelLists), const char* name,
-                 const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
-                 cudaStream_t stream) {
-  launch_stage(name, shape.chained, kernel, dim3(static_cast<unsigned>(ws.post_workers)),
-               dim3(kBlockW, kBlockH), 0, stream, batch, ws.level(0));
+// One block per finest tile and view returned; `block`: the threads a tile needs.
+void launch_post(void (*kernel)(const BatchRecord*, int), const char* name, dim3 block,
+                 const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream) {
+  const int views = shape.views_out();
+  const dim3 grid(static_cast<unsigned>(shape.tiles_x(0)), static_cast<unsigned>(shape.tiles_y(0)),
+                  static_cast<unsigned>(views * shape.count));
+  launch_stage(name, shape.chained, kernel, grid, block, 0, stream, batch, views);
 }
 
 }  // namespace
 
-void launch_check_and_label(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
+void launch_check_and_label(const BatchShape& shape, const BatchRecord* batch,
                             cudaStream_t stream) {
-  launch_post(check_and_label_kernel, "check_and_label_kernel", shape, batch, ws, stream);
+  launch_post(check_and_label_kernel, "check_and_label_kernel", dim3(kBlockW, kBlockH), shape,
+              batch, stream);
 }
 
-void launch_speckle_join(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
-                         cudaStream_t stream) {
-  launch_post(speckle_join_kernel, "speckle_join_kernel", shape, batch, ws, stream);
+void launch_speckle_join(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream) {
+  // The border pixels only: the right column's kTileH by threads 0 .., the bottom row's by 32 ...
+  launch_post(speckle_join_kernel, "speckle_join_kernel", dim3(32 + kTileW), shape, batch, stream);
 }
 
-void launch_speckle_count(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
-                          cudaStream_t stream) {
-  launch_post(speckle_count_kernel, "speckle_count_kernel", shape, batch, ws, stream);
+void launch_speckle_count(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream) {
+  launch_post(speckle_count_kernel, "speckle_count_kernel", dim3(kBlockW, kBlockH), shape, batch,
+              stream);
 }
 
 }  // namespace stereod::cuda

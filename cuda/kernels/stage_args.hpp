@@ -220,8 +220,6 @@ struct ListCounters {
   std::uint32_t heavy = 0;  // items of split tiles (taken first)
   std::uint32_t light = 0;  // whole tiles
   std::uint32_t taken = 0;
-  std::uint32_t post = 0;  // finest level: tiles that post-processing visits
-  std::uint32_t post_taken[3] = {0, 0, 0};
   // Finest level: non-zero once either camera's matching mask holds foreground in any member
   // (the background model sets it; the gate of batch_graph.cu reads it).
   std::uint32_t foreground = 0;
@@ -233,7 +231,6 @@ struct LevelLists {
   ListCounters* counters = nullptr;
   std::uint32_t* heavy = nullptr;
   std::uint32_t* light = nullptr;
-  std::uint32_t* post = nullptr;  // finest level only
 };
 
 // Scratch shared by all members of a batch (launches of one group never overlap).
@@ -241,13 +238,9 @@ struct Workspace {
   ListCounters* counters = nullptr;  // [kMaxLevels]
   std::uint32_t* heavy[kMaxLevels] = {};
   std::uint32_t* light[kMaxLevels] = {};
-  std::uint32_t* post = nullptr;  // finest level: (member, view, tile)
-  int workers = 0;                // blocks of the persistent matching kernel
-  int post_workers = 0;           // blocks of the persistent post-processing kernels
+  int workers = 0;  // blocks of the persistent matching kernel
 
-  LevelLists level(int l) const {
-    return {counters + l, heavy[l], light[l], l == 0 ? post : nullptr};
-  }
+  LevelLists level(int l) const { return {counters + l, heavy[l], light[l]}; }
 };
 
 }  // namespace stereod::cuda

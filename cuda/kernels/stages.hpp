@@ -129,13 +129,9 @@ void launch_sgm_winners(const BatchShape& shape, const BatchRecord* batch, int l
 // Finest level, over the tiles that were matched: the left-right check of the subpixel map and
 // speckle labelling within each tile; then labels joined across tile borders; then component
 // sizes.
-void launch_check_and_label(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
-                            cudaStream_t stream);
-void launch_speckle_join(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
-                         cudaStream_t stream);
-void launch_speckle_count(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
-                          cudaStream_t stream);
-int post_workers();
+void launch_check_and_label(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
+void launch_speckle_join(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
+void launch_speckle_count(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
 
 // With the multi-step refinement (BatchShape::refine_rounds >= 0; refine.cu): small components
 // removed from the checked map in place (what speckle_median does on the fly without it) and each
