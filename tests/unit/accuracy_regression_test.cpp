@@ -12,6 +12,7 @@
 #include "engine.hpp"
 #include "middlebury.hpp"
 #include "stereo/matcher.hpp"
+#include "stereo_yaml.hpp"
 
 using namespace stereod;
 
@@ -30,6 +31,9 @@ constexpr double kCommittedCrossV2Mean = 7.83;
 // edges) after the window, and after sgm (the best mode).
 constexpr double kCommittedRefinedV2Mean = 7.51;
 constexpr double kCommittedRefinedSgmV2Mean = 5.96;
+// The best mode as config/examples/stereo-best-accuracy.yaml gives it (sgm, five rounds and the
+// parameters chosen on v2 and 2014).
+constexpr double kCommittedBestV2Mean = 5.61;
 constexpr double kAllowedRegression = 0.5;
 // SGM and cross are held closer: they must keep most of their lead over the window, or they are
 // not doing their job.
@@ -115,4 +119,13 @@ TEST(AccuracyRegression, RefinedMiddleburyV2MeanOf12) {
     expect_v2_mean_held(std::string(to_string(m.aggregation)) + " + refine", p, m.committed,
                         kAllowedSgmRegression);
   }
+}
+
+// The best mode as users get it: read from its example file, so that the documented settings and
+// the tested ones cannot drift apart.
+TEST(AccuracyRegression, BestModeFromItsExampleFileMiddleburyV2MeanOf12) {
+  const StereoParams p =
+      load_stereo_params_file(STEREOD_CONFIG_DIR "/examples/stereo-best-accuracy.yaml");
+  expect_v2_mean_held("best mode (stereo-best-accuracy.yaml)", p, kCommittedBestV2Mean,
+                      kAllowedSgmRegression);
 }
