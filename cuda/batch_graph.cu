@@ -80,27 +80,21 @@ __global__ void stereo_gate_kernel(const std::uint32_t* any_foreground,
   cudaGraphSetConditional(stereo, *any_foreground != 0 ? 1u : 0u);
 }
 
-// model -> gate -> IF (stereo). The finest model kernel has written the outputs of a frame without
-// foreground (ForegroundSignal), which the stereo branch overwrites when it runs. The model is a
-// child graph captured like the plain graph, with its levels' overlapping launches (background.cu).
-// Tried and dropped (H100, empty intensity frame, compute per frame: this graph 0.072 ms): the
-// model captured into this graph itself (cudaStreamBeginCaptureToGraph) with the finest model
-// kernel opening the branch, no gate kernel: 0.087 ms without the overlapping launches, 0.104 ms
-// with them; the same as a child graph, the handle reset by cudaGraphCondAssignDefault: 0.082 ms
-// (with the gate kernel and that flag: 0.083 ms).
-cudaGraphExec_t instantiate_gated(const BatchShape& shape, const BatchRecord* batch,
-                                  const Workspace& ws, cudaStream_t st) {
-  ForegroundSignal signal;
-  signal.gated = true;
-  const GraphHandle model =
-      capture(st, [&](cudaStream_t s) { enqueue_model(shape, batch, ws, s, nullptr, &signal); });
+// The stereo part of a gated batch: gate -> IF (stereo). The finest model kernel (in the model's
+// graph, which runs before this one) has written the outputs of a frame without foreground
+// (ForegroundSignal), which the stereo branch overwrites when it runs.
+// Tried and dropped (H100, empty intensity frame, compute per frame, model and gate in one graph
+// then: 0.072 ms): the model captured into this graph itself (cudaStreamBeginCaptureToGraph) with
+// the finest model kernel opening the branch, no gate kernel: 0.087 ms without the overlapping
+// launches, 0.104 ms with them; the same as a child graph, the handle reset by
+// cudaGraphCondAssignDefault: 0.082 ms (with the gate kernel and that flag: 0.083 ms).
+cudaGraphExec_t instantiate_gated_stereo(const BatchShape& shape, const BatchRecord* batch,
+                                         const Workspace& ws, cudaStream_t st) {
   const GraphHandle stereo =
       capture(st, [&](cudaStream_t s) { enqueue_stereo(shape, batch, ws, s); });
   cudaGraph_t raw = nullptr;
   STEREOD_CUDA(cudaGraphCreate(&raw, 0));
   const GraphHandle whole(raw);
-  cudaGraphNode_t model_node = nullptr;
-  STEREOD_CUDA(cudaGraphAddChildGraphNode(&model_node, raw, nullptr, 0, model.get()));
   // No default value: the gate kernel sets the handle on every launch.
   cudaGraphConditionalHandle on_stereo = 0;
   STEREOD_CUDA(cudaGraphConditionalHandleCreate(&on_stereo, raw, 0, 0));
@@ -112,7 +106,7 @@ cudaGraphExec_t instantiate_gated(const BatchShape& shape, const BatchRecord* ba
   k.blockDim = dim3(1);
   k.kernelParams = args;
   cudaGraphNode_t gate = nullptr;
-  STEREOD_CUDA(cudaGraphAddKernelNode(&gate, raw, &model_node, 1, &k));
+  STEREOD_CUDA(cudaGraphAddKernelNode(&gate, raw, nullptr, 0, &k));
   add_branch(raw, gate, on_stereo, stereo);
   return instantiate(whole);
 }
@@ -137,21 +131,55 @@ bool batch_gate_available() {
 #endif
 }
 
+void destroy_batch_graph(BatchGraph& g) {
+  if (g.model) cudaGraphExecDestroy(g.model);
+  if (g.exec) cudaGraphExecDestroy(g.exec);
+  g = BatchGraph{};
+}
+
 BatchGraph instantiate_batch_graph(const BatchShape& shape, const BatchRecord* batch,
                                    const Workspace& ws, cudaStream_t capture_stream, bool gated) {
-#if CUDART_VERSION >= 12040
-  if (gated && shape.modeling && batch_gate_available()) {
-    try {
-      return {instantiate_gated(shape, batch, ws, capture_stream), true};
-    } catch (const CudaError&) {
-      // A driver or device without conditional nodes: the plain sequence computes the same.
-      cudaGetLastError();
-    }
+  if (!shape.modeling) {
+    const GraphHandle whole =
+        capture(capture_stream, [&](cudaStream_t s) { enqueue_batch(shape, batch, ws, s); });
+    return {nullptr, instantiate(whole), false};
   }
+  BatchGraph g;
+  g.gated = gated && batch_gate_available();
+  ForegroundSignal signal;
+  signal.gated = g.gated;
+  const GraphHandle model = capture(capture_stream, [&](cudaStream_t s) {
+    enqueue_model(shape, batch, ws, s, nullptr, &signal);
+  });
+  g.model = instantiate(model);
+  try {
+#if CUDART_VERSION >= 12040
+    if (g.gated) {
+      try {
+        g.exec = instantiate_gated_stereo(shape, batch, ws, capture_stream);
+        return g;
+      } catch (const CudaError&) {
+        // A driver or device without conditional nodes: the plain stereo part computes the
+        // same, after a model that writes no outputs of its own.
+        cudaGetLastError();
+        cudaGraphExecDestroy(g.model);
+        g.model = nullptr;
+        g.gated = false;
+        const GraphHandle plain_model = capture(capture_stream, [&](cudaStream_t s) {
+          enqueue_model(shape, batch, ws, s, nullptr, nullptr);
+        });
+        g.model = instantiate(plain_model);
+      }
+    }
 #endif
-  const GraphHandle plain =
-      capture(capture_stream, [&](cudaStream_t s) { enqueue_batch(shape, batch, ws, s); });
-  return {instantiate(plain), false};
+    const GraphHandle stereo =
+        capture(capture_stream, [&](cudaStream_t s) { enqueue_stereo(shape, batch, ws, s); });
+    g.exec = instantiate(stereo);
+  } catch (...) {
+    destroy_batch_graph(g);
+    throw;
+  }
+  return g;
 }
 
 }  // namespace stereod::cuda

@@ -4,6 +4,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -173,13 +175,18 @@ struct PairState {
 
 struct BatchSlot {
   std::unique_ptr<Stream> stream;
-  std::unique_ptr<Event> started, uploaded, computing, computed, done;
+  // computing: the batch's first kernel may start (its model part's, where it has one); modeled:
+  // its model part is done and its stereo part may start.
+  std::unique_ptr<Event> started, uploaded, computing, modeled, computed, done;
   PinnedBuffer<BatchRecord> record;
   DeviceBuffer<BatchRecord> device_record;
+  // The work lists of its batches: the next batch's model part runs while this one's stereo part
+  // may still read them, so each batch slot has its own.
+  cuda::BatchWorkspace workspace;
   std::string key;        // the batch key of its last batch
   bool modeling = false;  // whether that batch modeled the background
   // Executable graphs by batch key, size and gate.
-  std::map<std::tuple<std::string, int, bool>, cudaGraphExec_t> graphs;
+  std::map<std::tuple<std::string, int, bool>, cuda::BatchGraph> graphs;
   bool gated = false;  // this batch ran the gated graph
   bool busy = false;
   std::vector<std::pair<std::shared_ptr<PairState>, PairSlot*>> members;
@@ -210,6 +217,7 @@ class Group {
     capture_stream_ = std::make_unique<Stream>();
     callback_stream_ = std::make_unique<Stream>();
     compute_stream_ = std::make_unique<Stream>();
+    model_stream_ = std::make_unique<Stream>();
     anchor_clocks();
     for (int k = 0; k < kBatchSlots; ++k) {
       auto b = std::make_unique<BatchSlot>();
@@ -217,6 +225,7 @@ class Group {
       b->started = std::make_unique<Event>(true);
       b->uploaded = std::make_unique<Event>(true);
       b->computing = std::make_unique<Event>(true);
+      b->modeled = std::make_unique<Event>(false);
       b->computed = std::make_unique<Event>(true);
       b->done = std::make_unique<Event>(true);
       b->record.allocate(1, false);
@@ -235,10 +244,11 @@ class Group {
     signal_cv_.notify_all();
     launcher_.join();
     cudaSetDevice(device_);
+    cudaStreamSynchronize(model_stream_->get());
     cudaStreamSynchronize(compute_stream_->get());
     for (auto& b : batches_) {
       cudaStreamSynchronize(b->stream->get());
-      for (auto& g : b->graphs) cudaGraphExecDestroy(g.second);
+      for (auto& g : b->graphs) cuda::destroy_batch_graph(g.second);
     }
     cudaStreamSynchronize(callback_stream_->get());  // its callbacks use this group
   }
@@ -580,21 +590,42 @@ class Group {
       STEREOD_CUDA(cudaMemcpyAsync(b.device_record.get(), rec, sizeof(BatchRecord),
                                    cudaMemcpyHostToDevice, st));
       STEREOD_CUDA(cudaEventRecord(b.uploaded->get(), st));
-      // Batches share the pairs' state and the work lists: one after the other, in the order of
-      // the group's compute stream. Each batch's kernels wait there for its upload, which has
-      // mostly finished by then. (Chained through events from stream to stream instead, each
-      // batch's start waited ~5 us on an H100 after the previous batch's end: 6 % of an empty
-      // frame.)
-      const cudaStream_t cs = compute_stream_->get();
-      STEREOD_CUDA(cudaStreamWaitEvent(cs, b.uploaded->get(), 0));
-      STEREOD_CUDA(cudaEventRecord(b.computing->get(), cs));
+      // Each frame has its own buffers (device_pipeline.hpp), so batches run side by side, each
+      // on its own stream, except for what the pairs share: their background models, whose
+      // parts (rectification, pyramid, model) go one after the other on the model stream, each
+      // batch's stereo part waiting for its own; and the semi-global and cross-based volumes,
+      // whose stereo parts go one after the other on the compute stream. On an H200 with four
+      // frames in flight this took 1024x768 D256 from 0.420 to 0.347 ms a frame, and 16 %
+      // foreground from 0.289 to 0.214 (docs/PERFORMANCE.md). STEREOD_CUDA_OVERLAP=0 puts
+      // everything on the compute stream, one batch after the other, as before.
       const cuda::BatchShape shape = members.front()->device->shape(rec->count);
       // The gate while the scene was empty: the last batch of this key whose word came back
       // found no foreground (a key not seen yet starts gated; while warming up every pixel is
       // foreground, so the first word back switches to the plain graph). Either graph computes
       // the same; the word only picks the cheaper one for what comes next.
       b.gated = shape.modeling && gate_ && !scene_busy_[key];
-      STEREOD_CUDA(cudaGraphLaunch(graph_for(b, key, shape, b.gated), cs));
+      const cuda::BatchGraph& g = graph_for(b, key, shape, b.gated);
+      for (auto& m : b.members) m.first->device->frame_launched(m.second->index);
+      // With two slots a pair has one frame computing and the next arriving: the next frame's
+      // matching beside the first's only slows the one its caller waits for (H200, 16 %
+      // foreground: 0.301 -> 0.313-0.323 ms a frame), so side by side needs three.
+      std::size_t slots = SIZE_MAX;
+      for (auto& m : b.members) slots = std::min(slots, m.first->slots.size());
+      const bool own_stream = overlap_ && !shape.sgm && !shape.cross && slots >= 3;
+      const cudaStream_t cs = own_stream ? st : compute_stream_->get();
+      if (g.model && overlap_) {
+        const cudaStream_t ms = model_stream_->get();
+        STEREOD_CUDA(cudaStreamWaitEvent(ms, b.uploaded->get(), 0));
+        STEREOD_CUDA(cudaEventRecord(b.computing->get(), ms));
+        STEREOD_CUDA(cudaGraphLaunch(g.model, ms));
+        STEREOD_CUDA(cudaEventRecord(b.modeled->get(), ms));
+        STEREOD_CUDA(cudaStreamWaitEvent(cs, b.modeled->get(), 0));
+      } else {
+        if (cs != st) STEREOD_CUDA(cudaStreamWaitEvent(cs, b.uploaded->get(), 0));
+        STEREOD_CUDA(cudaEventRecord(b.computing->get(), cs));
+        if (g.model) STEREOD_CUDA(cudaGraphLaunch(g.model, cs));
+      }
+      STEREOD_CUDA(cudaGraphLaunch(g.exec, cs));
       b.key = key;
       b.modeling = shape.modeling;
       STEREOD_CUDA(cudaEventRecord(b.computed->get(), cs));
@@ -724,20 +755,19 @@ class Group {
     }
   }
 
-  cudaGraphExec_t graph_for(BatchSlot& b, const std::string& key, const cuda::BatchShape& shape,
-                            bool gated) {
+  const cuda::BatchGraph& graph_for(BatchSlot& b, const std::string& key,
+                                    const cuda::BatchShape& shape, bool gated) {
     const auto id = std::make_tuple(key, shape.count, gated);
     auto it = b.graphs.find(id);
     if (it != b.graphs.end()) return it->second;
     const auto t0 = Clock::now();
     const cuda::BatchGraph g = cuda::instantiate_batch_graph(
-        shape, b.device_record.get(), workspace_.get(), capture_stream_->get(), gated);
+        shape, b.device_record.get(), b.workspace.get(), capture_stream_->get(), gated);
     ++(g.gated ? stats_.gated_graphs : stats_.plain_graphs);
     const double ms = ms_since(t0, Clock::now());
     stats_.graph_build_ms += ms;
     stats_.graph_build_max_ms = std::max(stats_.graph_build_max_ms, ms);
-    b.graphs.emplace(id, g.exec);
-    return g.exec;
+    return b.graphs.emplace(id, g).first->second;
   }
 
   void fill_slot(PairState& p, PairSlot& s, const FrameInput& f, const PairLayout& layout) {
@@ -808,10 +838,10 @@ class Group {
     // Nothing may run while the lists move: wait for the batches in flight.
     { const Quiesce quiet(*this, lk); }
     STEREOD_CUDA(cudaSetDevice(device_));
-    workspace_.ensure(items);
     for (int l = 0; l < kMaxLevels; ++l) item_capacity_[l] = std::max(item_capacity_[l], items[l]);
     for (auto& b : batches_) {
-      for (auto& g : b->graphs) cudaGraphExecDestroy(g.second);
+      b->workspace.ensure(items);
+      for (auto& g : b->graphs) cuda::destroy_batch_graph(g.second);
       b->graphs.clear();
     }
   }
@@ -872,13 +902,19 @@ class Group {
   std::vector<std::unique_ptr<BatchSlot>> batches_;
   std::vector<std::shared_ptr<PairState>> pairs_;
   std::size_t next_pair_ = 0;
-  cuda::BatchWorkspace workspace_;
   std::size_t item_capacity_[kMaxLevels] = {};
   bool draining_ = false;
   bool held_ = false;
   std::unique_ptr<Stream> capture_stream_;
   std::unique_ptr<Stream> callback_stream_;  // the batches' host callbacks (launch())
-  std::unique_ptr<Stream> compute_stream_;   // every batch's graph, in launch order
+  std::unique_ptr<Stream> compute_stream_;   // batches that go one after the other (launch())
+  std::unique_ptr<Stream> model_stream_;     // the model parts of modeling batches, in order
+  // Whether batches run side by side (launch()); STEREOD_CUDA_OVERLAP=0 in the environment puts
+  // every batch on the compute stream, one after the other (for comparisons).
+  const bool overlap_ = [] {
+    const char* env = std::getenv("STEREOD_CUDA_OVERLAP");
+    return !(env && std::string(env) == "0");
+  }();
   const bool gate_ = cuda::batch_gate_available();
   // By batch key: whether the last modeling batch that came back had foreground somewhere.
   std::map<std::string, bool> scene_busy_;
@@ -933,7 +969,8 @@ std::vector<std::pair<std::string, double>> Group::profile(const std::shared_ptr
   STEREOD_CUDA(
       cudaMemcpyAsync(b.device_record.get(), rec, sizeof(BatchRecord), cudaMemcpyHostToDevice, st));
   marks.mark("upload", st);
-  cuda::enqueue_batch(pair->device->shape(1), b.device_record.get(), workspace_.get(), st, &marks);
+  pair->device->frame_launched(slot->index);
+  cuda::enqueue_batch(pair->device->shape(1), b.device_record.get(), b.workspace.get(), st, &marks);
   slot->modeling = pair->background.enabled;
   download(*pair, *slot, st);
   marks.mark("download", st);

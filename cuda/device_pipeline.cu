@@ -43,6 +43,7 @@ DevicePipeline::DevicePipeline(int width, int height, int slots)
     : width_(width),
       height_(height),
       workers_(match_window_workers()),
+      frames_(static_cast<std::size_t>(slots)),
       io_(static_cast<std::size_t>(slots)) {
   args_.allocate(static_cast<std::size_t>(slots));
 }
@@ -63,6 +64,7 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
   configured_ = true;
 
   level_.resize(static_cast<std::size_t>(levels));
+  for (Frame& f : frames_) f.level.resize(static_cast<std::size_t>(levels));
   segment_.assign(static_cast<std::size_t>(levels), kSegment);
   const bool census = tables_.uses_census;
   const bool ad = stereo.ad_mean_radius > 0 && stereo.cost != MatchingCost::kCensus;
@@ -124,18 +126,26 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
       segment_[s] = kSegment / 2;
     }
     const int segments = segments_of(nd, segment_[s]);
+    for (Frame& f : frames_) {
+      FrameLevel& fl = f.level[static_cast<std::size_t>(s)];
+      for (int i = 0; i < 2; ++i) {
+        keep_if(s > 0 || layout.derive_gray, fl.gray[i], n);
+        keep_if(modeling, fl.closed[i], n);
+        keep_if(modeling, fl.mask[i], n);
+        keep_if(modeling, fl.block_fg[i], blocks);
+        keep_if(census, fl.census[i], n);
+        keep_if(ad, fl.ad[i], n);
+        ensure(fl.disp[i], n);
+        ensure(fl.lo[i], n);
+        ensure(fl.hi[i], n);
+        ensure(fl.tile_lo[i], tiles);
+        ensure(fl.tile_hi[i], tiles);
+        ensure(fl.tile_done[i], tiles);
+        keep_if(segments > 1, fl.key[i], n);
+        keep_if(s == 0 && segments > 1, fl.cmcp[i], n * static_cast<std::size_t>(segments));
+      }
+    }
     for (int i = 0; i < 2; ++i) {
-      keep_if(s > 0 || layout.derive_gray, lv.gray[i], n);
-      keep_if(census, lv.census[i], n);
-      keep_if(ad, lv.ad[i], n);
-      ensure(lv.disp[i], n);
-      ensure(lv.lo[i], n);
-      ensure(lv.hi[i], n);
-      ensure(lv.tile_lo[i], tiles);
-      ensure(lv.tile_hi[i], tiles);
-      ensure(lv.tile_done[i], tiles);
-      keep_if(segments > 1, lv.key[i], n);
-      keep_if(s == 0 && segments > 1, lv.cmcp[i], n * static_cast<std::size_t>(segments));
       for (int c = 0; c < 3; ++c) {
         keep_if(modeling && color, lv.hsv[i][c], n);
         const bool plane = modeling && (color || c == kValue);
@@ -144,9 +154,6 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
           keep_if(plane, lv.var[k][i][c], n);
         }
       }
-      keep_if(modeling, lv.closed[i], n);
-      keep_if(modeling, lv.mask[i], n);
-      keep_if(modeling, lv.block_fg[i], blocks);
       keep_if(modeling, lv.still[i], n);
       keep_if(modeling, lv.prev[i], n);
       keep_if(volume, lv.sgm_rel[i], n);
@@ -155,20 +162,22 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
   }
   const std::size_t tiles0 =
       static_cast<std::size_t>(tiles_of(width_, kTileW)) * tiles_of(height_, kTileH);
-  for (int i = 0; i < 2; ++i) {
-    ensure(q4_[i], full);
-    ensure(post_active_[i], tiles0);
-    const bool speckles = stereo.speckle_size > 0 && (i == 0 || layout.right_output);
-    keep_if(speckles, label_[i], full);
-    keep_if(speckles, local_size_[i], full);
-    keep_if(speckles, size_[i], full);
-    const bool refine = stereo.refine && (i == 0 || layout.right_output);
-    keep_if(refine, refine_arms_[i], full);
-    keep_if(refine, refine_changed_[i], kMaxRefineIterations);
-    // Round k writes map k & 1: one map is enough for a single round.
-    keep_if(refine && stereo.refine_iterations > 0, refined_[i][0], full);
-    keep_if(refine && stereo.refine_iterations > 1, refined_[i][1], full);
-    keep_if(refine && stereo.refine_interpolate, refine_interpolated_[i], full);
+  for (Frame& f : frames_) {
+    for (int i = 0; i < 2; ++i) {
+      ensure(f.q4[i], full);
+      ensure(f.post_active[i], tiles0);
+      const bool speckles = stereo.speckle_size > 0 && (i == 0 || layout.right_output);
+      keep_if(speckles, f.label[i], full);
+      keep_if(speckles, f.local_size[i], full);
+      keep_if(speckles, f.size[i], full);
+      const bool refine = stereo.refine && (i == 0 || layout.right_output);
+      keep_if(refine, f.refine_arms[i], full);
+      keep_if(refine, f.refine_changed[i], kMaxRefineIterations);
+      // Round k writes map k & 1: one map is enough for a single round.
+      keep_if(refine && stereo.refine_iterations > 0, f.refined[i][0], full);
+      keep_if(refine && stereo.refine_iterations > 1, f.refined[i][1], full);
+      keep_if(refine && stereo.refine_interpolate, f.refine_interpolated[i], full);
+    }
   }
   write_args();
   return restart;
@@ -180,16 +189,20 @@ void DevicePipeline::set_rectification(const RectificationMap* left,
   for (int i = 0; i < 2; ++i) {
     if (!maps[i]) {
       map_[i].release();
-      rect_gray_[i].release();
-      rect_rgb_[i].release();
+      for (Frame& f : frames_) {
+        f.rect_gray[i].release();
+        f.rect_rgb[i].release();
+      }
       continue;
     }
     map_[i].allocate(maps[i]->xy.size());
     STEREOD_CUDA(
         cudaMemcpy(map_[i].get(), maps[i]->xy.data(), map_[i].bytes(), cudaMemcpyHostToDevice));
     const std::size_t px = static_cast<std::size_t>(width_) * height_;
-    rect_gray_[i].allocate(px);
-    rect_rgb_[i].allocate(3 * px);
+    for (Frame& f : frames_) {
+      f.rect_gray[i].allocate(px);
+      f.rect_rgb[i].allocate(3 * px);
+    }
   }
   if (configured_) write_args();
 }
@@ -201,6 +214,7 @@ void DevicePipeline::set_slot_io(int slot, const SlotIo& io) {
 
 MemberArgs DevicePipeline::make_args(int slot) const {
   const SlotIo& io = io_[static_cast<std::size_t>(slot)];
+  const Frame& frame = frames_[static_cast<std::size_t>(slot)];
   MemberArgs a;
   a.width = width_;
   a.height = height_;
@@ -221,20 +235,20 @@ MemberArgs DevicePipeline::make_args(int slot) const {
     a.in_gray[i] = layout_.derive_gray ? nullptr : io.gray[i];
     a.in_rgb[i] = layout_.color_input ? io.rgb[i] : nullptr;
     a.map[i] = map_[i].get();
-    a.rect_gray[i] = rectify ? rect_gray_[i].get() : nullptr;
-    a.rect_rgb[i] = rectify && color_ ? rect_rgb_[i].get() : nullptr;
-    a.src_gray[i] = rectify ? rect_gray_[i].get() : a.in_gray[i];
-    a.src_rgb[i] = rectify ? (color_ ? rect_rgb_[i].get() : nullptr) : a.in_rgb[i];
-    a.q4[i] = q4_[i].get();
-    a.label[i] = label_[i].get();
-    a.local_size[i] = local_size_[i].get();
-    a.size[i] = size_[i].get();
-    a.post_active[i] = post_active_[i].get();
-    a.refine_arms[i] = refine_arms_[i].get();
-    a.refined[i][0] = refined_[i][0].get();
-    a.refined[i][1] = refined_[i][1].get();
-    a.refine_changed[i] = refine_changed_[i].get();
-    a.refine_interpolated[i] = refine_interpolated_[i].get();
+    a.rect_gray[i] = rectify ? frame.rect_gray[i].get() : nullptr;
+    a.rect_rgb[i] = rectify && color_ ? frame.rect_rgb[i].get() : nullptr;
+    a.src_gray[i] = rectify ? frame.rect_gray[i].get() : a.in_gray[i];
+    a.src_rgb[i] = rectify ? (color_ ? frame.rect_rgb[i].get() : nullptr) : a.in_rgb[i];
+    a.q4[i] = frame.q4[i].get();
+    a.label[i] = frame.label[i].get();
+    a.local_size[i] = frame.local_size[i].get();
+    a.size[i] = frame.size[i].get();
+    a.post_active[i] = frame.post_active[i].get();
+    a.refine_arms[i] = frame.refine_arms[i].get();
+    a.refined[i][0] = frame.refined[i][0].get();
+    a.refined[i][1] = frame.refined[i][1].get();
+    a.refine_changed[i] = frame.refine_changed[i].get();
+    a.refine_interpolated[i] = frame.refine_interpolated[i].get();
   }
   a.out_disp[0] = io.disparity[0];
   a.out_disp[1] = layout_.right_output ? io.disparity[1] : nullptr;
@@ -261,6 +275,7 @@ MemberArgs DevicePipeline::make_args(int slot) const {
   a.out_sgm_cells = sgm_capacity_ > 0 ? io.sgm_cells : nullptr;
   for (int s = 0; s < levels_; ++s) {
     const Level& lv = level_[s];
+    const FrameLevel& fl = frame.level[static_cast<std::size_t>(s)];
     LevelBuffers& b = a.level[s];
     b.width = lv.w;
     b.height = lv.h;
@@ -272,10 +287,10 @@ MemberArgs DevicePipeline::make_args(int slot) const {
       // Level 0's gray: the rectified frame, the input, or (color only, unrectified) the luma the
       // pyramid writes.
       const bool derived0 = s == 0 && a.src_gray[i] == nullptr;
-      b.gray[i] = s > 0 || derived0 ? lv.gray[i].get() : a.src_gray[i];
-      b.gray_out[i] = s > 0 || derived0 ? lv.gray[i].get() : nullptr;
-      b.census[i] = lv.census[i].get();
-      b.ad[i] = lv.ad[i].get();
+      b.gray[i] = s > 0 || derived0 ? fl.gray[i].get() : a.src_gray[i];
+      b.gray_out[i] = s > 0 || derived0 ? fl.gray[i].get() : nullptr;
+      b.census[i] = fl.census[i].get();
+      b.ad[i] = fl.ad[i].get();
       for (int c = 0; c < 3; ++c) {
         b.hsv[i][c] = lv.hsv[i][c].get();
         for (int k = 0; k < 2; ++k) {
@@ -285,17 +300,17 @@ MemberArgs DevicePipeline::make_args(int slot) const {
       }
       b.still[i] = lv.still[i].get();
       b.prev[i] = lv.prev[i].get();
-      b.closed[i] = lv.closed[i].get();
-      b.mask[i] = lv.mask[i].get();
-      b.block_fg[i] = lv.block_fg[i].get();
-      b.disp[i] = lv.disp[i].get();
-      b.lo[i] = lv.lo[i].get();
-      b.hi[i] = lv.hi[i].get();
-      b.tile_lo[i] = lv.tile_lo[i].get();
-      b.tile_hi[i] = lv.tile_hi[i].get();
-      b.tile_done[i] = lv.tile_done[i].get();
-      b.key[i] = lv.key[i].get();
-      b.cmcp[i] = lv.cmcp[i].get();
+      b.closed[i] = fl.closed[i].get();
+      b.mask[i] = fl.mask[i].get();
+      b.block_fg[i] = fl.block_fg[i].get();
+      b.disp[i] = fl.disp[i].get();
+      b.lo[i] = fl.lo[i].get();
+      b.hi[i] = fl.hi[i].get();
+      b.tile_lo[i] = fl.tile_lo[i].get();
+      b.tile_hi[i] = fl.tile_hi[i].get();
+      b.tile_done[i] = fl.tile_done[i].get();
+      b.key[i] = fl.key[i].get();
+      b.cmcp[i] = fl.cmcp[i].get();
       b.sgm_rel[i] = lv.sgm_rel[i].get();
       b.sgm_row[i] = lv.sgm_row[i].get();
       b.sgm_cells[i] = sgm_cells_.get() ? sgm_cells_.get() + 2 * s + i : nullptr;
@@ -396,27 +411,27 @@ std::vector<std::uint32_t> DevicePipeline::download_variance(int camera, int lev
 }
 
 std::vector<std::uint8_t> DevicePipeline::download_mask(int camera, int level) const {
-  return download(level_[level].mask[camera]);
+  return download(frames_[static_cast<std::size_t>(last_slot_)].level[level].mask[camera]);
 }
 
 std::vector<std::uint8_t> DevicePipeline::download_gray(int level, int image) const {
-  return download(level_[level].gray[image]);
+  return download(frames_[static_cast<std::size_t>(last_slot_)].level[level].gray[image]);
 }
 
 std::vector<std::uint64_t> DevicePipeline::download_census(int level, int image) const {
-  return download(level_[level].census[image]);
+  return download(frames_[static_cast<std::size_t>(last_slot_)].level[level].census[image]);
 }
 
 std::vector<std::int16_t> DevicePipeline::download_disparity(int level, int view) const {
-  return download(level_[level].disp[view]);
+  return download(frames_[static_cast<std::size_t>(last_slot_)].level[level].disp[view]);
 }
 
 std::vector<std::uint16_t> DevicePipeline::download_q4(int view) const {
-  return download(q4_[view]);
+  return download(frames_[static_cast<std::size_t>(last_slot_)].q4[view]);
 }
 
 void DevicePipeline::free_buffer_for_test() {
-  level_[0].disp[0].release();
+  for (Frame& f : frames_) f.level[0].disp[0].release();
   write_args();  // the next frame writes through a null pointer: an illegal address
 }
 

@@ -3,6 +3,12 @@
 // the MemberArgs through which the stage kernels find them (one per in-flight slot, in device
 // memory). enqueue_batch() puts every stage of one batch of pairs on a stream without
 // synchronising, so the sequence is captured once as a CUDA graph and replayed.
+//
+// A frame's own buffers (the rectified images, the pyramid, masks and block marks its model part
+// writes, and everything its matching and post-processing write) are kept once per slot: the
+// engine runs frame n + 1's model, and its matching, while frame n is still being matched
+// (cuda_engine.cu). The model's own state is the pair's (models run one frame after the other),
+// and so are the semi-global and cross-based volumes (those modes match one frame at a time).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -91,23 +97,41 @@ class DevicePipeline {
   std::vector<std::uint16_t> download_q4(int view) const;
   // Fault injection for the error-reporting test: frees a buffer the next frame writes.
   void free_buffer_for_test();
+  // The slot of the frame launched last: the per-slot buffers the downloads above read.
+  void frame_launched(int slot) { last_slot_ = slot; }
 
  private:
   struct Level {
     int w = 0, h = 0;
+    DeviceBuffer<std::uint8_t> hsv[2][3];
+    DeviceBuffer<std::uint16_t> mean[2][2][3];  // [copy][camera][channel] (stage_args.hpp)
+    DeviceBuffer<std::uint32_t> var[2][2][3];
+    DeviceBuffer<std::uint16_t> still[2];
+    DeviceBuffer<std::uint8_t> prev[2];
+    DeviceBuffer<std::uint32_t> sgm_rel[2], sgm_row[2];  // semi-global volume layout
+  };
+
+  // One slot's frame buffers (see above).
+  struct FrameLevel {
     DeviceBuffer<std::uint8_t> gray[2];  // levels above 0, and level 0 when derived from color
+    DeviceBuffer<std::uint8_t> closed[2], mask[2], block_fg[2];
     DeviceBuffer<std::uint64_t> census[2];
     DeviceBuffer<std::uint8_t> ad[2];
     DeviceBuffer<std::int16_t> disp[2], lo[2], hi[2];
     DeviceBuffer<std::int32_t> tile_lo[2], tile_hi[2];
     DeviceBuffer<std::uint32_t> tile_done[2], key[2], cmcp[2];
-    DeviceBuffer<std::uint8_t> hsv[2][3];
-    DeviceBuffer<std::uint16_t> mean[2][2][3];  // [copy][camera][channel] (stage_args.hpp)
-    DeviceBuffer<std::uint32_t> var[2][2][3];
-    DeviceBuffer<std::uint8_t> closed[2], mask[2], block_fg[2];
-    DeviceBuffer<std::uint16_t> still[2];
-    DeviceBuffer<std::uint8_t> prev[2];
-    DeviceBuffer<std::uint32_t> sgm_rel[2], sgm_row[2];  // semi-global volume layout
+  };
+  struct Frame {
+    std::vector<FrameLevel> level;
+    DeviceBuffer<std::uint8_t> rect_gray[2], rect_rgb[2];  // rectified input (empty: none)
+    DeviceBuffer<std::uint16_t> q4[2];
+    DeviceBuffer<std::int32_t> label[2], local_size[2], size[2];
+    DeviceBuffer<std::uint8_t> post_active[2];
+    // The multi-step refinement (empty without it): arms and the rounds' two maps, per view.
+    DeviceBuffer<std::uint32_t> refine_arms[2];
+    DeviceBuffer<std::uint16_t> refined[2][2];
+    DeviceBuffer<std::uint32_t> refine_changed[2];
+    DeviceBuffer<std::uint16_t> refine_interpolated[2];
   };
 
   MemberArgs make_args(int slot) const;
@@ -124,7 +148,6 @@ class DevicePipeline {
   bool configured_ = false;
   int levels_ = 0;
   std::vector<Level> level_;
-  DeviceBuffer<std::uint16_t> q4_[2];
   // Semi-global aggregation: each view's volume (C and S), reused by every level, and the cell
   // count of each (level, view).
   DeviceBuffer<std::uint32_t> sgm_cost_[2], sgm_sum_[2];
@@ -137,15 +160,9 @@ class DevicePipeline {
   DeviceBuffer<unsigned long long> cross_hull_cells_;
   DeviceBuffer<std::uint32_t> cross_partial_[2];
   DeviceBuffer<std::uint16_t> cross_counts_[2];
-  DeviceBuffer<std::int32_t> label_[2], local_size_[2], size_[2];
-  DeviceBuffer<std::uint8_t> post_active_[2];
-  // The multi-step refinement (empty without it): arms and the rounds' two maps, per output view.
-  DeviceBuffer<std::uint32_t> refine_arms_[2];
-  DeviceBuffer<std::uint16_t> refined_[2][2];
-  DeviceBuffer<std::uint32_t> refine_changed_[2];
-  DeviceBuffer<std::uint16_t> refine_interpolated_[2];
   DeviceBuffer<std::int32_t> map_[2];  // rectification maps (empty: none)
-  DeviceBuffer<std::uint8_t> rect_gray_[2], rect_rgb_[2];
+  std::vector<Frame> frames_;          // one per slot
+  int last_slot_ = 0;
   std::vector<SlotIo> io_;
   DeviceBuffer<MemberArgs> args_;  // one per slot
 };

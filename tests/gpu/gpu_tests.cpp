@@ -1306,6 +1306,20 @@ TEST(Gpu, NonDefaultParametersBitExact) {
   }
 }
 
+// A rectification map of a w x h camera turned by `angle` about the centre and shifted by `dx`.
+std::shared_ptr<const RectificationMap> rotated_map(int w, int h, double angle, double dx) {
+  auto m = std::make_shared<RectificationMap>();
+  m->resize(w, h);
+  const double c = std::cos(angle), s = std::sin(angle), cx = w / 2.0, cy = h / 2.0;
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      m->at(x, y)[0] = quantize_map_coord(cx + c * (x - cx) - s * (y - cy) + dx, w);
+      m->at(x, y)[1] = quantize_map_coord(cy + s * (x - cx) + c * (y - cy), h);
+    }
+  }
+  return m;
+}
+
 TEST(Gpu, RectificationEqualsCpu) {
   REQUIRE_GPU();
   SyntheticOptions so;
@@ -1313,18 +1327,7 @@ TEST(Gpu, RectificationEqualsCpu) {
   so.height = 240;
   so.max_disparity = 48;
   SyntheticScene scene(so);
-  auto map = [](double angle, double dx) {
-    auto m = std::make_shared<RectificationMap>();
-    m->resize(320, 240);
-    const double c = std::cos(angle), s = std::sin(angle);
-    for (int y = 0; y < 240; ++y) {
-      for (int x = 0; x < 320; ++x) {
-        m->at(x, y)[0] = quantize_map_coord(160 + c * (x - 160) - s * (y - 120) + dx, 320);
-        m->at(x, y)[1] = quantize_map_coord(120 + s * (x - 160) + c * (y - 120), 240);
-      }
-    }
-    return std::shared_ptr<const RectificationMap>(m);
-  };
+  const auto map = [](double angle, double dx) { return rotated_map(320, 240, angle, dx); };
   StereoParams sp;
   sp.max_disparity = 48;
   BackgroundParams bp;
@@ -1768,6 +1771,59 @@ TEST(Gpu, PipelinedBackgroundFramesEqualCpu) {
 TEST(Gpu, BusyPollReturnsEveryFrameInOrder) {
   REQUIRE_GPU();
   expect_pipelined_frames_equal_cpu(true);
+}
+
+// The model part of later frames runs while a frame is still being matched (batch_graph.hpp):
+// with four frames in flight, rectification and a target margin, each frame's rectified images,
+// pyramid, masks and widened masks (kept per slot) must be the ones its own matching reads. Every
+// frame's left and right maps and mask against the CPU's, warm-up, then moving objects.
+TEST(Gpu, ModelsOfLaterFramesOverlapMatchingEqualCpu) {
+  REQUIRE_GPU();
+  constexpr int kW = 320, kH = 240, kFrames = 30, kInFlight = 4;
+  SyntheticScene scene(scene_options(kW, kH, 48, 7));
+  StereoParams sp;
+  sp.max_disparity = 48;
+  BackgroundParams bp;
+  bp.warmup = 6;
+  bp.target_margin = 2;
+  EngineOptions o = options_for(kW, kH, sp, bp);
+  o.inflight = kInFlight;
+  o.right_output = true;
+  o.left_map = rotated_map(kW, kH, 0.012, 0.75);
+  o.right_map = rotated_map(kW, kH, -0.008, -0.5);
+  auto gpu = make_engine("cuda", o);
+  CpuPairProcessor cpu(sp, bp, 0, o.left_map, o.right_map);
+  std::vector<SyntheticFrame> frames(kFrames);
+  for (int i = 0; i < kFrames; ++i) scene.render(i, frames[i]);
+  // Frames i .. i + 3 are in flight when frame i is polled (the result of i - 1 was released).
+  for (int i = 0; i + 1 < kInFlight; ++i) {
+    ASSERT_EQ(gpu->submit(color_frame(frames[i], i)), SubmitStatus::kAccepted);
+  }
+  for (int i = 0; i < kFrames; ++i) {
+    const int next = i + kInFlight - 1;
+    if (next < kFrames) {
+      ASSERT_EQ(gpu->submit(color_frame(frames[next], next)), SubmitStatus::kAccepted) << next;
+    }
+    const std::optional<EngineResult> r = gpu->poll(60s);
+    ASSERT_TRUE(r && r->ok) << "frame " << i;
+    ASSERT_EQ(r->sequence, static_cast<std::uint64_t>(i));
+    PairOutput ref;
+    cpu.process(PairFrame{frames[i].left_gray.view(), frames[i].right_gray.view(),
+                          view_of(frames[i].left), view_of(frames[i].right)},
+                ref);
+    const RunResult got = collect(*r);
+    EXPECT_EQ(first_difference(ref.stereo.left.data(), got.left.data(), kW, kH), "")
+        << "frame " << i << " (left)";
+    EXPECT_EQ(first_difference(ref.stereo.right.data(), got.right.data(), kW, kH), "")
+        << "frame " << i << " (right)";
+    EXPECT_EQ(first_difference(ref.foreground.data(), got.foreground.data(), kW, kH), "")
+        << "frame " << i << " (mask)";
+    EXPECT_EQ(ref.background_active, got.background_active) << "frame " << i;
+    if (ref.background_active) {
+      EXPECT_DOUBLE_EQ(ref.tested_fraction, got.tested_fraction) << "frame " << i;
+    }
+    if (HasFailure()) return;
+  }
 }
 
 // The winners' cost ratios (EngineOptions::cost_ratio_output, what the trinocular fusion
