@@ -1721,6 +1721,30 @@ TEST(Gpu, RightOutputOffKeepsTheLeftMap) {
   EXPECT_EQ(first_difference(ref.stereo.left.data(), got.left.data(), 333, 257), "");
 }
 
+// Frame i of a synthetic sequence as the GPU engine returned it, against the CPU pair processor
+// (which has seen frames 0 .. i - 1): the left map, the right map where the engine returns it, the
+// mask and the model's statistics.
+void expect_synthetic_frame_equals_cpu(CpuPairProcessor& cpu, const SyntheticFrame& f,
+                                       const EngineResult& r, int i) {
+  PairOutput ref;
+  cpu.process(PairFrame{f.left_gray.view(), f.right_gray.view(), view_of(f.left), view_of(f.right)},
+              ref);
+  const RunResult got = collect(r);
+  const int w = got.left.width(), h = got.left.height();
+  EXPECT_EQ(first_difference(ref.stereo.left.data(), got.left.data(), w, h), "")
+      << "frame " << i << " (left)";
+  if (r.right_disparity.data) {
+    EXPECT_EQ(first_difference(ref.stereo.right.data(), got.right.data(), w, h), "")
+        << "frame " << i << " (right)";
+  }
+  EXPECT_EQ(first_difference(ref.foreground.data(), got.foreground.data(), w, h), "")
+      << "frame " << i << " (mask)";
+  EXPECT_EQ(ref.background_active, got.background_active) << "frame " << i;
+  if (ref.background_active) {
+    EXPECT_DOUBLE_EQ(ref.tested_fraction, got.tested_fraction) << "frame " << i;
+  }
+}
+
 // Background modeling with two frames in flight (the next frame uploads while this one computes)
 // at a size and range where tiles split into several segments: frame by frame against the CPU.
 // With `busy_poll` (EngineOptions::busy_poll) the caller watches the GPU instead of sleeping until
@@ -1750,15 +1774,7 @@ void expect_pipelined_frames_equal_cpu(bool busy_poll) {
     if (!r) r = gpu->poll(60s);
     ASSERT_TRUE(r && r->ok) << "frame " << i;
     ASSERT_EQ(r->sequence, static_cast<std::uint64_t>(i));
-    PairOutput ref;
-    cpu.process(PairFrame{frames[i].left_gray.view(), frames[i].right_gray.view(),
-                          view_of(frames[i].left), view_of(frames[i].right)},
-                ref);
-    const RunResult got = collect(*r);
-    EXPECT_EQ(first_difference(ref.stereo.left.data(), got.left.data(), 640, 480), "")
-        << "frame " << i << " (left)";
-    EXPECT_EQ(first_difference(ref.foreground.data(), got.foreground.data(), 640, 480), "")
-        << "frame " << i << " (mask)";
+    expect_synthetic_frame_equals_cpu(cpu, frames[i], *r, i);
     if (::testing::Test::HasFailure()) return;
   }
 }
@@ -1807,21 +1823,7 @@ TEST(Gpu, ModelsOfLaterFramesOverlapMatchingEqualCpu) {
     const std::optional<EngineResult> r = gpu->poll(60s);
     ASSERT_TRUE(r && r->ok) << "frame " << i;
     ASSERT_EQ(r->sequence, static_cast<std::uint64_t>(i));
-    PairOutput ref;
-    cpu.process(PairFrame{frames[i].left_gray.view(), frames[i].right_gray.view(),
-                          view_of(frames[i].left), view_of(frames[i].right)},
-                ref);
-    const RunResult got = collect(*r);
-    EXPECT_EQ(first_difference(ref.stereo.left.data(), got.left.data(), kW, kH), "")
-        << "frame " << i << " (left)";
-    EXPECT_EQ(first_difference(ref.stereo.right.data(), got.right.data(), kW, kH), "")
-        << "frame " << i << " (right)";
-    EXPECT_EQ(first_difference(ref.foreground.data(), got.foreground.data(), kW, kH), "")
-        << "frame " << i << " (mask)";
-    EXPECT_EQ(ref.background_active, got.background_active) << "frame " << i;
-    if (ref.background_active) {
-      EXPECT_DOUBLE_EQ(ref.tested_fraction, got.tested_fraction) << "frame " << i;
-    }
+    expect_synthetic_frame_equals_cpu(cpu, frames[i], *r, i);
     if (HasFailure()) return;
   }
 }

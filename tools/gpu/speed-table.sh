@@ -18,6 +18,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2
 
 echo "#### 1024x768, D=256, background off (target >= 3000 frames/s; beyond: 5000)"
 run --size 1024x768 --max-disparity 256 --frames 3000 --warmup 100 --profile
+# Four frames in flight: with three or more a pair's frames are matched side by side.
+run --size 1024x768 --max-disparity 256 --frames 3000 --warmup 100 --inflight 4
 base --size 1024x768 --max-disparity 256 --frames 3000 --warmup 100
 echo "#### latency, one frame at a time (target: median <= 0.6 ms)"
 run --size 1024x768 --max-disparity 256 --frames 1000 --warmup 100 --latency
@@ -42,11 +44,14 @@ for n in 0 3; do
 done
 echo "#### 1920x1080, D=256 (target >= 1200 frames/s)"
 run --size 1920x1080 --max-disparity 256 --frames 1000 --warmup 100
+run --size 1920x1080 --max-disparity 256 --frames 1000 --warmup 100 --inflight 4
 base --size 1920x1080 --max-disparity 256 --frames 1000 --warmup 100
 echo "#### 1280x720, D=128: one pair, and 8 pairs at once (target >= 8000 pair-frames/s)"
 run --size 1280x720 --max-disparity 128 --frames 2000 --warmup 100
 run --size 1280x720 --max-disparity 128 --frames 1000 --warmup 20 --pairs 8
 run --size 1280x720 --max-disparity 128 --frames 1000 --warmup 20 --pairs 8 --no-batch
+run --size 1280x720 --max-disparity 128 --frames 1000 --warmup 20 --pairs 8 --inflight 4
+run --size 1280x720 --max-disparity 128 --frames 1000 --warmup 20 --pairs 8 --inflight 4 --no-batch
 base --size 1280x720 --max-disparity 128 --frames 500 --warmup 20 --pairs 8
 echo "#### 640x480, D=128"
 run --size 640x480 --max-disparity 128 --frames 2000 --warmup 100
