@@ -1,11 +1,10 @@
 #include "batch_graph.hpp"
 
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 #include <utility>
 
 #include "cuda_check.hpp"
+#include "cuda_device.hpp"
 #include "device_pipeline.hpp"
 
 namespace stereod::cuda {
@@ -120,8 +119,7 @@ cudaGraphExec_t instantiate_gated_stereo(const BatchShape& shape, const BatchRec
 bool batch_gate_available() {
 #if CUDART_VERSION >= 12040
   static const bool available = [] {
-    const char* env = std::getenv("STEREOD_CUDA_GATE");
-    if (env && std::string(env) == "0") return false;
+    if (!cuda_switch_on("STEREOD_CUDA_GATE")) return false;
     int driver = 0;
     return cudaDriverGetVersion(&driver) == cudaSuccess && driver >= kGateRuntime;
   }();
@@ -144,37 +142,32 @@ BatchGraph instantiate_batch_graph(const BatchShape& shape, const BatchRecord* b
         capture(capture_stream, [&](cudaStream_t s) { enqueue_batch(shape, batch, ws, s); });
     return {nullptr, instantiate(whole), false};
   }
+  // The stereo part first: whether it could be gated decides what the model part writes.
   BatchGraph g;
-  g.gated = gated && batch_gate_available();
-  ForegroundSignal signal;
-  signal.gated = g.gated;
-  const GraphHandle model = capture(capture_stream, [&](cudaStream_t s) {
-    enqueue_model(shape, batch, ws, s, nullptr, &signal);
-  });
-  g.model = instantiate(model);
   try {
 #if CUDART_VERSION >= 12040
-    if (g.gated) {
+    if (gated && batch_gate_available()) {
       try {
         g.exec = instantiate_gated_stereo(shape, batch, ws, capture_stream);
-        return g;
+        g.gated = true;
       } catch (const CudaError&) {
         // A driver or device without conditional nodes: the plain stereo part computes the
         // same, after a model that writes no outputs of its own.
         cudaGetLastError();
-        cudaGraphExecDestroy(g.model);
-        g.model = nullptr;
-        g.gated = false;
-        const GraphHandle plain_model = capture(capture_stream, [&](cudaStream_t s) {
-          enqueue_model(shape, batch, ws, s, nullptr, nullptr);
-        });
-        g.model = instantiate(plain_model);
       }
     }
 #endif
-    const GraphHandle stereo =
-        capture(capture_stream, [&](cudaStream_t s) { enqueue_stereo(shape, batch, ws, s); });
-    g.exec = instantiate(stereo);
+    if (!g.exec) {
+      const GraphHandle stereo =
+          capture(capture_stream, [&](cudaStream_t s) { enqueue_stereo(shape, batch, ws, s); });
+      g.exec = instantiate(stereo);
+    }
+    ForegroundSignal signal;
+    signal.gated = g.gated;
+    const GraphHandle model = capture(capture_stream, [&](cudaStream_t s) {
+      enqueue_model(shape, batch, ws, s, nullptr, &signal);
+    });
+    g.model = instantiate(model);
   } catch (...) {
     destroy_batch_graph(g);
     throw;

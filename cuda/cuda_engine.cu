@@ -5,7 +5,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -15,6 +14,7 @@
 
 #include "batch_graph.hpp"
 #include "cuda_check.hpp"
+#include "cuda_device.hpp"
 #include "device_buffer.hpp"
 #include "device_pipeline.hpp"
 #include "kernels/yuv_to_rgb.hpp"
@@ -605,12 +605,14 @@ class Group {
       // the same; the word only picks the cheaper one for what comes next.
       b.gated = shape.modeling && gate_ && !scene_busy_[key];
       const cuda::BatchGraph& g = graph_for(b, key, shape, b.gated);
-      for (auto& m : b.members) m.first->device->frame_launched(m.second->index);
       // With two slots a pair has one frame computing and the next arriving: the next frame's
       // matching beside the first's only slows the one its caller waits for (H200, 16 %
       // foreground: 0.301 -> 0.313-0.323 ms a frame), so side by side needs three.
       std::size_t slots = SIZE_MAX;
-      for (auto& m : b.members) slots = std::min(slots, m.first->slots.size());
+      for (auto& m : b.members) {
+        m.first->device->frame_launched(m.second->index);
+        slots = std::min(slots, m.first->slots.size());
+      }
       const bool own_stream = overlap_ && !shape.sgm && !shape.cross && slots >= 3;
       const cudaStream_t cs = own_stream ? st : compute_stream_->get();
       if (g.model && overlap_) {
@@ -911,10 +913,7 @@ class Group {
   std::unique_ptr<Stream> model_stream_;     // the model parts of modeling batches, in order
   // Whether batches run side by side (launch()); STEREOD_CUDA_OVERLAP=0 in the environment puts
   // every batch on the compute stream, one after the other (for comparisons).
-  const bool overlap_ = [] {
-    const char* env = std::getenv("STEREOD_CUDA_OVERLAP");
-    return !(env && std::string(env) == "0");
-  }();
+  const bool overlap_ = cuda_switch_on("STEREOD_CUDA_OVERLAP");
   const bool gate_ = cuda::batch_gate_available();
   // By batch key: whether the last modeling batch that came back had foreground somewhere.
   std::map<std::string, bool> scene_busy_;

@@ -1,5 +1,7 @@
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 #include "cuda_device.hpp"
@@ -38,6 +40,11 @@ bool cuda_device_usable(int device, std::string* why) {
     return false;
   }
   return true;
+}
+
+bool cuda_switch_on(const char* variable) {
+  const char* value = std::getenv(variable);
+  return !(value && std::strcmp(value, "0") == 0);
 }
 
 std::string cuda_device_summary(int device) {

@@ -411,23 +411,23 @@ std::vector<std::uint32_t> DevicePipeline::download_variance(int camera, int lev
 }
 
 std::vector<std::uint8_t> DevicePipeline::download_mask(int camera, int level) const {
-  return download(frames_[static_cast<std::size_t>(last_slot_)].level[level].mask[camera]);
+  return download(last_frame().level[level].mask[camera]);
 }
 
 std::vector<std::uint8_t> DevicePipeline::download_gray(int level, int image) const {
-  return download(frames_[static_cast<std::size_t>(last_slot_)].level[level].gray[image]);
+  return download(last_frame().level[level].gray[image]);
 }
 
 std::vector<std::uint64_t> DevicePipeline::download_census(int level, int image) const {
-  return download(frames_[static_cast<std::size_t>(last_slot_)].level[level].census[image]);
+  return download(last_frame().level[level].census[image]);
 }
 
 std::vector<std::int16_t> DevicePipeline::download_disparity(int level, int view) const {
-  return download(frames_[static_cast<std::size_t>(last_slot_)].level[level].disp[view]);
+  return download(last_frame().level[level].disp[view]);
 }
 
 std::vector<std::uint16_t> DevicePipeline::download_q4(int view) const {
-  return download(frames_[static_cast<std::size_t>(last_slot_)].q4[view]);
+  return download(last_frame().q4[view]);
 }
 
 void DevicePipeline::free_buffer_for_test() {

@@ -135,6 +135,7 @@ class DevicePipeline {
   };
 
   MemberArgs make_args(int slot) const;
+  const Frame& last_frame() const { return frames_[static_cast<std::size_t>(last_slot_)]; }
   void write_args();
 
   int width_, height_;

@@ -1,6 +1,4 @@
-#include <cstdlib>
-#include <string>
-
+#include "cuda_device.hpp"
 #include "kernels/launch.cuh"
 
 namespace stereod::cuda {
@@ -9,10 +7,7 @@ namespace stereod::cuda {
 // fault of the overlap from others).
 bool programmatic_launch() {
   if (CUDART_VERSION < 12030) return false;
-  static const bool wanted = [] {
-    const char* env = std::getenv("STEREOD_CUDA_PDL");
-    return !(env && std::string(env) == "0");
-  }();
+  static const bool wanted = cuda_switch_on("STEREOD_CUDA_PDL");
   if (!wanted) return false;
   int device = 0, major = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
