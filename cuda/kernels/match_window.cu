@@ -4,8 +4,8 @@
 //
 // A fixed grid of resident blocks takes (member, view, segment, tile) items in turn, split tiles
 // first. For its 32 x 16 tile a block walks the disparities of the segment four at a time: the
-// pixel costs of the tile and a halo of 4 (two disparities per 32-bit word), the horizontal and
-// vertical 3-sums, then each pixel aggregates its centre sub-window and the k smallest of the 8
+// pixel costs of the tile and a halo of 4 (two disparities per 32-bit word), their 3x3 sub-window
+// sums, then each pixel aggregates its centre sub-window and the k smallest of the 8
 // around it (at +-3). Only the cells some pixel needs for these four disparities are computed:
 // each pixel's needs are an interval, and a cell is computed when the intervals of the rows and
 // columns within 4 of it meet the four (a tile at a depth edge has a wide union of ranges, but
@@ -40,6 +40,7 @@ constexpr int kSpan = kTw + kSegment + 2 + 2;
 // of four, never used): their partners lie before the staged span. A few bytes of slack in front
 // keep those reads inside the row instead of clamping every index.
 constexpr int kSlack = 4;
+static_assert((kSlack + kSpan) % 4 == 0, "the target rows are read a word at a time");
 // The target rows' staging: rows per warp, and steps of a warp's width along the span (an item's
 // span is at most kTw + kSegment + 1 columns).
 constexpr int kStageRows = kTh / kBlockH;
@@ -87,23 +88,33 @@ __device__ __forceinline__ std::uint32_t sum_smallest_4_of_8_x2(std::uint32_t v[
 
 // One pixel's search within an item: its candidates in this segment [c_lo, c_hi] (the costs it
 // needs are these and, at the finest level, one on each side for the parabola: need_lo/need_hi),
-// and the running winner with the costs beside it.
+// and the running winner with the costs beside it. Those (cm below, cp above) are 16 bits,
+// kNone16 where there is none, in one register: (cm << 16) | cp, as split tiles store them. cp is
+// kPending16 while the winner is the last disparity visited (cp is then the next one's cost, none
+// if there is no next one).
 struct PixelSearch {
   int c_lo = kEmptyLo, c_hi = kEmptyHi;
-  std::uint32_t best = kNone, prev = kNone, cm = kNone, cp = kNone;
+  std::uint32_t best = kNone;
+  std::uint32_t prev = kNone16;  // the cost of the disparity before the next one visited
+  std::uint32_t cmcp = 0xFFFFFFFFu;
   int best_d = kNoDisparity;
-  bool pending_cp = false;
 };
+constexpr std::uint32_t kPending16 = 0xFFFEu;
+__device__ __forceinline__ bool cp_pending(const PixelSearch& p) {
+  return (p.cmcp & 0xFFFFu) == kPending16;
+}
+// cmcp with a pending cp resolved to `cp`.
+__device__ __forceinline__ std::uint32_t resolve_cp(const PixelSearch& p, std::uint32_t cp) {
+  return cp_pending(p) ? (p.cmcp & 0xFFFF0000u) | cp : p.cmcp;
+}
 
 struct Shared {
-  // Pixel costs of the tile and its halo; then, once the horizontal 3-sums are taken, the 3x3
-  // sub-window sums in the same place.
-  std::uint32_t pc[kPairs][kTh][kTw];
-  std::uint32_t hs[kPairs][kTh][kTw];  // horizontal 3-sums
+  std::uint32_t pc[kPairs][kTh][kTw];  // pixel costs of the tile and its halo
+  std::uint32_t sw[kPairs][kTh][kTw];  // their 3x3 sub-window sums (window_sums)
   std::uint64_t ref_code[kTh][kTw];
   std::uint64_t tgt_code[kTh][kSlack + kSpan];  // the target rows, from column tgt_first on
   std::uint8_t ref_val[kTh][kTw];
-  std::uint8_t tgt_val[kTh][kSlack + kSpan];
+  alignas(4) std::uint8_t tgt_val[kTh][kSlack + kSpan];  // read as words: rows of whole words
   // Per cell of the tile and halo: the rounds (first disparity d0) it is computed for, [first,
   // end), two signed halfwords (first low) as cells_needed compares them, both at once: where the
   // cell's row and column intervals both meet d0 .. d0+3.
@@ -148,21 +159,6 @@ __device__ __forceinline__ int need_hi(const PixelSearch& p, int pad, int nd) {
   return p.c_lo <= p.c_hi ? min(nd - 1, p.c_hi + pad) : kEmptyHi;
 }
 
-// Bit j: this thread's cell j (tid + j * kThreads) exists and lies at least (row_margin,
-// col_margin) inside the tile and halo (a 3-sum needs its neighbours). Depends on the thread only.
-__device__ __forceinline__ unsigned cells_within(int tid, int row_margin, int col_margin) {
-  unsigned m = 0;
-#pragma unroll
-  for (int j = 0; j < kSteps; ++j) {
-    const int i = tid + j * kThreads;
-    const int r = i / kTw, c = i - r * kTw;
-    if (i < kCells && r >= row_margin && r < kTh - row_margin && c >= col_margin &&
-        c < kTw - col_margin)
-      m |= 1u << j;
-  }
-  return m;
-}
-
 // Bit j: this thread's cell j is computed in the round of d0 .. d0+3: cell_rounds holds
 // [first, end) of the rounds' d0, and d0 >= first while d0 < end is, per signed halfword,
 // d0 >= (first, end) giving (0xFFFF, 0).
@@ -190,14 +186,42 @@ __device__ __forceinline__ void for_cells(unsigned mask, int tid, const F& f) {
   }
 }
 
-// row_sum_cells and window_cells: cells_within(tid, 0, 1) and (tid, 1, 1), the same for every item.
+// The 3x3 sub-window sums of the cells at least 1 inside the tile and halo, from the pixel costs.
+// A thread walks down a run of kRunRows cells of one column (consecutive threads, consecutive
+// columns) and keeps the horizontal 3-sums of the rows above and below in registers: each is taken
+// once instead of three times, and the two passes need no barrier between them. Every cell gets a
+// sum, cells that no pixel needs this round from stale costs; no output reads those.
+constexpr int kSumCols = kTw - 2, kSumRows = kTh - 2;
+constexpr int kRunRows = 4;
+constexpr int kRuns = (kSumRows + kRunRows - 1) / kRunRows;
+static_assert(kSumCols * kRuns <= kThreads, "one run of a column per thread");
+__device__ __forceinline__ void window_sums(Shared& sm, int tid) {
+  if (tid >= kSumCols * kRuns) return;
+  const int c = 1 + tid % kSumCols, r0 = 1 + (tid / kSumCols) * kRunRows;
+#pragma unroll
+  for (int q = 0; q < kPairs; ++q) {
+    const auto row3 = [&](int r) {
+      return sm.pc[q][r][c - 1] + sm.pc[q][r][c] + sm.pc[q][r][c + 1];
+    };
+    std::uint32_t above = row3(r0 - 1), here = row3(r0);
+#pragma unroll
+    for (int k = 0; k < kRunRows; ++k) {
+      const int r = r0 + k;
+      if (r > kSumRows) break;
+      const std::uint32_t below = row3(r + 1);
+      sm.sw[q][r][c] = above + here + below;
+      above = here;
+      here = below;
+    }
+  }
+}
+
 // kMask: the batch models the background, so a candidate whose partner the other view's mask
 // calls background is refused (the shape says it for every member; without it the test and its
 // loads are left out).
 template <bool kK4, bool kMask>
 __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch, int level,
-                                           std::uint32_t item, Shared& sm, unsigned row_sum_cells,
-                                           unsigned window_cells) {
+                                           std::uint32_t item, Shared& sm) {
   const int tid = threadIdx.y * kBlockW + threadIdx.x;
   const int m = item_member(item), view = item_view(item), seg = item_segment(item);
   const int t = item_tile(item);
@@ -245,6 +269,7 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
     stage_code(&sm.ref_code[r][c], census ? &ref_census[qy * w + qx] : nullptr);
   }
   const int x = x0 + threadIdx.x;
+  const int last_inside = dir < 0 ? x : w - 1 - x;  // the partner x + dir * d is in the image
   PixelSearch px[kRows];
   __syncthreads();  // the need arrays are initialised
 #pragma unroll
@@ -338,40 +363,40 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
     const unsigned needed = cells_needed(sm, tid, d0);
     // Pixel costs for d0 .. d0+3 where needed, two disparities per word.
     for_cells(needed, tid, [&](int r, int c) {
-      const int av = sm.ref_val[r][c];
+      const std::uint32_t av4 = sm.ref_val[r][c] * 0x01010101u;
       const std::uint64_t ac = sm.ref_code[r][c];
       const int qx = clamp_int(x0 - kHalo + c, 0, w - 1);
-      // The partner x + dir * d lies inside the image for d <= last_inside (d >= 0).
-      const int last_inside = dir < 0 ? qx : w - 1 - qx;
+      // The partner x + dir * d lies inside the image for d <= cell_inside (d >= 0).
+      const int cell_inside = dir < 0 ? qx : w - 1 - qx;
       // Past the item's last disparity (a round's tail) the values are read but never used; the
       // slack and the span's end keep those reads inside the row.
       const int k0 = kSlack + qx + dir * d0 - sm.tgt_first;
-      const std::uint8_t* tv = &sm.tgt_val[r][k0];
       const std::uint64_t* tc = &sm.tgt_code[r][k0];
-      const std::uint32_t outside = sm.outside;
+      // The four partners' values as one word, byte dd for d0 + dd: two aligned words of the row
+      // and a byte permutation (the left view's partners run backwards), then the four absolute
+      // differences at once.
+      const int first = dir < 0 ? k0 - 3 : k0, shift = first & 3;
+      const std::uint32_t* row =
+          reinterpret_cast<const std::uint32_t*>(sm.tgt_val[r]) + (first >> 2);
+      const std::uint32_t order =
+          (dir < 0 ? 0x0123u : 0x3210u) + 0x1111u * static_cast<unsigned>(shift);
+      const std::uint32_t ad4 = __vabsdiffu4(av4, __byte_perm(row[0], row[1], order));
       std::uint32_t cost[2 * kPairs];
 #pragma unroll
-      for (int dd = 0; dd < 2 * kPairs; ++dd) {
-        const int bv = tv[dir * dd];
-        const std::uint32_t cst =
-            sm.ad_table[abs(av - bv)] + sm.census_table[popcount64(ac ^ tc[dir * dd])];
-        cost[dd] = d0 + dd <= last_inside ? cst : outside;
+      for (int dd = 0; dd < 2 * kPairs; ++dd)
+        cost[dd] =
+            sm.ad_table[(ad4 >> (8 * dd)) & 0xFFu] + sm.census_table[popcount64(ac ^ tc[dir * dd])];
+      if (d0 + 2 * kPairs - 1 > cell_inside) {  // near the image's edge: partners outside
+        const std::uint32_t outside = sm.outside;
+#pragma unroll
+        for (int dd = 0; dd < 2 * kPairs; ++dd)
+          if (d0 + dd > cell_inside) cost[dd] = outside;
       }
 #pragma unroll
       for (int q = 0; q < kPairs; ++q) sm.pc[q][r][c] = cost[2 * q] | (cost[2 * q + 1] << 16);
     });
     __syncthreads();
-    for_cells(needed & row_sum_cells, tid, [&](int r, int c) {
-#pragma unroll
-      for (int q = 0; q < kPairs; ++q)
-        sm.hs[q][r][c] = sm.pc[q][r][c - 1] + sm.pc[q][r][c] + sm.pc[q][r][c + 1];
-    });
-    __syncthreads();
-    for_cells(needed & window_cells, tid, [&](int r, int c) {
-#pragma unroll
-      for (int q = 0; q < kPairs; ++q)
-        sm.pc[q][r][c] = sm.hs[q][r - 1][c] + sm.hs[q][r][c] + sm.hs[q][r + 1][c];
-    });
+    window_sums(sm, tid);
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
@@ -379,18 +404,16 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
       const int nlo = need_lo(p, pad), nhi = need_hi(p, pad, nd);
       if (!meets(nlo, nhi, d0)) {
         // Four disparities this pixel does not need: what visiting them would leave behind.
-        if (p.pending_cp) {
-          p.cp = kNone;
-          p.pending_cp = false;
-        }
-        p.prev = kNone;
+        p.cmcp = resolve_cp(p, kNone16);
+        p.prev = kNone16;
         continue;
       }
       const int y = y0 + threadIdx.y + k * kBlockH;
       const int R = kHalo + threadIdx.y + k * kBlockH, C = kHalo + threadIdx.x;
+      std::uint32_t v[2 * kPairs];  // the aggregated costs of d0 .. d0+3
 #pragma unroll
       for (int q = 0; q < kPairs; ++q) {
-        const auto& sw = sm.pc[q];  // the sub-window sums by now
+        const auto& sw = sm.sw[q];
         std::uint32_t nb[8] = {sw[R - 3][C - 3], sw[R - 3][C],    sw[R - 3][C + 3],
                                sw[R][C - 3],     sw[R][C + 3],    sw[R + 3][C - 3],
                                sw[R + 3][C],     sw[R + 3][C + 3]};
@@ -408,30 +431,36 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
           agg2 = ((centre & 0xFFFFu) + sum_smallest_k_of_8(lo8, a.stereo.best_k)) |
                  (((centre >> 16) + sum_smallest_k_of_8(hi8, a.stereo.best_k)) << 16);
         }
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int d = d0 + 2 * q + half;
-          const bool needed = d >= nlo && d <= nhi;
-          const bool candidate = d >= p.c_lo && d <= p.c_hi;
-          const int tx = x + dir * d;
-          const bool allowed = needed && tx >= 0 && tx < w && (!kMask || tgt_fg[y * w + tx] != 0);
-          const std::uint32_t agg = allowed ? (half ? agg2 >> 16 : agg2 & 0xFFFFu) : kNone;
-          if (p.pending_cp) {
-            p.cp = agg;
-            p.pending_cp = false;
-          }
-          if (candidate && allowed && agg < p.best) {
-            p.best = agg;
-            p.best_d = d;
-            p.cm = p.prev;
-            p.cp = kNone;
-            p.pending_cp = true;
-          }
-          p.prev = agg;
-        }
+        v[2 * q] = agg2 & 0xFFFFu;
+        v[2 * q + 1] = agg2 >> 16;
       }
+      // The round as the sequential walk over d0 .. d0+3 sees it: a cost is visible where the pixel
+      // needs it and the partner lies in the image (and, modeling, in the other view's
+      // foreground); the smallest candidate, the smaller d on a tie, replaces the winner only when
+      // strictly smaller, and the costs beside it become cm and cp (cp of the round's last
+      // disparity is the next round's first).
+      const int allow_hi = min(nhi, last_inside), cand_hi = min(p.c_hi, last_inside);
+      std::uint32_t key = kNone;
+#pragma unroll
+      for (int dd = 0; dd < 2 * kPairs; ++dd) {
+        const int d = d0 + dd;
+        const bool allowed =
+            d >= nlo && d <= allow_hi && (!kMask || tgt_fg[y * w + x + dir * d] != 0);
+        if (!allowed) v[dd] = kNone16;
+        if (allowed && d >= p.c_lo && d <= cand_hi) key = min(key, (v[dd] << 2) | dd);
+      }
+      p.cmcp = resolve_cp(p, v[0]);
+      if (key != kNone && (key >> 2) < p.best) {
+        const int dd = static_cast<int>(key & 3u);
+        p.best = key >> 2;
+        p.best_d = d0 + dd;
+        const std::uint32_t cm = dd == 0 ? p.prev : dd == 1 ? v[0] : dd == 2 ? v[1] : v[2];
+        const std::uint32_t cp = dd == 0 ? v[1] : dd == 1 ? v[2] : dd == 2 ? v[3] : kPending16;
+        p.cmcp = (cm << 16) | cp;
+      }
+      p.prev = v[3];
     }
-    __syncthreads();  // the next round's costs go where these sums are
+    __syncthreads();  // the next round's sums go where these are read
   }
 
   std::int16_t* out_disp = lv.disp[view];
@@ -450,11 +479,12 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
         std::uint32_t ratio = kNoCost;
         if (p.best_d != kNoDisparity) {
           const int d = p.best_d;
-          const bool neighbours = d >= 1 && d + 1 < nd && p.cm != kNone && p.cp != kNone;
-          ratio = winner_cost_ratio(p.cm, p.best, p.cp, neighbours);
+          const std::uint32_t both = resolve_cp(p, kNone16);
+          const std::uint32_t cm = both >> 16, cp = both & 0xFFFFu;
+          const bool neighbours = d >= 1 && d + 1 < nd && cm != kNone16 && cp != kNone16;
+          ratio = winner_cost_ratio(cm, p.best, cp, neighbours);
           q = subpixel_disparity(
-              d, nd, p.best, [&](int dd) { return dd < d ? p.cm : p.cp; }, kNone,
-              a.stereo.subpixel);
+              d, nd, p.best, [&](int dd) { return dd < d ? cm : cp; }, kNone16, a.stereo.subpixel);
         }
         out_q4[i] = q;
         if (out_ratio) out_ratio[i] = ratio;
@@ -473,8 +503,7 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
     const int i = y * w + x;
     atomicMin(&lv.key[view][i], (p.best << 16) | static_cast<std::uint32_t>(p.best_d));
     if (finest) {
-      const std::uint32_t cm = p.cm == kNone ? kNone16 : p.cm, cp = p.cp == kNone ? kNone16 : p.cp;
-      lv.cmcp[view][static_cast<std::size_t>(seg) * plane + i] = (cm << 16) | cp;
+      lv.cmcp[view][static_cast<std::size_t>(seg) * plane + i] = resolve_cp(p, kNone16);
     }
   }
   __threadfence();
@@ -525,13 +554,11 @@ __global__ void __launch_bounds__(kThreads, kK4 ? kBlocksPerSm : 2)
   __shared__ Shared sm;
   ListCounters* counters = lists.counters;
   const std::uint32_t heavy = counters->heavy, light = counters->light;
-  const int tid = threadIdx.y * kBlockW + threadIdx.x;
-  const unsigned row_sum_cells = cells_within(tid, 0, 1), window_cells = cells_within(tid, 1, 1);
   for (;;) {
     const std::uint32_t item =
         next_item(&counters->taken, heavy, lists.heavy, light, lists.light, &sm.item);
     if (item == kNoItem) return;
-    match_item<kK4, kMask>(batch, level, item, sm, row_sum_cells, window_cells);
+    match_item<kK4, kMask>(batch, level, item, sm);
     __syncthreads();  // the shared arrays are the next item's
   }
 }
