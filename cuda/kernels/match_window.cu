@@ -268,21 +268,67 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
     sm.ref_val[r][c] = ref_ad[qy * w + qx];
     stage_code(&sm.ref_code[r][c], census ? &ref_census[qy * w + qx] : nullptr);
   }
+  if (tid == 0) sm.outside = a.tables.outside;
+  // The target pixels of every cell and disparity of the item, in shared memory once instead of
+  // from global memory at every disparity (what made the small, coarse levels wait on latency).
+  // Staged for the segment's disparities and one on each side, which hold every pixel's needs:
+  // known from the tile's bounds, so these loads go out with the reference tile's and the
+  // candidates' instead of after them (each global round trip of the set-up is one more wait).
+  {
+    const int stage_lo = max(0, c0 - pad), stage_hi = min(nd - 1, c1 + pad);
+    const int qx_lo = max(0, x0 - kHalo);
+    const int tgt_first = dir < 0 ? qx_lo - stage_hi : qx_lo + stage_lo;
+    const int span = min(kTw, w - qx_lo) + stage_hi - stage_lo;
+    if (tid == 0) sm.tgt_first = tgt_first;
+    // Rows by warp, columns by lane: no division by the item's span. The codes go to shared
+    // memory without passing through registers, so that they do not hold up the rows after
+    // them (the staging was the set-up's longest wait in ncu's samples).
+    const int k_lo = max(0, -tgt_first), k_hi = min(span, w - tgt_first);  // partners in the image
+#pragma unroll
+    for (int j = 0; j < kStageRows; ++j) {
+      const int r = static_cast<int>(threadIdx.y) + j * kBlockH;
+      const int row = clamp_int(y0 - kHalo + r, 0, h - 1) * w + tgt_first;
+      std::uint32_t val[kStageSteps];
+#pragma unroll
+      for (int q = 0; q < kStageSteps; ++q) {
+        const int k = k_lo + static_cast<int>(threadIdx.x) + q * kBlockW;
+        if (k >= k_hi) continue;
+        val[q] = tgt_ad[row + k];
+        // Without a census term both codes stay 0 and census_table[0] is 0: no branch per cost.
+        stage_code(&sm.tgt_code[r][kSlack + k], census ? &tgt_census[row + k] : nullptr);
+      }
+#pragma unroll
+      for (int q = 0; q < kStageSteps; ++q) {
+        const int k = k_lo + static_cast<int>(threadIdx.x) + q * kBlockW;
+        if (k < k_hi) sm.tgt_val[r][kSlack + k] = static_cast<std::uint8_t>(val[q]);
+      }
+    }
+  }
+  // This thread's pixels' candidates (their loads, too, before the first barrier).
   const int x = x0 + threadIdx.x;
-  const int last_inside = dir < 0 ? x : w - 1 - x;  // the partner x + dir * d is in the image
-  PixelSearch px[kRows];
-  __syncthreads();  // the need arrays are initialised
+  int cand_lo[kRows], cand_hi[kRows];
 #pragma unroll
   for (int k = 0; k < kRows; ++k) {
     const int y = y0 + threadIdx.y + k * kBlockH;
-    PixelSearch& p = px[k];
+    cand_lo[k] = kEmptyLo;
+    cand_hi[k] = kEmptyHi;
     if (x < w && y < h) {
-      const int lo = lv.lo[view][y * w + x], hi = lv.hi[view][y * w + x];
-      const int clo = max(lo, c0), chi = min(hi, c1);
-      if (clo <= chi) {
-        p.c_lo = clo;
-        p.c_hi = chi;
-      }
+      cand_lo[k] = lv.lo[view][y * w + x];
+      cand_hi[k] = lv.hi[view][y * w + x];
+    }
+  }
+  __pipeline_commit();
+  __pipeline_wait_prior(0);  // this thread's codes are in; the barrier below shows them to all
+  const int last_inside = dir < 0 ? x : w - 1 - x;  // the partner x + dir * d is in the image
+  PixelSearch px[kRows];
+  __syncthreads();  // the need arrays are initialised, the staged rows in
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    PixelSearch& p = px[k];
+    const int clo = max(cand_lo[k], c0), chi = min(cand_hi[k], c1);
+    if (clo <= chi) {
+      p.c_lo = clo;
+      p.c_hi = chi;
     }
     // The row's union (the warp is the row), the column's and the tile's.
     const int nlo = need_lo(p, pad), nhi = need_hi(p, pad, nd);
@@ -314,48 +360,14 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
   }
   __syncthreads();
   const int dlo = sm.need_lo, dhi = sm.need_hi;
-  if (tid == 0) sm.outside = a.tables.outside;
-  // The target pixels of every cell and disparity of the item, in shared memory once instead of
-  // from global memory at every disparity (what made the small, coarse levels wait on latency).
-  {
-    const int qx_lo = max(0, x0 - kHalo);
-    const int tgt_first = dir < 0 ? qx_lo - dhi : qx_lo + dlo;
-    const int span = min(kTw, w - qx_lo) + dhi - dlo;
-    if (tid == 0) sm.tgt_first = tgt_first;
-    // Rows by warp, columns by lane: no division by the item's span. The codes go to shared
-    // memory without passing through registers, so that they do not hold up the rows after
-    // them (the staging was the set-up's longest wait in ncu's samples).
-    const int k_lo = max(0, -tgt_first), k_hi = min(span, w - tgt_first);  // partners in the image
-#pragma unroll
-    for (int j = 0; j < kStageRows; ++j) {
-      const int r = static_cast<int>(threadIdx.y) + j * kBlockH;
-      const int row = clamp_int(y0 - kHalo + r, 0, h - 1) * w + tgt_first;
-      std::uint32_t val[kStageSteps];
-#pragma unroll
-      for (int q = 0; q < kStageSteps; ++q) {
-        const int k = k_lo + static_cast<int>(threadIdx.x) + q * kBlockW;
-        if (k >= k_hi) continue;
-        val[q] = tgt_ad[row + k];
-        // Without a census term both codes stay 0 and census_table[0] is 0: no branch per cost.
-        stage_code(&sm.tgt_code[r][kSlack + k], census ? &tgt_census[row + k] : nullptr);
-      }
-#pragma unroll
-      for (int q = 0; q < kStageSteps; ++q) {
-        const int k = k_lo + static_cast<int>(threadIdx.x) + q * kBlockW;
-        if (k < k_hi) sm.tgt_val[r][kSlack + k] = static_cast<std::uint8_t>(val[q]);
-      }
-    }
-    __pipeline_commit();
-    __pipeline_wait_prior(0);  // this thread's codes are in; the barrier below shows them to all
-    for (int i = tid; i < kCells; i += kThreads) {
-      const int r = i / kTw, c = i - r * kTw;
-      const int first = max(sm.cell_row_lo[r], sm.cell_col_lo[c]) - 3;
-      const int end = min(sm.cell_row_hi[r], sm.cell_col_hi[c]) + 1;
-      const auto half = [](int v) {  // v as a signed halfword, saturated
-        return static_cast<std::uint32_t>(static_cast<std::uint16_t>(clamp_int(v, -32768, 32767)));
-      };
-      sm.cell_rounds[i] = half(first) | (half(end) << 16);
-    }
+  for (int i = tid; i < kCells; i += kThreads) {
+    const int r = i / kTw, c = i - r * kTw;
+    const int first = max(sm.cell_row_lo[r], sm.cell_col_lo[c]) - 3;
+    const int end = min(sm.cell_row_hi[r], sm.cell_col_hi[c]) + 1;
+    const auto half = [](int v) {  // v as a signed halfword, saturated
+      return static_cast<std::uint32_t>(static_cast<std::uint16_t>(clamp_int(v, -32768, 32767)));
+    };
+    sm.cell_rounds[i] = half(first) | (half(end) << 16);
   }
   __syncthreads();
 
