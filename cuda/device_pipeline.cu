@@ -138,8 +138,6 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
         ensure(fl.disp[i], n);
         ensure(fl.lo[i], n);
         ensure(fl.hi[i], n);
-        ensure(fl.tile_lo[i], tiles);
-        ensure(fl.tile_hi[i], tiles);
         ensure(fl.tile_done[i], tiles);
         keep_if(segments > 1, fl.key[i], n);
         keep_if(s == 0 && segments > 1, fl.cmcp[i], n * static_cast<std::size_t>(segments));
@@ -306,8 +304,6 @@ MemberArgs DevicePipeline::make_args(int slot) const {
       b.disp[i] = fl.disp[i].get();
       b.lo[i] = fl.lo[i].get();
       b.hi[i] = fl.hi[i].get();
-      b.tile_lo[i] = fl.tile_lo[i].get();
-      b.tile_hi[i] = fl.tile_hi[i].get();
       b.tile_done[i] = fl.tile_done[i].get();
       b.key[i] = fl.key[i].get();
       b.cmcp[i] = fl.cmcp[i].get();

@@ -118,7 +118,6 @@ class DevicePipeline {
     DeviceBuffer<std::uint64_t> census[2];
     DeviceBuffer<std::uint8_t> ad[2];
     DeviceBuffer<std::int16_t> disp[2], lo[2], hi[2];
-    DeviceBuffer<std::int32_t> tile_lo[2], tile_hi[2];
     DeviceBuffer<std::uint32_t> tile_done[2], key[2], cmcp[2];
   };
   struct Frame {
@@ -179,7 +178,7 @@ class BatchWorkspace {
 
  private:
   DeviceBuffer<ListCounters> counters_;
-  DeviceBuffer<std::uint32_t> heavy_[kMaxLevels], light_[kMaxLevels];
+  DeviceBuffer<std::uint64_t> heavy_[kMaxLevels], light_[kMaxLevels];
   std::vector<std::size_t> items_;
   Workspace ws_;
   bool resized_ = true;

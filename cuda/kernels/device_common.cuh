@@ -85,21 +85,21 @@ __device__ __forceinline__ const std::uint16_t* refined_map(const MemberArgs& a,
   return a.refined[view][last & 1];
 }
 
-// The next item of a list shared by a fixed grid of blocks (every thread of the block gets it):
-// `first` items of list A, then `second` of list B; kNoItem when both are used up.
-__device__ __forceinline__ std::uint32_t next_item(std::uint32_t* taken, std::uint32_t first,
-                                                   const std::uint32_t* list_a,
-                                                   std::uint32_t second,
-                                                   const std::uint32_t* list_b,
-                                                   std::uint32_t* shared_slot) {
+// The next entry of a list shared by a fixed grid of blocks (every thread of the block gets it):
+// `first` entries of list A, then `second` of list B; kNoEntry when both are used up.
+__device__ __forceinline__ std::uint64_t next_entry(std::uint32_t* taken, std::uint32_t first,
+                                                    const std::uint64_t* list_a,
+                                                    std::uint32_t second,
+                                                    const std::uint64_t* list_b,
+                                                    std::uint64_t* shared_slot) {
   if (threadIdx.x == 0 && threadIdx.y == 0) {
     const std::uint32_t k = atomicAdd(taken, 1u);
-    *shared_slot = k < first ? list_a[k] : (k - first < second ? list_b[k - first] : kNoItem);
+    *shared_slot = k < first ? list_a[k] : (k - first < second ? list_b[k - first] : kNoEntry);
   }
   __syncthreads();
-  const std::uint32_t item = *shared_slot;
-  __syncthreads();  // the slot is rewritten for the next item
-  return item;
+  const std::uint64_t entry = *shared_slot;
+  __syncthreads();  // the slot is rewritten for the next entry
+  return entry;
 }
 
 // Block-wide sum of one value per thread, added to *total once (skipped when 0).

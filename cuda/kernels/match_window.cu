@@ -130,7 +130,7 @@ struct Shared {
   int segment;
   int tgt_first;  // image column of tgt_val[.][0]
   std::uint32_t outside;
-  std::uint32_t item;
+  std::uint64_t entry;
   int last;
 };
 
@@ -221,7 +221,8 @@ __device__ __forceinline__ void window_sums(Shared& sm, int tid) {
 // loads are left out).
 template <bool kK4, bool kMask>
 __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch, int level,
-                                           std::uint32_t item, Shared& sm) {
+                                           std::uint64_t entry, Shared& sm) {
+  const std::uint32_t item = entry_item(entry);
   const int tid = threadIdx.y * kBlockW + threadIdx.x;
   const int m = item_member(item), view = item_view(item), seg = item_segment(item);
   const int t = item_tile(item);
@@ -239,7 +240,7 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
   const bool census = ref_census != nullptr;
   const bool finest = level == 0;
   const int pad = finest ? 1 : 0;
-  const int tile_lo = lv.tile_lo[view][t], tile_hi = lv.tile_hi[view][t];
+  const int tile_lo = entry_lo(entry), tile_hi = entry_hi(entry);  // search_ranges.cu's
   const int seg_len = piece_length(tile_lo, tile_hi, lv.segment, nd, finest);
   const int segments = (tile_hi - tile_lo) / seg_len + 1;
   const int c0 = tile_lo + seg * seg_len, c1 = min(tile_hi, c0 + seg_len - 1);
@@ -567,10 +568,10 @@ __global__ void __launch_bounds__(kThreads, kK4 ? kBlocksPerSm : 2)
   ListCounters* counters = lists.counters;
   const std::uint32_t heavy = counters->heavy, light = counters->light;
   for (;;) {
-    const std::uint32_t item =
-        next_item(&counters->taken, heavy, lists.heavy, light, lists.light, &sm.item);
-    if (item == kNoItem) return;
-    match_item<kK4, kMask>(batch, level, item, sm);
+    const std::uint64_t entry =
+        next_entry(&counters->taken, heavy, lists.heavy, light, lists.light, &sm.entry);
+    if (entry == kNoEntry) return;
+    match_item<kK4, kMask>(batch, level, entry, sm);
     __syncthreads();  // the shared arrays are the next item's
   }
 }

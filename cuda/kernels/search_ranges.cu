@@ -8,7 +8,8 @@
 // separably (rows, then columns): 16 x (8 + 2r) row windows and 16 x 8 column windows, one per
 // parent, which its four children share. The tile's candidates [lo, hi] (within the image) become
 // one work item, or several segments of pieces (piece_length) when they span more than
-// lv.segment; at the finest level the tile is also listed for post-processing.
+// lv.segment, each listed with [lo, hi] (list_entry); at the finest level the tile is also listed
+// for post-processing.
 #include "kernels/device_common.cuh"
 #include "kernels/launch.cuh"
 #include "kernels/stages.hpp"
@@ -198,15 +199,14 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, kRangeBlocksPerSm)
     }
   }
   if (tid == 0) {
-    lv.tile_lo[view][t] = tlo;
-    lv.tile_hi[view][t] = thi;
     ListCounters* c = lists.counters;
     if (segments == 1) {
-      lists.light[atomicAdd(&c->light, 1u)] = pack_item(m, view, 0, t);
+      lists.light[atomicAdd(&c->light, 1u)] = list_entry(pack_item(m, view, 0, t), tlo, thi);
     } else {
       lv.tile_done[view][t] = 0;
       const std::uint32_t first = atomicAdd(&c->heavy, static_cast<unsigned>(segments));
-      for (int s = 0; s < segments; ++s) lists.heavy[first + s] = pack_item(m, view, s, t);
+      for (int s = 0; s < segments; ++s)
+        lists.heavy[first + s] = list_entry(pack_item(m, view, s, t), tlo, thi);
     }
     if (finest) a.post_active[view][t] = listed_for_post ? 1 : 0;
   }

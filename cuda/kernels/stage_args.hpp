@@ -68,8 +68,6 @@ struct LevelBuffers {
   std::int16_t* disp[2] = {nullptr, nullptr};  // winners, kNoDisparity where none
   std::int16_t* lo[2] = {nullptr, nullptr};    // each pixel's candidates [lo, hi]
   std::int16_t* hi[2] = {nullptr, nullptr};
-  std::int32_t* tile_lo[2] = {nullptr, nullptr};  // each tile's candidates (the union)
-  std::int32_t* tile_hi[2] = {nullptr, nullptr};
   std::uint32_t* tile_done[2] = {nullptr, nullptr};  // segments finished, for split tiles
   std::uint32_t* key[2] = {nullptr, nullptr};        // split tiles: (cost << 16) | d, the minimum
   std::uint32_t* cmcp[2] = {nullptr, nullptr};       // finest level, split tiles: [segment][pixel]
@@ -189,6 +187,24 @@ __host__ __device__ inline int item_tile(std::uint32_t item) {
   return static_cast<int>(item & ((1u << 21) - 1u));
 }
 static_assert((kMaxDisparity + kSegment - 1) / kSegment <= 32, "5 bits for the segment");
+// A list entry: the item (low word) and its tile's candidate bounds [lo, hi] (16 bits each, high
+// word), which search_ranges.cu knows when it lists the tile: the matcher has them with the item
+// instead of one global round trip later.
+constexpr std::uint64_t kNoEntry = 0xFFFFFFFFu;  // the item kNoItem
+__host__ __device__ inline std::uint64_t list_entry(std::uint32_t item, int lo, int hi) {
+  return item | (static_cast<std::uint64_t>(static_cast<std::uint16_t>(lo)) << 32) |
+         (static_cast<std::uint64_t>(static_cast<std::uint16_t>(hi)) << 48);
+}
+__host__ __device__ inline std::uint32_t entry_item(std::uint64_t e) {
+  return static_cast<std::uint32_t>(e);
+}
+__host__ __device__ inline int entry_lo(std::uint64_t e) {
+  return static_cast<int>((e >> 32) & 0xFFFFu);
+}
+__host__ __device__ inline int entry_hi(std::uint64_t e) {
+  return static_cast<int>(e >> 48);
+}
+static_assert(kMaxDisparity <= 0xFFFF, "16 bits for a tile's bounds");
 // How a tile's candidates [lo, hi] are cut into work items at a level whose segment length is
 // `segment`: one item when they fit it; otherwise, above the finest level, pieces of 16 (or of
 // what keeps them to 32), so that a wide tile (an occlusion that searches the whole range) is
@@ -229,15 +245,15 @@ struct ListCounters {
 // local memory: the launcher picks the level's pointers).
 struct LevelLists {
   ListCounters* counters = nullptr;
-  std::uint32_t* heavy = nullptr;
-  std::uint32_t* light = nullptr;
+  std::uint64_t* heavy = nullptr;  // list_entry values
+  std::uint64_t* light = nullptr;
 };
 
 // Scratch shared by all members of a batch (launches of one group never overlap).
 struct Workspace {
   ListCounters* counters = nullptr;  // [kMaxLevels]
-  std::uint32_t* heavy[kMaxLevels] = {};
-  std::uint32_t* light[kMaxLevels] = {};
+  std::uint64_t* heavy[kMaxLevels] = {};
+  std::uint64_t* light[kMaxLevels] = {};
   int workers = 0;  // blocks of the persistent matching kernel
 
   LevelLists level(int l) const { return {counters + l, heavy[l], light[l]}; }
