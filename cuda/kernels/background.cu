@@ -92,11 +92,12 @@ __device__ void write_empty_outputs(const MemberArgs& a, int cam, int x, int y, 
   }
 }
 
-// Programmatic dependent launch (launch.cuh; model_overlaps below): the levels are a chain of
-// launches, the coarse ones short (ncu on an H100: 7.6, 7.5 and 13 us for 48, 192 and 768 blocks),
-// each drained before the next one started. A level's blocks now start while the coarser level's
-// last ones run, load their own pixels' model (which no earlier kernel of the frame writes), then
-// wait in after_previous_stage() until that kernel has finished and its writes are visible.
+// Programmatic dependent launch (launch.cuh; launch_background_model below): the levels are a chain
+// of launches, the coarse ones short (ncu on an H100: 7.6, 7.5 and 13 us for 48, 192 and 768
+// blocks), each drained before the next one started. A level's blocks now start while the coarser
+// level's last ones run, load their own pixels' model (which no earlier kernel of the frame
+// writes), then wait in after_previous_stage() until that kernel has finished and its writes are
+// visible.
 
 // Four blocks per SM (64 registers): the kernel waits on memory, and occupancy hides it.
 template <int kChannels>
@@ -150,7 +151,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
 
   // Everything above reads only this level's state, which no kernel of this frame has written
   // yet. From here on the coarser level's decisions are needed: a kernel launched to overlap the
-  // last one's tail (model_overlaps) waits for it here, and lets the next level's blocks start.
+  // last one's tail (launch_background_model) waits for it here, and lets the next level's blocks
+  // start.
   after_previous_stage();
   if (tid < kExtRows) raw_bits[tid] = 0;
   if (tid == 0) tested_sum = 0;
@@ -396,35 +398,24 @@ void launch_background_widen(const BatchShape& shape, const BatchRecord* batch, 
   STEREOD_CUDA_LAUNCHED("widen_kernel");
 }
 
-namespace {
-
-// Whether the model kernel of `level` (of `levels`) is launched to overlap the one before it.
-bool model_overlaps(int level, int levels) {
-  // The coarsest level follows the pyramid, whose output it reads from its first load on.
-  return level + 1 < levels && programmatic_launch();
-}
-
-}  // namespace
-
 void launch_background_model(const BatchShape& shape, const BatchRecord* batch, int level,
                              const ForegroundSignal& signal, cudaStream_t stream) {
-  cudaLaunchConfig_t config = {};
-  config.gridDim =
-      dim3(static_cast<unsigned>((shape.level_width[level] + kModelTileW - 1) / kModelTileW),
-           static_cast<unsigned>((shape.level_height[level] + kModelTileH - 1) / kModelTileH),
-           static_cast<unsigned>(2 * shape.count));
-  config.blockDim = dim3(kBlockW, kBlockH);
-  config.stream = stream;
-  cudaLaunchAttribute programmatic[1] = {};
-  programmatic[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  programmatic[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = programmatic;
-  config.numAttrs = model_overlaps(level, shape.levels) ? 1 : 0;
+  const dim3 grid(
+      static_cast<unsigned>((shape.level_width[level] + kModelTileW - 1) / kModelTileW),
+      static_cast<unsigned>((shape.level_height[level] + kModelTileH - 1) / kModelTileH),
+      static_cast<unsigned>(2 * shape.count));
+  const dim3 block(kBlockW, kBlockH);
+  // Every level but the coarsest overlaps the one before it; the coarsest follows the pyramid,
+  // whose output it reads from its first load on.
+  const bool chained = level + 1 < shape.levels;
   // The model's channels are the batch's (the batch key holds the color mode).
-  const cudaError_t err =
-      shape.color ? cudaLaunchKernelEx(&config, model_level_kernel<3>, batch, level, signal)
-                  : cudaLaunchKernelEx(&config, model_level_kernel<1>, batch, level, signal);
-  if (err != cudaSuccess) throw CudaError("launch of model_level_kernel", err, __FILE__, __LINE__);
+  if (shape.color) {
+    launch_stage("model_level_kernel", chained, model_level_kernel<3>, grid, block, 0, stream,
+                 batch, level, signal);
+  } else {
+    launch_stage("model_level_kernel", chained, model_level_kernel<1>, grid, block, 0, stream,
+                 batch, level, signal);
+  }
 }
 
 }  // namespace stereod::cuda
