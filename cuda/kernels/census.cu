@@ -51,15 +51,9 @@ __device__ bool census_needed(const LevelBuffers& lv, int img, int tx, int ty) {
   return __syncthreads_or(mine) != 0;
 }
 
-// As many blocks per SM as its threads allow (eight of 256 on Hopper: 32 registers; Orin's SMs
-// hold 1,536 threads): a block is a short chain of loads, a barrier and the codes, and more of
-// them resident overlap more of it.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-constexpr int kCensusBlocksPerSm = 6;
-#else
-constexpr int kCensusBlocksPerSm = 8;
-#endif
-__global__ void __launch_bounds__(kBlockW* kBlockH, kCensusBlocksPerSm)
+// As many blocks per SM as its threads allow (kFullSmBlocks): a block is a short chain of loads,
+// a barrier and the codes.
+__global__ void __launch_bounds__(kBlockW* kBlockH, kFullSmBlocks)
     census_kernel(const BatchRecord* __restrict__ batch) {
   after_previous_stage();
   // Rows start on 4-byte boundaries (kTw is a multiple of 4): census_9x7_row4 reads words.

@@ -10,7 +10,14 @@
 
 namespace stereod::cuda {
 
-constexpr std::uint32_t kNoItem = 0xFFFFFFFFu;
+// Blocks of kBlockW x kBlockH threads that fill an SM's threads: eight on Hopper (2,048 threads,
+// so at most 32 registers), six on Orin's sm_87 (1,536). For the short stages that are a chain
+// of loads and barriers: the more of them resident, the more of that chain overlaps.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr int kFullSmBlocks = 6;
+#else
+constexpr int kFullSmBlocks = 8;
+#endif
 
 inline dim3 member_grid(int w, int h, int z) {
   return dim3(static_cast<unsigned>((w + kBlockW - 1) / kBlockW),

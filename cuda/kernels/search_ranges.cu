@@ -25,15 +25,9 @@ constexpr std::int16_t kNoneLo = 0x7FFF;  // min over an empty window
 constexpr int kEmptyLo = 1 << 20, kEmptyHi = -(1 << 20);
 constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
 
-// As many blocks per SM as its threads allow (eight of 256 on Hopper: 32 registers; Orin's SMs
-// hold 1,536 threads): a block is a short chain of loads and barriers, and more of them resident
-// overlap more of it (level 0 at 1024x768 was nearly five waves of 3,072 blocks at 48 registers).
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-constexpr int kRangeBlocksPerSm = 6;
-#else
-constexpr int kRangeBlocksPerSm = 8;
-#endif
-__global__ void __launch_bounds__(kBlockW* kBlockH, kRangeBlocksPerSm)
+// As many blocks per SM as its threads allow (kFullSmBlocks): a block is a short chain of loads
+// and barriers (level 0 at 1024x768 was nearly five waves of 3,072 blocks at 48 registers).
+__global__ void __launch_bounds__(kBlockW* kBlockH, kFullSmBlocks)
     search_ranges_kernel(const BatchRecord* __restrict__ batch, LevelLists lists, int level) {
   after_previous_stage();
   __shared__ std::int16_t parent[kParentH][kParentW];

@@ -190,7 +190,7 @@ static_assert((kMaxDisparity + kSegment - 1) / kSegment <= 32, "5 bits for the s
 // A list entry: the item (low word) and its tile's candidate bounds [lo, hi] (16 bits each, high
 // word), which search_ranges.cu knows when it lists the tile: the matcher has them with the item
 // instead of one global round trip later.
-constexpr std::uint64_t kNoEntry = 0xFFFFFFFFu;  // the item kNoItem
+constexpr std::uint64_t kNoEntry = 0xFFFFFFFFu;  // no entry: an item no list holds
 __host__ __device__ inline std::uint64_t list_entry(std::uint32_t item, int lo, int hi) {
   return item | (static_cast<std::uint64_t>(static_cast<std::uint16_t>(lo)) << 32) |
          (static_cast<std::uint64_t>(static_cast<std::uint16_t>(hi)) << 48);
