@@ -3,7 +3,8 @@
 // first. Each block stages its 32 x 32 tile and a clamped halo in shared memory: exactly what
 // census_at and mean_removed_at read (they clamp each coordinate), so the same functions run on
 // it; a thread computes four pixels of a row, whose census comparisons run four at a time
-// (census_9x7_row4: each byte of a word is one pixel's).
+// (census_9x7_row4: each byte of a word is one pixel's), and whose mean-removed values share their
+// windows' column sums (mean_removed_3x3_row4).
 //
 // With background modeling this runs after the model, and only where matching will read: around
 // the blocks that hold foreground (as reference pixels), and within the search range of the other
@@ -76,9 +77,24 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, kFullSmBlocks)
   if (a.modeling && !census_needed(lv, img, b % tiles_x, b / tiles_x)) return;
   const std::uint8_t* g = lv.gray[img];
   const int tid = threadIdx.y * kBlockW + threadIdx.x;
-  for (int i = tid; i < kTw * kTh; i += kBlockW * kBlockH) {
-    const int r = i / kTw, c = i - r * kTw;
-    tile[r][c] = g[clamp_int(y0 - kHalo + r, 0, h - 1) * w + clamp_int(x0 - kHalo + c, 0, w - 1)];
+  // Rows of the halo past the top or bottom repeat the edge row; so do columns past the sides,
+  // which only the first and last tile columns reach. Every other tile copies whole words (a
+  // quarter of the loads and index arithmetic of copying bytes) where the rows are word aligned.
+  const bool inside_x = x0 - kHalo >= 0 && x0 - kHalo + kTw <= w;
+  if (inside_x &&
+      ((reinterpret_cast<std::uintptr_t>(g) | static_cast<std::uintptr_t>(w)) & 3) == 0) {
+    constexpr int kWords = kTw / 4;
+    const std::uint8_t* g0 = g + (x0 - kHalo);
+    for (int i = tid; i < kWords * kTh; i += kBlockW * kBlockH) {
+      const int r = i / kWords, c = i - r * kWords;
+      reinterpret_cast<std::uint32_t*>(tile[r])[c] =
+          reinterpret_cast<const std::uint32_t*>(g0 + clamp_int(y0 - kHalo + r, 0, h - 1) * w)[c];
+    }
+  } else {
+    for (int i = tid; i < kTw * kTh; i += kBlockW * kBlockH) {
+      const int r = i / kTw, c = i - r * kTw;
+      tile[r][c] = g[clamp_int(y0 - kHalo + r, 0, h - 1) * w + clamp_int(x0 - kHalo + c, 0, w - 1)];
+    }
   }
   __syncthreads();
   // A thread's pixels: four of a row, (x .. x + 3, y); a warp covers four rows of the tile.
@@ -90,28 +106,37 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, kFullSmBlocks)
   const std::uint8_t* t = &tile[0][0];
   const int tx = kHalo + 4 * group, ty = kHalo + row;
   const StereoParams& p = a.stereo;
+  const int i0 = y * w + x;
   if (std::uint64_t* census = lv.census[img]) {
     if (p.census_width == 9 && p.census_height == 7) {  // the default
       std::uint64_t codes[4];
       census_9x7_row4(t, kTw, tx, ty, codes);
+      if (n == 4 && (reinterpret_cast<std::uintptr_t>(census + i0) & 15) == 0) {
+        // Two 16-byte stores: a warp writes whole sectors instead of a quarter of each per store.
+        reinterpret_cast<ulonglong2*>(census + i0)[0] = make_ulonglong2(codes[0], codes[1]);
+        reinterpret_cast<ulonglong2*>(census + i0)[1] = make_ulonglong2(codes[2], codes[3]);
+      } else {
 #pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        if (k < n) census[y * w + x + k] = codes[k];
+        for (int k = 0; k < 4; ++k) {
+          if (k < n) census[i0 + k] = codes[k];
+        }
       }
     } else {
-      for (int k = 0; k < n; ++k) {
-        census[y * w + x + k] =
-            census_at(t, kTw, kTh, kTw, tx + k, ty, p.census_width, p.census_height);
-      }
+      for (int k = 0; k < n; ++k)
+        census[i0 + k] = census_at(t, kTw, kTh, kTw, tx + k, ty, p.census_width, p.census_height);
     }
   }
   if (std::uint8_t* ad = lv.ad[img]) {
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      if (k >= n) break;
-      ad[y * w + x + k] = p.ad_mean_radius == 1
-                              ? mean_removed_fixed<1>(t, kTw, tx + k, ty)
-                              : mean_removed_at(t, kTw, kTh, kTw, tx + k, ty, p.ad_mean_radius);
+    if (p.ad_mean_radius == 1) {  // the default
+      const std::uint32_t packed = mean_removed_3x3_row4(t, kTw, tx, ty);
+      if (n == 4 && (reinterpret_cast<std::uintptr_t>(ad + i0) & 3) == 0) {
+        *reinterpret_cast<std::uint32_t*>(ad + i0) = packed;
+      } else {
+        for (int k = 0; k < n; ++k) ad[i0 + k] = static_cast<std::uint8_t>(packed >> (8 * k));
+      }
+    } else {
+      for (int k = 0; k < n; ++k)
+        ad[i0 + k] = mean_removed_at(t, kTw, kTh, kTw, tx + k, ty, p.ad_mean_radius);
     }
   }
 }

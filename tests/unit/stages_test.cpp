@@ -188,6 +188,14 @@ TEST(PixelOps, FixedWindowVersionsEqualTheGeneralOnes) {
                 << x << " + " << k << "," << y;
           }
         }
+        if (x + 3 < kW - 4) {  // four mean-removed values of a row at once, as the CUDA engine
+          const std::uint32_t packed = mean_removed_3x3_row4(img.data(), kW, x, y);
+          for (int k = 0; k < 4; ++k) {
+            ASSERT_EQ(static_cast<std::uint8_t>(packed >> (8 * k)),
+                      (mean_removed_fixed<1>(img.data(), kW, x + k, y)))
+                << x << " + " << k << "," << y;
+          }
+        }
         ASSERT_EQ((census_fixed<5, 5>(img.data(), kW, x, y)),
                   census_at(img.data(), kW, kH, kW, x, y, 5, 5));
         ASSERT_EQ((mean_removed_fixed<1>(img.data(), kW, x, y)),
