@@ -166,6 +166,25 @@ TEST(PixelOps, MedianNetworkEqualsTheMedianOfTheValidValues) {
   }
 }
 
+// The census's byte-wise comparison, for every pair of bytes in every lane (the other lanes
+// holding other pairs, so that a borrow crossing lanes would show).
+TEST(PixelOps, BelowBytesComparesEveryPairOfBytes) {
+  for (unsigned n = 0; n < 256; ++n) {
+    for (unsigned c = 0; c < 256; ++c) {
+      const unsigned n2 = 255 - n, c2 = (c * 7 + 3) & 255u;
+      for (int lane = 0; lane < 4; ++lane) {
+        const int other = (lane + 1) % 4;
+        const std::uint32_t nw = (n << (8 * lane)) | (n2 << (8 * other));
+        const std::uint32_t cw = (c << (8 * lane)) | (c2 << (8 * other));
+        const std::uint32_t r = below_bytes(nw, cw, cw & 0x7F7F7F7Fu);
+        ASSERT_EQ((r >> (8 * lane + 7)) & 1u, n < c ? 1u : 0u) << n << " " << c << " " << lane;
+        ASSERT_EQ((r >> (8 * other + 7)) & 1u, n2 < c2 ? 1u : 0u) << n2 << " " << c2;
+        ASSERT_EQ(r & ~0x80808080u, 0u);
+      }
+    }
+  }
+}
+
 // The CUDA engine's preprocessing uses the compile-time versions for the default windows; they
 // must give exactly the bits and bytes of the general ones wherever the window is inside.
 TEST(PixelOps, FixedWindowVersionsEqualTheGeneralOnes) {
