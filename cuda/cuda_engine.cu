@@ -371,8 +371,13 @@ class Group {
   // Batches on their way (uploading, waiting for the one before, computing, downloading). Two
   // made every batch slot's whole round trip (upload, compute, download, the host noticing it)
   // the pace: with little foreground the GPU sat idle a third of the time. With four, frames of
-  // pairs that keep three or more in flight reach the GPU while the last batch computes.
-  static constexpr int kBatchSlots = 4;
+  // pairs that keep three or more in flight reach the GPU while the last batch computes. With
+  // eight, a pair that keeps six or eight in flight has them all on the GPU: a batch slot is free
+  // again only once the host has noticed its batch finish (the completion callback wakes the
+  // launcher tens of microseconds later), and with four those frames waited on the host (16 %
+  // foreground at 1024x768 D=256, six in flight: 0.207-0.208 -> 0.199 ms a frame; H200,
+  // docs/PERFORMANCE.md). A slot costs a stream, six events and its work lists.
+  static constexpr int kBatchSlots = 8;
 
   // While it lives, nothing is sent to the GPU and nothing is on it (what may not overlap a batch,
   // such as moving the work lists or profiling one frame, happens meanwhile).
