@@ -111,9 +111,10 @@ STEREOD_HD void parent_range(const Parent& parent, int parent_width, int parent_
 }
 
 // census_at and mean_removed_at for window sizes known at compile time, where every window lies
-// inside the image (no clamping; the CUDA engine reads from a tile with a clamped halo): the same
-// bits and bytes without the runtime loops, clamps and 64-bit shifts that made the GPU's
-// preprocessing its third most expensive kernel.
+// inside the image (no clamping): the same bits and bytes without the runtime loops, clamps and
+// 64-bit shifts. The CUDA census kernel no longer calls them: it runs the row-of-four versions
+// below (census_9x7_row4, mean_removed_3x3_row4), which the unit tests hold to these, one pixel
+// at a time, and these to the general ones.
 template <int kW, int kH>
 STEREOD_HD std::uint64_t census_fixed(const std::uint8_t* t, int stride, int x, int y) {
   constexpr int kBits = kW * kH - 1;
