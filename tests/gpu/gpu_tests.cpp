@@ -1790,12 +1790,15 @@ TEST(Gpu, BusyPollReturnsEveryFrameInOrder) {
 }
 
 // The model part of later frames runs while a frame is still being matched (batch_graph.hpp):
-// with four frames in flight, rectification and a target margin, each frame's rectified images,
+// with several frames in flight, rectification and a target margin, each frame's rectified images,
 // pyramid, masks and widened masks (kept per slot) must be the ones its own matching reads. Every
-// frame's left and right maps and mask against the CPU's, warm-up, then moving objects.
-TEST(Gpu, ModelsOfLaterFramesOverlapMatchingEqualCpu) {
-  REQUIRE_GPU();
-  constexpr int kW = 320, kH = 240, kFrames = 30, kInFlight = 4;
+// frame's left and right maps and mask against the CPU's, warm-up, then moving objects. Four in
+// flight, eight (every one of the engine's batch slots busy at once), and twelve (frames beyond the
+// slots wait on the host for one to be freed).
+namespace {
+void expect_frames_in_flight_equal_cpu(int in_flight) {
+  SCOPED_TRACE("in flight: " + std::to_string(in_flight));
+  constexpr int kW = 320, kH = 240, kFrames = 30;
   SyntheticScene scene(scene_options(kW, kH, 48, 7));
   StereoParams sp;
   sp.max_disparity = 48;
@@ -1803,7 +1806,7 @@ TEST(Gpu, ModelsOfLaterFramesOverlapMatchingEqualCpu) {
   bp.warmup = 6;
   bp.target_margin = 2;
   EngineOptions o = options_for(kW, kH, sp, bp);
-  o.inflight = kInFlight;
+  o.inflight = in_flight;
   o.right_output = true;
   o.left_map = rotated_map(kW, kH, 0.012, 0.75);
   o.right_map = rotated_map(kW, kH, -0.008, -0.5);
@@ -1811,12 +1814,13 @@ TEST(Gpu, ModelsOfLaterFramesOverlapMatchingEqualCpu) {
   CpuPairProcessor cpu(sp, bp, 0, o.left_map, o.right_map);
   std::vector<SyntheticFrame> frames(kFrames);
   for (int i = 0; i < kFrames; ++i) scene.render(i, frames[i]);
-  // Frames i .. i + 3 are in flight when frame i is polled (the result of i - 1 was released).
-  for (int i = 0; i + 1 < kInFlight; ++i) {
+  // Frames i .. i + in_flight - 1 are in flight when frame i is polled (the result of i - 1 was
+  // released).
+  for (int i = 0; i + 1 < in_flight; ++i) {
     ASSERT_EQ(gpu->submit(color_frame(frames[i], i)), SubmitStatus::kAccepted);
   }
   for (int i = 0; i < kFrames; ++i) {
-    const int next = i + kInFlight - 1;
+    const int next = i + in_flight - 1;
     if (next < kFrames) {
       ASSERT_EQ(gpu->submit(color_frame(frames[next], next)), SubmitStatus::kAccepted) << next;
     }
@@ -1824,6 +1828,15 @@ TEST(Gpu, ModelsOfLaterFramesOverlapMatchingEqualCpu) {
     ASSERT_TRUE(r && r->ok) << "frame " << i;
     ASSERT_EQ(r->sequence, static_cast<std::uint64_t>(i));
     expect_synthetic_frame_equals_cpu(cpu, frames[i], *r, i);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+}  // namespace
+
+TEST(Gpu, ModelsOfLaterFramesOverlapMatchingEqualCpu) {
+  REQUIRE_GPU();
+  for (const int in_flight : {4, 8, 12}) {
+    expect_frames_in_flight_equal_cpu(in_flight);
     if (HasFailure()) return;
   }
 }
