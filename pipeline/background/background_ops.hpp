@@ -108,12 +108,20 @@ STEREOD_HD bool hue_used(const std::uint8_t x[3], const std::uint16_t mean[3],
   return x[kSaturation] * 256 >= f.hue_min_sat_q8 && mean[kSaturation] >= f.hue_min_sat_q8;
 }
 
-// Hue and saturation kept, within the shadow tolerances: the colour test of a shadow.
+// Hue and saturation kept, within the shadow tolerances: the colour test of a shadow. A shadow
+// that dims the light keeps the saturation S = 255 (max - min) / V, but noise does not: an error of
+// e gray levels in max - min moves S by 255 e / V, more the darker the pixel. So the saturation
+// may change by the larger of shadow_saturation_tolerance and 255 min_sigma / V (min_sigma: the
+// noise the model allows), compared without a division: |dS| V > 255 min_sigma, both in Q8
+// (< 2^24). A fixed tolerance either took plain objects paler than a bright wall of their hue for
+// its shadow (40) or called shadows on dark surfaces foreground (docs/PERFORMANCE.md, "Plain
+// objects taken for shadows").
 STEREOD_HD bool color_kept(const std::uint8_t x[3], const std::uint16_t mean[3], int channels,
                            const BackgroundFixed& f) {
   if (channels != 3) return true;
   const std::int32_t ds = channel_diff(x[kSaturation], mean[kSaturation], false);
-  if ((ds < 0 ? -ds : ds) > f.shadow_sat_q8) return false;
+  const std::int32_t ads = ds < 0 ? -ds : ds;
+  if (ads > f.shadow_sat_q8 && ads * x[kValue] > 255 * f.min_sigma_q8) return false;
   if (!hue_used(x, mean, f)) return true;
   const std::int32_t dh = channel_diff(x[kHue], mean[kHue], true);
   return (dh < 0 ? -dh : dh) <= f.shadow_hue_q8;

@@ -29,12 +29,12 @@ struct BackgroundParams {
   double shadow_min_ratio = 0.45;  // a shadow keeps at least this share of the brightness
   double shadow_max_ratio = 0.95;  // and at most this share
   int shadow_hue_tolerance = 12;   // 0..255 = 360 degrees
-  // Saturation a shadow may change by (0-255). 16: with 40, plain objects paler than a wall of
-  // their hue were taken for its shadow (the foreground family, docs/PERFORMANCE.md: mask IoU 0.870
-  // -> 0.891 tuning, 0.843 -> 0.864 held aside); much lower, real shadows' noisy saturation on dark
-  // surfaces fails it (stereod-synth: 1.3 % of the shadow called foreground at 40, 1.7 % at 16,
-  // 11 % at 8).
-  int shadow_saturation_tolerance = 16;
+  // Saturation a shadow may change by (0-255), at least; where the pixel is dark, noise allows
+  // more: 255 * min_sigma / V (color_kept in background_ops.hpp). 8: with 40 (the default until
+  // 2026-11-29) plain objects paler than a wall of their hue were taken for its shadow (the
+  // foreground family, docs/PERFORMANCE.md: mask IoU 0.870 -> 0.891 tuning, 0.843 -> 0.864 held
+  // aside), and the noise term keeps shadows on dark, noisy surfaces background.
+  int shadow_saturation_tolerance = 8;
   int closing_radius = 1;  // dilate then erode with a (2r+1)^2 square; 0 = off
   // A foreground pixel whose value stays within min_sigma of the previous frame for this many
   // frames in a row is taken into the background (a parked object, or a ghost: background that an

@@ -188,9 +188,6 @@ TEST_P(GoldenOutputs, BackgroundModelingOverSyntheticVideos) {
     bp.closing_radius = mode.closing;
     bp.absorb_frames = mode.absorb;
     bp.target_margin = 0;  // the rule the outputs were recorded with: the right mask as decided
-    // ... and the shadow test's saturation tolerance they were recorded with (the default was 40
-    // until the foreground family showed plain objects taken for shadows; now 16).
-    bp.shadow_saturation_tolerance = 40;
     CpuPairProcessor cpu(sp, bp);
     SyntheticFrame f;
     PairOutput out;
