@@ -109,13 +109,17 @@ STEREOD_HD bool hue_used(const std::uint8_t x[3], const std::uint16_t mean[3],
 }
 
 // Hue and saturation kept, within the shadow tolerances: the colour test of a shadow. A shadow
-// that dims the light keeps the saturation S = 255 (max - min) / V, but noise does not: an error of
-// e gray levels in max - min moves S by 255 e / V, more the darker the pixel. So the saturation
-// may change by the larger of shadow_saturation_tolerance and 255 min_sigma / V (min_sigma: the
-// noise the model allows), compared without a division: |dS| V > 255 min_sigma, both in Q8
-// (< 2^24). A fixed tolerance either took plain objects paler than a bright wall of their hue for
-// its shadow (40) or called shadows on dark surfaces foreground (docs/PERFORMANCE.md, "Plain
-// objects taken for shadows").
+// that dims the light keeps both, but noise does not, and moves them more the less colour a pixel
+// has. For an error of e gray levels in a channel (e = min_sigma, the noise the model allows):
+// - the saturation S = 255 (max - min) / V moves by 255 e / V, so it may change by the larger of
+//   shadow_saturation_tolerance and 255 min_sigma / V: |dS| V > 255 min_sigma, both in Q8;
+// - the hue (256 units a turn, 43 = 256 / 6 a sextant of (mid - min) / (max - min)) moves by
+//   43 e / (max - min), and max - min = S V / 255, so it may change by the larger of
+//   shadow_hue_tolerance and 43 * 255 min_sigma / (S V): |dH| S V > 255 * 43 min_sigma (Q8, in 64
+//   bits).
+// No divisions. A fixed saturation tolerance either took plain objects paler than a bright wall of
+// their hue for its shadow (40) or called shadows on dark surfaces foreground (docs/PERFORMANCE.md,
+// "Plain objects taken for shadows").
 STEREOD_HD bool color_kept(const std::uint8_t x[3], const std::uint16_t mean[3], int channels,
                            const BackgroundFixed& f) {
   if (channels != 3) return true;
@@ -124,7 +128,9 @@ STEREOD_HD bool color_kept(const std::uint8_t x[3], const std::uint16_t mean[3],
   if (ads > f.shadow_sat_q8 && ads * x[kValue] > 255 * f.min_sigma_q8) return false;
   if (!hue_used(x, mean, f)) return true;
   const std::int32_t dh = channel_diff(x[kHue], mean[kHue], true);
-  return (dh < 0 ? -dh : dh) <= f.shadow_hue_q8;
+  const std::int64_t adh = dh < 0 ? -dh : dh;
+  return adh <= f.shadow_hue_q8 ||
+         adh * x[kSaturation] * x[kValue] <= std::int64_t{255} * 43 * f.min_sigma_q8;
 }
 
 // The model is darker than the pixel by a shadow's ratio (mean / value within [lo, hi]) with the

@@ -28,7 +28,7 @@ struct BackgroundParams {
   bool shadow = true;  // suppress shadows (darker, same hue and saturation)
   double shadow_min_ratio = 0.45;  // a shadow keeps at least this share of the brightness
   double shadow_max_ratio = 0.95;  // and at most this share
-  int shadow_hue_tolerance = 12;   // 0..255 = 360 degrees
+  int shadow_hue_tolerance = 12;   // 0..255 = 360 degrees; at least (color_kept: noise allows more)
   // Saturation a shadow may change by (0-255), at least; where the pixel is dark, noise allows
   // more: 255 * min_sigma / V (color_kept in background_ops.hpp). 8: with 40 (the default until
   // 2026-11-29) plain objects paler than a wall of their hue were taken for its shadow (the

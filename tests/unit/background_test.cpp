@@ -305,6 +305,29 @@ TEST(BackgroundOps, ShadowOnADarkSurfaceMayChangeTheSaturationAsMuchAsNoiseDoes)
   EXPECT_EQ(classify(100, 200, 118, 120), 1);  // 18 off: no longer
 }
 
+// The same for the hue, which noise moves by 43 e / (max - min): a shadow on a pale, dim pixel (S
+// 60, V 60 after: max - min = 14) may turn the hue by up to 255 * 43 * 8 / (60 * 60) = 24 units and
+// stays a shadow; on a saturated, bright pixel the fixed tolerance (12) decides. A fixed 12 called
+// the first foreground (stereod-synth's shadow called foreground 1.30 -> 0.72 % with the noise
+// term).
+TEST(BackgroundOps, ShadowOnAPalePixelMayTurnTheHueAsMuchAsNoiseDoes) {
+  const BackgroundFixed f = to_fixed(BackgroundParams{});  // min_sigma 8, hue tolerance 12
+  const std::uint32_t var[3] = {64 << 8, 64 << 8, 64 << 8};
+  const auto classify = [&](int mh, int ms, int mv, int h, int s, int v) {
+    const std::uint16_t mean[3] = {static_cast<std::uint16_t>(mh << 8),
+                                   static_cast<std::uint16_t>(ms << 8),
+                                   static_cast<std::uint16_t>(mv << 8)};
+    const std::uint8_t x[3] = {static_cast<std::uint8_t>(h), static_cast<std::uint8_t>(s),
+                               static_cast<std::uint8_t>(v)};
+    return classify_pixel(x, mean, var, 3, f);
+  };
+  EXPECT_EQ(classify(50, 60, 100, 70, 60, 60), 0);     // pale and dim: hue 20 off, a shadow
+  EXPECT_EQ(classify(50, 60, 100, 74, 60, 60), 0);     // 24 off: still
+  EXPECT_EQ(classify(50, 60, 100, 75, 60, 60), 1);     // 25 off: no longer
+  EXPECT_EQ(classify(50, 200, 200, 70, 200, 120), 1);  // saturated and bright: 20 off, an object
+  EXPECT_EQ(classify(50, 200, 200, 62, 200, 120), 0);  // 12 off: the tolerance
+}
+
 TEST(BackgroundOps, GrayHueIsIgnored) {
   const BackgroundFixed f = to_fixed(BackgroundParams{});
   const std::uint16_t mean[3] = {10 << 8, 5 << 8, 100 << 8};  // nearly gray model
