@@ -283,19 +283,29 @@ TEST(BackgroundOps, PlainPalerObjectOnAWallOfItsHueIsNotAShadow) {
   EXPECT_EQ(classify_pixel(object, mean, var, 3, to_fixed(loose)), 0);
 }
 
+// A pixel (h, s, v) against a model of mean (mh, ms, mv) and sigma at the floor (8), with the
+// defaults: 1 for foreground.
+namespace {
+std::uint8_t classify_with_defaults(int mh, int ms, int mv, int h, int s, int v) {
+  const BackgroundFixed f = to_fixed(BackgroundParams{});  // min_sigma 8, hue tolerance 12
+  const std::uint16_t mean[3] = {static_cast<std::uint16_t>(mh << 8),
+                                 static_cast<std::uint16_t>(ms << 8),
+                                 static_cast<std::uint16_t>(mv << 8)};
+  const std::uint32_t var[3] = {64 << 8, 64 << 8, 64 << 8};
+  const std::uint8_t x[3] = {static_cast<std::uint8_t>(h), static_cast<std::uint8_t>(s),
+                             static_cast<std::uint8_t>(v)};
+  return classify_pixel(x, mean, var, 3, f);
+}
+}  // namespace
+
 // Noise moves the saturation of a dark pixel more (S = 255 (max - min) / V): a shadow halving a
 // dark surface's brightness may change S by up to 255 * min_sigma / V = 68 at V = 30 and stays a
 // shadow, where the same change of S on a bright surface is an object. A fixed tolerance of 16
 // called such shadows foreground (stereod-synth's shadow: 1.3 % called foreground at 40, 1.7 % at
 // 16, 11 % at 8; 1.3 % with the noise term).
 TEST(BackgroundOps, ShadowOnADarkSurfaceMayChangeTheSaturationAsMuchAsNoiseDoes) {
-  const BackgroundFixed f = to_fixed(BackgroundParams{});  // min_sigma 8
-  const std::uint32_t var[3] = {64 << 8, 64 << 8, 64 << 8};
-  const auto classify = [&](int ms, int mv, int s, int v) {
-    const std::uint16_t mean[3] = {20 << 8, static_cast<std::uint16_t>(ms << 8),
-                                   static_cast<std::uint16_t>(mv << 8)};
-    const std::uint8_t x[3] = {20, static_cast<std::uint8_t>(s), static_cast<std::uint8_t>(v)};
-    return classify_pixel(x, mean, var, 3, f);
+  const auto classify = [](int ms, int mv, int s, int v) {
+    return classify_with_defaults(20, ms, mv, 20, s, v);
   };
   EXPECT_EQ(classify(100, 60, 125, 30), 0);    // dark: half as bright, S 25 off: a shadow
   EXPECT_EQ(classify(100, 60, 100, 30), 0);    // ... S kept: a shadow
@@ -311,16 +321,7 @@ TEST(BackgroundOps, ShadowOnADarkSurfaceMayChangeTheSaturationAsMuchAsNoiseDoes)
 // the first foreground (stereod-synth's shadow called foreground 1.30 -> 0.72 % with the noise
 // term).
 TEST(BackgroundOps, ShadowOnAPalePixelMayTurnTheHueAsMuchAsNoiseDoes) {
-  const BackgroundFixed f = to_fixed(BackgroundParams{});  // min_sigma 8, hue tolerance 12
-  const std::uint32_t var[3] = {64 << 8, 64 << 8, 64 << 8};
-  const auto classify = [&](int mh, int ms, int mv, int h, int s, int v) {
-    const std::uint16_t mean[3] = {static_cast<std::uint16_t>(mh << 8),
-                                   static_cast<std::uint16_t>(ms << 8),
-                                   static_cast<std::uint16_t>(mv << 8)};
-    const std::uint8_t x[3] = {static_cast<std::uint8_t>(h), static_cast<std::uint8_t>(s),
-                               static_cast<std::uint8_t>(v)};
-    return classify_pixel(x, mean, var, 3, f);
-  };
+  const auto classify = classify_with_defaults;        // model h, s, v; pixel h, s, v
   EXPECT_EQ(classify(50, 60, 100, 70, 60, 60), 0);     // pale and dim: hue 20 off, a shadow
   EXPECT_EQ(classify(50, 60, 100, 74, 60, 60), 0);     // 24 off: still
   EXPECT_EQ(classify(50, 60, 100, 75, 60, 60), 1);     // 25 off: no longer
