@@ -331,11 +331,25 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
     if (out_fg) out_fg[i] = mask ? 255 : 0;
     const PixelModel& p = own[k];
     const int copy = model_copy_written(n);
-    if (first) {
+    // Stores the pixel's model into the written copy. Its planes are all looked up before the
+    // first store: after a store the compiler must assume that the member's pointers may have
+    // changed, and looked each one up again after the last one's store, a chain of six dependent
+    // loads (ncu: a stall before each store). Called after the learning, whose registers are
+    // free again by then.
+    auto store_model = [&](const std::uint16_t mean[3], const std::uint32_t var[3]) {
+      std::uint16_t* mean_out[3] = {nullptr, nullptr, nullptr};
+      std::uint32_t* var_out[3] = {nullptr, nullptr, nullptr};
       for (int ch = kFirst; ch < 3; ++ch) {
-        lv.mean[copy][cam][ch][i] = p.mean[ch];
-        lv.var[copy][cam][ch][i] = p.var[ch];
+        mean_out[ch] = lv.mean[copy][cam][ch];
+        var_out[ch] = lv.var[copy][cam][ch];
       }
+      for (int ch = kFirst; ch < 3; ++ch) {
+        mean_out[ch][i] = mean[ch];
+        var_out[ch][i] = var[ch];
+      }
+    };
+    if (first) {
+      store_model(p.mean, p.var);
       still_plane[i] = 0;
       prev_plane[i] = p.px[kValue];
       continue;
@@ -347,10 +361,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
     std::uint16_t st = still[k];
     std::uint8_t pv = prev[k];
     learn_pixel(p.px, mp, vp, st, pv, kChannels, closed != 0, n, warmup, var0, f);
-    for (int ch = kFirst; ch < 3; ++ch) {
-      lv.mean[copy][cam][ch][i] = mean[ch];
-      lv.var[copy][cam][ch][i] = var[ch];
-    }
+    store_model(mean, var);
     if (st != still[k]) still_plane[i] = st;
     if (pv != prev[k]) prev_plane[i] = pv;
   }

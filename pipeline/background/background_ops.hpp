@@ -78,11 +78,16 @@ STEREOD_HD bool channel_deviates(std::int32_t diff_q8, std::uint32_t var_q8,
 // mean += alpha * diff, variance += alpha * (diff^2 - variance), each rounded to nearest. Without
 // `with_variance` only the mean moves: foreground samples do not belong to the background's
 // spread, and letting them inflate it would absorb any object that lingers within a few frames.
+// alpha is at most 1 (65536: every rate is validated to [0, 1], the warm-up's 1/(n+1) too), which
+// bounds both steps, so that only the products need 64 bits: the mean's step is within +-2^16,
+// and the variance stays within [0, max(variance, diff^2)], below 2^32 (the GPU does 64-bit
+// additions and comparisons in several instructions each).
 STEREOD_HD void channel_learn(int value, std::uint16_t& mean_q8, std::uint32_t& var_q8,
                               std::int32_t alpha_q16, bool circular, bool with_variance = true) {
   const std::int32_t d = channel_diff(value, mean_q8, circular);
-  const std::int64_t m = static_cast<std::int64_t>(mean_q8) +
-                         floor_q16(static_cast<std::int64_t>(alpha_q16) * d + 32768);
+  const std::int32_t m =
+      static_cast<std::int32_t>(mean_q8) +
+      static_cast<std::int32_t>(floor_q16(static_cast<std::int64_t>(alpha_q16) * d + 32768));
   if (circular) {
     mean_q8 = static_cast<std::uint16_t>(m & 0xFFFF);
   } else {
@@ -97,8 +102,8 @@ STEREOD_HD void channel_learn(int value, std::uint16_t& mean_q8, std::uint32_t& 
   const std::uint64_t alpha = static_cast<std::uint32_t>(alpha_q16);
   const std::int64_t step =
       static_cast<std::int64_t>(alpha * e) - static_cast<std::int64_t>(alpha * var_q8);
-  const std::int64_t v = static_cast<std::int64_t>(var_q8) + floor_q16(step + 32768);
-  var_q8 = static_cast<std::uint32_t>(v < 0 ? 0 : v);
+  // The step is at least -var (alpha <= 1), so the sum, taken modulo 2^32, is exact.
+  var_q8 += static_cast<std::uint32_t>(floor_q16(step + 32768));
 }
 
 // Hue is compared only where both the pixel and the model are saturated enough for it to mean
