@@ -333,7 +333,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
     const int copy = model_copy_written(n);
     // Stores the pixel's model into the written copy. Its planes are all looked up before the
     // first store: after a store the compiler must assume that the member's pointers may have
-    // changed, and looked each one up again after the last one's store, a chain of six dependent
+    // changed, so it looked each one up again after the previous store, a chain of six dependent
     // loads (ncu: a stall before each store). Called after the learning, whose registers are
     // free again by then.
     auto store_model = [&](const std::uint16_t mean[3], const std::uint32_t var[3]) {
