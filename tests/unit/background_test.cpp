@@ -102,6 +102,33 @@ TEST(BackgroundOps, LearnMatchesTheDefinition) {
   }
 }
 
+// channel_learn adds in 32 bits what only its products need 64 bits for, because no rate exceeds 1
+// (alpha <= 65536): the corners of that argument, every combination of the extremes, against the
+// definition.
+TEST(BackgroundOps, LearnIsExactAtTheExtremes) {
+  const std::int32_t alphas[] = {0, 1, 32768, 65535, 65536};
+  const std::uint32_t vars[] = {0u, 1u, 1u << 24, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu};
+  const std::uint16_t means[] = {0, 1, 127 << 8, 65280, 65535};
+  for (bool circular : {false, true}) {
+    for (std::int32_t alpha : alphas) {
+      for (std::uint32_t v0 : vars) {
+        for (std::uint16_t m0 : means) {
+          if (!circular && m0 > 65280) continue;  // beyond what a non-circular mean can hold
+          for (int x : {0, 1, 128, 254, 255}) {
+            std::uint16_t mean = m0;
+            std::uint32_t var = v0;
+            NaiveChannel naive{double(m0), double(v0)};
+            channel_learn(x, mean, var, alpha, circular, true);
+            naive.learn(x, alpha, circular, true);
+            ASSERT_EQ(mean, naive.mean) << circular << " " << alpha << " " << v0 << " " << m0;
+            ASSERT_EQ(var, naive.var) << circular << " " << alpha << " " << v0 << " " << m0;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(BackgroundOps, DeviationIsKSigmaWithAFloor) {
   BackgroundParams p;
   p.threshold = 2.5;
