@@ -5,12 +5,27 @@ namespace stereod {
 void read_background_params(YamlReader& r, const YAML::Node& node, const std::string& path,
                             BackgroundParams& p) {
   if (!r.expect_map(node, path)) return;
-  r.check_keys(
-      node, path,
-      {"enabled", "color", "warmup", "learning_rate", "foreground_learning_rate", "threshold",
-       "min_sigma", "hue_min_saturation", "shadow", "shadow_min_ratio", "shadow_max_ratio",
-       "shadow_hue_tolerance", "shadow_saturation_tolerance", "closing_radius", "absorb_frames",
-       "support_absorption", "hierarchy", "target_margin"});
+  r.check_keys(node, path,
+               {"enabled",
+                "color",
+                "warmup",
+                "learning_rate",
+                "foreground_learning_rate",
+                "threshold",
+                "min_sigma",
+                "hue_min_saturation",
+                "shadow",
+                "shadow_min_ratio",
+                "shadow_max_ratio",
+                "shadow_hue_tolerance",
+                "shadow_saturation_tolerance",
+                "closing_radius",
+                "absorb_frames",
+                "support_absorption",
+                "hierarchy",
+                "target_margin",
+                "depth_ghosts",
+                "depth_ghost_farther"});
   r.read(node, path, "enabled", p.enabled);
   r.read(node, path, "color", p.color);
   r.read(node, path, "warmup", p.warmup, 0, 100000);
@@ -29,6 +44,8 @@ void read_background_params(YamlReader& r, const YAML::Node& node, const std::st
   r.read(node, path, "support_absorption", p.support_absorption);
   r.read(node, path, "hierarchy", p.hierarchy);
   r.read(node, path, "target_margin", p.target_margin, 0, kMaxTargetMargin);
+  r.read(node, path, "depth_ghosts", p.depth_ghosts);
+  r.read(node, path, "depth_ghost_farther", p.depth_ghost_farther, 0.0, 4.0);
   for (const auto& e : check_background_params(p)) {
     const std::string key = e.parameter().substr(e.parameter().find('.') + 1);
     const YAML::Node at = node[key].IsDefined() ? node[key] : node;

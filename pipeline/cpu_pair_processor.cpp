@@ -111,6 +111,8 @@ void CpuPairProcessor::process(const PairFrame& raw, PairOutput& out) {
   const double model_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   matcher_.compute(in, out.stereo);
+  // Ghosts seen in depth: the model of a later frame compares this disparity with the static depth.
+  if (modeling) left_model_.record_disparity(out.stereo.left);
   out.stage_times.assign(1, StageTime{"background model (both cameras, every level)", model_ms});
   out.stage_times.insert(out.stage_times.end(), out.stereo.stage_times.begin(),
                          out.stereo.stage_times.end());

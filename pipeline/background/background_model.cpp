@@ -100,6 +100,7 @@ void BackgroundModel::set_params(const BackgroundParams& params) {
 }
 
 void BackgroundModel::reset() {
+  ghosts_.reset();
   levels_.clear();
   channels_ = 0;
   frames_ = 0;
@@ -110,6 +111,7 @@ std::uint32_t initial_variance(const BackgroundParams& p) {
 }
 
 void BackgroundModel::initialise(const BackgroundPlanes& planes) {
+  ghosts_.reset();
   levels_.assign(planes.levels.size(), Level{});
   channels_ = planes.channels;
   const std::uint32_t var0 = initial_variance(params_);
@@ -130,7 +132,8 @@ void BackgroundModel::initialise(const BackgroundPlanes& planes) {
 }
 
 template <int kChannels>
-void BackgroundModel::learn(const BackgroundPlanes& planes, int s, ThreadPool* pool) {
+void BackgroundModel::learn(const BackgroundPlanes& planes, int s, const Gray8* revealed,
+                            ThreadPool* pool) {
   Level& lv = levels_[s];
   const std::uint32_t var0 = initial_variance(params_);
   const int w = lv.closed.width();
@@ -140,15 +143,22 @@ void BackgroundModel::learn(const BackgroundPlanes& planes, int s, ThreadPool* p
     std::uint8_t x[3] = {0, 0, 0};
     std::uint16_t* mean[3] = {nullptr, nullptr, nullptr};
     std::uint32_t* var[3] = {nullptr, nullptr, nullptr};
-    for (std::size_t i = static_cast<std::size_t>(y0) * w; i < static_cast<std::size_t>(y1) * w;
-         ++i) {
-      for (int c = kFirst; c < 3; ++c) {
-        x[c] = planes.levels[s][c].data()[i];
-        mean[c] = &lv.mean[c][i];
-        var[c] = &lv.var[c][i];
+    for (int y = y0; y < y1; ++y) {
+      // The finest pixel at this one's top-left corner (levels halve, rounding up: it may lie
+      // outside the finest image, where nothing is revealed).
+      const std::uint8_t* flags =
+          revealed && (y << s) < revealed->height() ? revealed->row(y << s) : nullptr;
+      for (int px = 0; px < w; ++px) {
+        const std::size_t i = static_cast<std::size_t>(y) * w + px;
+        for (int c = kFirst; c < 3; ++c) {
+          x[c] = planes.levels[s][c].data()[i];
+          mean[c] = &lv.mean[c][i];
+          var[c] = &lv.var[c][i];
+        }
+        const bool shown = flags && (px << s) < revealed->width() && flags[px << s] != 0;
+        learn_pixel(x, mean, var, lv.still[i], lv.prev[i], kChannels, lv.closed.data()[i] != 0,
+                    frames_, params_.warmup, var0, fixed_, shown);
       }
-      learn_pixel(x, mean, var, lv.still[i], lv.prev[i], kChannels, lv.closed.data()[i] != 0,
-                  frames_, params_.warmup, var0, fixed_);
     }
   });
 }
@@ -231,6 +241,10 @@ void BackgroundModel::process(const BackgroundPlanes& planes, std::vector<Gray8>
     frames_ = 0;
   }
   const bool warming = frames_ < params_.warmup;
+  const Gray8* revealed =
+      params_.depth_ghosts && frames_ > 0
+          ? ghosts_.revealed(frames_, params_.warmup, fixed_.depth_farther_q8, pool)
+          : nullptr;
 
   for (int s = levels - 1; s >= 0; --s) {
     Level& lv = levels_[s];
@@ -241,9 +255,9 @@ void BackgroundModel::process(const BackgroundPlanes& planes, std::vector<Gray8>
     // The first frame only initialised the model; every later one teaches it.
     if (frames_ > 0) {
       if (channels_ == 1) {
-        learn<1>(planes, s, pool);
+        learn<1>(planes, s, revealed, pool);
       } else {
-        learn<3>(planes, s, pool);
+        learn<3>(planes, s, revealed, pool);
       }
     }
     masks[s].ensure_size(w, h);
@@ -257,7 +271,13 @@ void BackgroundModel::process(const BackgroundPlanes& planes, std::vector<Gray8>
     }
   }
   if (stats) stats->warming_up = warming;
+  if (params_.depth_ghosts) ghosts_.record_decision(frames_, levels_[0].closed);
   ++frames_;
+}
+
+void BackgroundModel::record_disparity(const Image<std::uint16_t>& left) {
+  if (!params_.enabled || !params_.depth_ghosts || frames_ == 0) return;
+  ghosts_.record_disparity(frames_ - 1, left.data(), left.size());
 }
 
 }  // namespace stereod

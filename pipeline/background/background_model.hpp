@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "background/background_params.hpp"
+#include "background/depth_ghosts.hpp"
 #include "frame.hpp"
 #include "image.hpp"
 
@@ -71,6 +72,12 @@ class BackgroundModel {
   // The absorption counters (background_ops.hpp: still_run and model_support of each word).
   const std::vector<std::uint16_t>& still_frames(int level) const { return levels_[level].still; }
 
+  // With depth_ghosts: the left disparity of the frame process() last decided (16 d,
+  // kInvalidDisparity where there is none), which the frame kDepthGhostLag later reads.
+  void record_disparity(const Image<std::uint16_t>& left);
+  // The static depth learned from the warm-up (depth_ghosts; tests).
+  const std::vector<std::uint16_t>& static_depth() const { return ghosts_.static_depth(); }
+
  private:
   struct Level {
     std::vector<std::uint16_t> mean[3];
@@ -85,12 +92,15 @@ class BackgroundModel {
   // The decision before closing of every pixel of a level; returns how many were tested.
   template <int kChannels>
   long long decide(const BackgroundPlanes& planes, int level, ThreadPool* pool);
+  // revealed: the finest level's depth_revealed flags, or nullptr; a pixel of a coarser level
+  // reads the finest pixel at its top-left corner.
   template <int kChannels>
-  void learn(const BackgroundPlanes& planes, int level, ThreadPool* pool);
+  void learn(const BackgroundPlanes& planes, int level, const Gray8* revealed, ThreadPool* pool);
 
   BackgroundParams params_;
   BackgroundFixed fixed_;
   std::vector<Level> levels_;
+  DepthGhosts ghosts_;
   int channels_ = 0;
   long long frames_ = 0;
 };

@@ -177,17 +177,54 @@ STEREOD_HD int absorb_after(int support, int absorb_frames) {
   return wanted < absorb_frames ? wanted : absorb_frames;
 }
 
+// Ghosts seen in depth (BackgroundParams::depth_ghosts, docs/ALGORITHM.md). What one frame left of
+// a left pixel for the frame kDepthGhostLag later: its disparity after matching (16 d, 15 bits;
+// kDepthNone where it has none) and, in bit 15, whether the model called it foreground.
+// kDepthGhostLag: a frame's model reads the disparity of the frame that many before it, the
+// most frames a pair keeps on the GPU at once without waiting (every batch slot busy).
+constexpr int kDepthGhostLag = 8;
+constexpr std::uint16_t kDepthForeground = 0x8000;
+constexpr std::uint16_t kDepthNone = 0x7FFF;  // above every 16 d (kMaxDisparity 1024)
+STEREOD_HD std::uint16_t depth_record(std::uint16_t q4, bool foreground) {
+  return static_cast<std::uint16_t>((foreground ? kDepthForeground : 0) |
+                                    (q4 < kDepthNone ? q4 : kDepthNone));
+}
+
+// Reads one pixel's record of frame n. While n was warming up (every pixel matched), a disparity
+// the model called background lowers the static depth static_q4 to it: the farthest the pixel
+// was seen at while the model agreed with it, which is the depth of what the model learned
+// (kDepthNone: never seen). Returns whether a foreground pixel showed a disparity farther than
+// that, by a pixel and by the share farther_q8 / 256 of the depth at least: the scene behind what
+// the model learned, uncovered -- a ghost. (A ratio, not pixels alone: an object that stood there
+// through the warm-up and another one a little farther that stops there later tell the same
+// story, and what tells them apart is how much farther the surface is.)
+STEREOD_HD bool depth_revealed(std::uint16_t record, bool warming, std::uint16_t& static_q4,
+                               int farther_q8) {
+  const std::int32_t q4 = record & kDepthNone;
+  if (q4 == kDepthNone) return false;
+  if (!(record & kDepthForeground)) {
+    if (warming && q4 < static_q4) static_q4 = static_cast<std::uint16_t>(q4);
+    return false;
+  }
+  // Depth is inverse to disparity: farther by the share f where q4 * (1 + f) <= static_q4.
+  return static_q4 != kDepthNone && q4 + 16 <= static_q4 &&
+         q4 * (256 + farther_q8) <= static_cast<std::int32_t>(static_q4) * 256;
+}
+
 // One pixel's learning step, after its decision is known. Background: mean and variance learn at
 // alpha_bg (at least 1/(n+1) while warming up: a cumulative average at first), and the model's
 // support grows. Foreground, also while warming up: the mean alone learns at alpha_fg (samples of
 // passing objects never inflate the variance), and a pixel that stays still (value within
 // still_tolerance of the previous frame's) for absorb_frames frames -- with support_absorption,
-// absorb_after(support), or absorb_after(0) where it is relit -- is taken into the background
-// outright, its model seeded afresh (support 0).
+// absorb_after(support), or absorb_after(0) where it is relit, and kDepthGhostLag frames at most
+// where `revealed` (depth_revealed for the frame kDepthGhostLag before: the pixel has been still
+// since it showed that depth) -- is taken into the background outright, its model seeded afresh
+// (support 0).
 STEREOD_HD void learn_pixel(const std::uint8_t x[3], std::uint16_t* mean[3], std::uint32_t* var[3],
                             std::uint16_t& counters, std::uint8_t& prev_value, int channels,
                             bool foreground, long long frame, int warmup,
-                            std::uint32_t initial_variance, const BackgroundFixed& f) {
+                            std::uint32_t initial_variance, const BackgroundFixed& f,
+                            bool revealed = false) {
   const int change = x[kValue] > prev_value ? x[kValue] - prev_value : prev_value - x[kValue];
   prev_value = x[kValue];
   int run = still_run(counters);
@@ -202,6 +239,7 @@ STEREOD_HD void learn_pixel(const std::uint8_t x[3], std::uint16_t* mean[3], std
       if (channels == 3) model[kHue] = *mean[kHue], model[kSaturation] = *mean[kSaturation];
       needed = absorb_after(relit(x, model, channels, f) ? 0 : support, f.absorb_frames);
     }
+    if (revealed && needed > kDepthGhostLag) needed = kDepthGhostLag;
     if (f.absorb_frames > 0 && run >= needed) {
       for (int c = 0; c < 3; ++c) {
         if (channels == 1 && c != kValue) continue;

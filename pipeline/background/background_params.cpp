@@ -43,6 +43,7 @@ std::vector<ParameterError> check_background_params(const BackgroundParams& p) {
   check(e, "closing_radius", p.closing_radius, 0, 3);
   check(e, "absorb_frames", p.absorb_frames, 0, kMaxAbsorbFrames);
   check(e, "target_margin", p.target_margin, 0, kMaxTargetMargin);
+  check(e, "depth_ghost_farther", p.depth_ghost_farther, 0.0, 4.0);
   return e;
 }
 
@@ -66,6 +67,7 @@ BackgroundFixed to_fixed(const BackgroundParams& p) {
   f.absorb_frames = p.absorb_frames;
   f.support_absorption = p.support_absorption;
   f.still_tolerance = p.min_sigma;
+  f.depth_farther_q8 = fixed(p.depth_ghost_farther, 8);
   return f;
 }
 

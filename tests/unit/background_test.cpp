@@ -869,3 +869,118 @@ TEST(BackgroundMatching, RightMaskIsWidenedByTheTargetMargin) {
     }
   }
 }
+
+// depth_revealed against its definition (background_ops.hpp): the static depth learns only from
+// warm-up frames the model called background, and a foreground pixel is revealed where its
+// disparity is farther than the static one by a pixel and by the share farther_q8 / 256 of the
+// depth.
+TEST(BackgroundOps, DepthRevealedIsFartherThanTheStaticDepth) {
+  const auto bg = [](int q4) { return depth_record(static_cast<std::uint16_t>(q4), false); };
+  const auto fg = [](int q4) { return depth_record(static_cast<std::uint16_t>(q4), true); };
+  EXPECT_EQ(depth_record(kInvalidDisparity, true), kDepthForeground | kDepthNone);
+  std::uint16_t s = kDepthNone;
+  EXPECT_FALSE(depth_revealed(fg(16), true, s, 64));  // nothing known yet
+  EXPECT_EQ(s, kDepthNone) << "a foreground disparity teaches nothing";
+  EXPECT_FALSE(depth_revealed(bg(400), false, s, 64));
+  EXPECT_EQ(s, kDepthNone) << "only warm-up frames teach";
+  EXPECT_FALSE(depth_revealed(bg(400), true, s, 64));
+  EXPECT_EQ(s, 400);
+  EXPECT_FALSE(depth_revealed(bg(320), true, s, 64));
+  EXPECT_EQ(s, 320) << "the farthest seen";
+  EXPECT_FALSE(depth_revealed(bg(480), true, s, 64));
+  EXPECT_EQ(s, 320);
+  EXPECT_FALSE(depth_revealed(depth_record(kInvalidDisparity, false), true, s, 64));
+  EXPECT_EQ(s, 320);
+  // d = 20 known: 25 % farther in depth is d = 16 (q4 256); a little nearer is not revealed.
+  EXPECT_TRUE(depth_revealed(fg(256), false, s, 64));
+  EXPECT_FALSE(depth_revealed(fg(257), false, s, 64));
+  EXPECT_TRUE(depth_revealed(fg(0), false, s, 64));
+  EXPECT_FALSE(depth_revealed(depth_record(kInvalidDisparity, true), false, s, 64));
+  // Without a share, still a whole pixel farther.
+  EXPECT_TRUE(depth_revealed(fg(304), false, s, 0));
+  EXPECT_FALSE(depth_revealed(fg(305), false, s, 0));
+  EXPECT_EQ(s, 320);
+}
+
+namespace {
+
+// A scene for ghosts seen in depth: background 60 at disparity 10 everywhere, and from frame 0 an
+// object (value 200, disparity 40) standing in the square of square_on through the warm-up and
+// after it, until frame `leaves`; then `after` stands there (a value and a disparity; the
+// background's: the object has gone). Each frame's disparity is recorded as the matcher would
+// give it: every pixel while warming up, the foreground ones after. Returns, per frame from
+// `leaves` on, whether pixel (20, 20) was foreground.
+std::vector<int> square_history(const BackgroundParams& p, int leaves, int after_value,
+                                int after_disparity, int frames) {
+  BackgroundModel model(p);
+  std::vector<Gray8> masks;
+  std::vector<int> out;
+  Disparity16 disparity(48, 40);
+  for (int i = 0; i < frames; ++i) {
+    const bool object = i < leaves;
+    const Gray8 scene = square_on(48, 40, 60, object ? 200 : after_value);
+    model.process(gray_planes(scene, 3), masks);
+    const bool warming = i < p.warmup;
+    for (int y = 0; y < 40; ++y) {
+      for (int x = 0; x < 48; ++x) {
+        const bool inside = x >= 10 && x < 30 && y >= 10 && y < 30;
+        const int d = inside ? (object ? 40 : after_disparity) : 10;
+        disparity(x, y) =
+            warming || masks[0](x, y) ? static_cast<std::uint16_t>(16 * d) : kInvalidDisparity;
+      }
+    }
+    model.record_disparity(disparity);
+    if (i >= leaves) out.push_back(masks[0](20, 20));
+  }
+  return out;
+}
+
+int first_background(const std::vector<int>& history) {
+  for (std::size_t i = 0; i < history.size(); ++i)
+    if (!history[i]) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace
+
+// An object that stood through the warm-up is learned as background; once it leaves, the scene
+// behind it is a ghost, absorbed after absorb_frames still frames. Its disparity shows it farther
+// than anything the warm-up saw there: with depth_ghosts it goes after kDepthGhostLag frames.
+TEST(BackgroundModel, DepthGhostGoesAfterTheLag) {
+  BackgroundParams p = intensity_params(20);
+  p.closing_radius = 0;
+  const std::vector<int> plain = square_history(p, 30, 60, 10, 75);
+  p.depth_ghosts = true;
+  const std::vector<int> depth = square_history(p, 30, 60, 10, 75);
+  // The frame it leaves, the change breaks the still run: absorbed in the frame the run reaches
+  // the wait, background from the next one.
+  EXPECT_EQ(first_background(plain), p.absorb_frames + 1);
+  EXPECT_EQ(first_background(depth), kDepthGhostLag + 1);
+  EXPECT_EQ(depth[0], 1) << "a ghost at first";
+}
+
+// What replaces the object is another one, a little farther (within depth_ghost_farther): it is
+// not taken for the scene behind, and waits absorb_frames as before. Much farther, it would be.
+TEST(BackgroundModel, AnObjectALittleFartherIsNoGhost) {
+  BackgroundParams p = intensity_params(20);
+  p.closing_radius = 0;
+  p.depth_ghosts = true;
+  // d 40 -> 34: 18 % farther in depth, under the 25 % of the default. Value 80: darker than a
+  // shadow of 200 may be (0.45), so neither a shadow nor relit (which waits less as well).
+  const std::vector<int> near = square_history(p, 30, 80, 34, 75);
+  EXPECT_EQ(first_background(near), p.absorb_frames + 1);
+  p.depth_ghost_farther = 0.1;
+  const std::vector<int> loose = square_history(p, 30, 80, 34, 75);
+  EXPECT_EQ(first_background(loose), kDepthGhostLag + 1);
+}
+
+// The depth ghosts' parameters are checked like the others.
+TEST(BackgroundParams, DepthGhostFartherIsChecked) {
+  BackgroundParams p;
+  p.depth_ghost_farther = -0.1;
+  EXPECT_FALSE(check_background_params(p).empty());
+  p.depth_ghost_farther = 4.5;
+  EXPECT_FALSE(check_background_params(p).empty());
+  p.depth_ghost_farther = 0;
+  EXPECT_TRUE(check_background_params(p).empty());
+}

@@ -145,6 +145,22 @@ TEST(DaemonConfig, EveryModeLoadsForTheCudaEngine) {
   EXPECT_TRUE(issues(kBase + "engine: cuda\nbackground: {support_absorption: true}\n").empty());
 }
 
+// Ghosts seen in depth run on the CPU engine only so far: `--check` reports the key wherever the
+// CUDA engine may run the pair, so that what it accepts the daemon runs; with engine: cpu it loads.
+TEST(DaemonConfig, DepthGhostsLoadForTheCpuEngineOnly) {
+  for (const std::string engine : {"", "engine: auto\n", "engine: cuda\n"}) {
+    const auto v = issues(kBase + engine + "background: {depth_ghosts: true}\n");
+    EXPECT_TRUE(mentions(v, "background.depth_ghosts", "CPU engine only"))
+        << engine << test::all_issues(v);
+  }
+  EXPECT_TRUE(issues(kBase + "engine: cpu\nbackground: {depth_ghosts: true}\n").empty());
+  EXPECT_TRUE(
+      issues(kBase + "engine: cpu\nbackground: {depth_ghosts: true, depth_ghost_farther: 0.5}\n")
+          .empty());
+  EXPECT_TRUE(mentions(issues(kBase + "engine: cpu\nbackground: {depth_ghost_farther: 5}\n"),
+                       "background.depth_ghost_farther", ""));
+}
+
 // Regression: issues came out in the order the checks ran (a misspelt camera of a pair, checked
 // late, after a stereo key below it), not in the file's order.
 TEST(DaemonConfig, IssuesAreInFileOrder) {

@@ -239,6 +239,18 @@ TEST(CudaEngineUnsupported, SupportAbsorptionRunsOnBoth) {
   EXPECT_FALSE(cuda_engine_unsupported(StereoParams{}, b));
 }
 
+// Ghosts seen in depth (background.depth_ghosts) are the CPU engine's so far: the CUDA engine
+// refuses them by name rather than run without them.
+TEST(CudaEngineUnsupported, DepthGhostsAreTheCpuEnginesSoFar) {
+  BackgroundParams b;
+  b.depth_ghosts = true;
+  const auto e = cuda_engine_unsupported(StereoParams{}, b);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->parameter(), "background.depth_ghosts");
+  b.enabled = false;  // nothing is modeled: nothing to refuse
+  EXPECT_FALSE(cuda_engine_unsupported(StereoParams{}, b));
+}
+
 // The CPU engine runs aggregation: cross and the refinement (refine: true), from the start and
 // after a retune, with the matcher's result (which is not the window's).
 TEST(CpuEngine, RunsCrossAggregationAndRefinementAsTheMatcherDoes) {

@@ -49,7 +49,9 @@ void change(T& v) {
   } else if constexpr (std::is_enum_v<T>) {
     v = static_cast<T>(static_cast<std::underlying_type_t<T>>(v) ^ 1);
   } else if constexpr (std::is_floating_point_v<T>) {
+    const T was = v;
     v = v * 0.5 + 0.125;
+    if (v == was) v = was * 0.5;  // 0.25 (depth_ghost_farther's default) is the map's fixed point
   } else {
     v = v + 1;
   }
@@ -91,7 +93,7 @@ TEST(ParamsFields, EachListHoldsEveryFieldOfItsStruct) {
             41u);
   EXPECT_EQ(
       std::tuple_size_v<decltype(BackgroundParams::tie_fields(std::declval<BackgroundParams&>()))>,
-      18u);
+      20u);
 }
 
 TEST(ParamsFields, ChangingAnyStereoOrBackgroundFieldRetunesThePair) {
