@@ -12,6 +12,7 @@
 #include <thread>
 #include <tuple>
 
+#include "background/background_ops.hpp"
 #include "batch_graph.hpp"
 #include "cuda_check.hpp"
 #include "cuda_device.hpp"
@@ -164,6 +165,10 @@ struct PairState {
   std::uint64_t generation = 0, applied_generation = 0;
   long long model_frames = 0;  // frames submitted to the background model since it (re)started
   bool configured = false;
+  // Ghosts seen in depth: per model frame n % kDepthGhostLag, recorded on the compute stream once
+  // frame n's stereo part (which writes the disparity into its record) is queued; the model part
+  // of frame n + kDepthGhostLag, which reads that record, waits for it. Created when first used.
+  std::unique_ptr<Event> depth_written[kDepthGhostLag];
 
   bool busy_on_gpu() const {
     for (const auto& s : slots) {
@@ -620,8 +625,18 @@ class Group {
       }
       const bool own_stream = overlap_ && !shape.sgm && !shape.cross && slots >= 3;
       const cudaStream_t cs = own_stream ? st : compute_stream_->get();
+      // Ghosts seen in depth: each member's model reads the record its frame kDepthGhostLag
+      // before wrote at the end of its stereo part, which may still run on another stream.
+      const auto wait_for_records = [&](cudaStream_t model_stream) {
+        if (!shape.depth_ghosts) return;
+        for (auto& m : b.members) {
+          const auto& e = m.first->depth_written[m.second->model_frame % kDepthGhostLag];
+          if (e) STEREOD_CUDA(cudaStreamWaitEvent(model_stream, e->get(), 0));
+        }
+      };
       if (g.model && overlap_) {
         const cudaStream_t ms = model_stream_->get();
+        wait_for_records(ms);
         STEREOD_CUDA(cudaStreamWaitEvent(ms, b.uploaded->get(), 0));
         STEREOD_CUDA(cudaEventRecord(b.computing->get(), ms));
         STEREOD_CUDA(cudaGraphLaunch(g.model, ms));
@@ -629,10 +644,18 @@ class Group {
         STEREOD_CUDA(cudaStreamWaitEvent(cs, b.modeled->get(), 0));
       } else {
         if (cs != st) STEREOD_CUDA(cudaStreamWaitEvent(cs, b.uploaded->get(), 0));
+        wait_for_records(cs);
         STEREOD_CUDA(cudaEventRecord(b.computing->get(), cs));
         if (g.model) STEREOD_CUDA(cudaGraphLaunch(g.model, cs));
       }
       STEREOD_CUDA(cudaGraphLaunch(g.exec, cs));
+      if (shape.depth_ghosts) {
+        for (auto& m : b.members) {
+          auto& e = m.first->depth_written[m.second->model_frame % kDepthGhostLag];
+          if (!e) e = std::make_unique<Event>();
+          STEREOD_CUDA(cudaEventRecord(e->get(), cs));
+        }
+      }
       b.key = key;
       b.modeling = shape.modeling;
       STEREOD_CUDA(cudaEventRecord(b.computed->get(), cs));
@@ -825,8 +848,15 @@ class Group {
       p.background = p.pending_background;
       p.applied_generation = p.generation;
     }
+    const bool ghosts_were = p.configured && p.device->background().depth_ghosts;
     const bool restart = p.device->configure(p.stereo, p.background, layout);
     if (restart) p.model_frames = 0;
+    // As the CPU model: records from the model's start, or from the frame the option came on.
+    if (restart) {
+      p.device->set_depth_from(0);
+    } else if (p.background.depth_ghosts && !ghosts_were) {
+      p.device->set_depth_from(p.model_frames);
+    }
     for (auto& s : p.slots) p.device->set_slot_io(s->index, p.io_of(*s));
     p.configured = true;
     ensure_workspace(lk);

@@ -158,6 +158,9 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
       keep_if(volume, lv.sgm_row[i], static_cast<std::size_t>(lv.h));
     }
   }
+  const bool ghosts = modeling && background.depth_ghosts;
+  keep_if(ghosts, depth_records_, kDepthGhostLag * full);
+  keep_if(ghosts, depth_static_, full);
   const std::size_t tiles0 =
       static_cast<std::size_t>(tiles_of(width_, kTileW)) * tiles_of(height_, kTileH);
   for (Frame& f : frames_) {
@@ -205,6 +208,11 @@ void DevicePipeline::set_rectification(const RectificationMap* left,
   if (configured_) write_args();
 }
 
+void DevicePipeline::set_depth_from(long long frame) {
+  depth_from_ = frame;
+  if (configured_) write_args();
+}
+
 void DevicePipeline::set_slot_io(int slot, const SlotIo& io) {
   io_[static_cast<std::size_t>(slot)] = io;
   if (configured_) write_args();
@@ -228,6 +236,11 @@ MemberArgs DevicePipeline::make_args(int slot) const {
   a.closing_radius = background_.closing_radius;
   a.target_margin = background_.target_margin;
   a.warmup = background_.warmup;
+  if (background_.enabled && background_.depth_ghosts) {
+    a.depth_records = depth_records_.get();
+    a.depth_static = depth_static_.get();
+    a.depth_from = depth_from_;
+  }
   const bool rectify = map_[0].get() != nullptr;
   for (int i = 0; i < 2; ++i) {
     a.in_gray[i] = layout_.derive_gray ? nullptr : io.gray[i];
@@ -337,6 +350,7 @@ BatchShape DevicePipeline::shape(int count) const {
   s.color = color_;
   s.modeling = background_.enabled;
   s.widen = background_.enabled && background_.target_margin > 0;
+  s.depth_ghosts = background_.enabled && background_.depth_ghosts;
   s.census = tables_.uses_census;
   s.mean_removal = stereo_.ad_mean_radius > 0 && stereo_.cost != MatchingCost::kCensus;
   // The window path does not keep the runner-up cost the confidence needs: with confidence, the
@@ -365,9 +379,9 @@ std::string DevicePipeline::batch_key() const {
   const BatchShape s = shape(1);
   std::string key =
       std::to_string(width_) + "x" + std::to_string(height_) + "/L" + std::to_string(levels_) + "/";
-  for (bool b :
-       {s.rectify, s.derive_gray, s.color, s.modeling, s.widen, s.census, s.mean_removal,
-        s.window_path, s.best4, s.speckles, s.fill, s.right_output, s.confidence, s.cost_ratio}) {
+  for (bool b : {s.rectify, s.derive_gray, s.color, s.modeling, s.widen, s.depth_ghosts, s.census,
+                 s.mean_removal, s.window_path, s.best4, s.speckles, s.fill, s.right_output,
+                 s.confidence, s.cost_ratio}) {
     key += b ? '1' : '0';
   }
   // The refinement's rounds are launches; its histograms follow the disparities.

@@ -68,6 +68,9 @@ class DevicePipeline {
   void set_rectification(const RectificationMap* left, const RectificationMap* right);
   // Where slot `slot`'s frames are read from and results written to.
   void set_slot_io(int slot, const SlotIo& io);
+  // Ghosts seen in depth: the model frame from which the left camera's records exist (0 after a
+  // restart; the next frame's number when the option is turned on). Call with nothing in flight.
+  void set_depth_from(long long frame);
 
   // The shape of a batch of `count` pairs like this one, and a key that is equal for pairs that
   // can share a batch (same size, same kernels).
@@ -161,7 +164,10 @@ class DevicePipeline {
   DeviceBuffer<std::uint32_t> cross_partial_[2];
   DeviceBuffer<std::uint16_t> cross_counts_[2];
   DeviceBuffer<std::int32_t> map_[2];  // rectification maps (empty: none)
-  std::vector<Frame> frames_;          // one per slot
+  // Ghosts seen in depth (MemberArgs::depth_records ...; empty without background.depth_ghosts).
+  DeviceBuffer<std::uint16_t> depth_records_, depth_static_;
+  long long depth_from_ = 0;
+  std::vector<Frame> frames_;  // one per slot
   int last_slot_ = 0;
   std::vector<SlotIo> io_;
   DeviceBuffer<MemberArgs> args_;  // one per slot

@@ -4,11 +4,25 @@
 
 #include <cuda_runtime.h>
 
+#include "background/background_ops.hpp"
 #include "cuda_check.hpp"
 #include "kernels/stage_args.hpp"
 #include "stereo/pixel_ops.hpp"
 
 namespace stereod::cuda {
+
+// Ghosts seen in depth (background.depth_ghosts): the left camera's record of model frame n at the
+// finest level, or null without the option.
+__device__ inline std::uint16_t* depth_record_of(const MemberArgs& a, long long n) {
+  if (!a.depth_records) return nullptr;
+  return a.depth_records + static_cast<std::size_t>(n % kDepthGhostLag) *
+                               static_cast<std::size_t>(a.width) * a.height;
+}
+// The left output's value d into a record that holds the model's decision (DepthGhosts::
+// record_disparity).
+__device__ inline void record_disparity(std::uint16_t& record, std::uint16_t d) {
+  record = depth_record(d, (record & kDepthForeground) != 0);
+}
 
 // Blocks of kBlockW x kBlockH threads that fill an SM's threads: eight on Hopper (2,048 threads,
 // so at most 32 registers), six on Orin's sm_87 (1,536). For the short stages that are a chain

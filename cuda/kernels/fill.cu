@@ -9,7 +9,7 @@ namespace {
 
 constexpr int kThreads = 64;
 
-__global__ void fill_kernel(const BatchRecord* __restrict__ batch, int views) {
+__global__ void fill_kernel(const BatchRecord* __restrict__ batch, int views, bool ghosts) {
   after_previous_stage();
   const int m = blockIdx.y / views, view = blockIdx.y % views;
   const MemberArgs& a = *batch->member[m];
@@ -22,6 +22,11 @@ __global__ void fill_kernel(const BatchRecord* __restrict__ batch, int views) {
   fill_holes_row(a.out_disp[view] + row, w, lv.gray[view] + row, fg,
                  a.stereo.fill_mode == FillMode::kBackground,
                  a.stereo.fill_interpolate_max * kSubpixelScale);
+  // Ghosts seen in depth: the record holds the left output as the CPU's model sees it, filled.
+  std::uint16_t* record = ghosts && view == 0 ? depth_record_of(a, batch->frames[m]) : nullptr;
+  if (record) {
+    for (int x = 0; x < w; ++x) record_disparity(record[row + x], a.out_disp[view][row + x]);
+  }
 }
 
 }  // namespace
@@ -31,7 +36,7 @@ void launch_fill(const BatchShape& shape, const BatchRecord* batch, cudaStream_t
   launch_stage("fill_kernel", shape.chained, fill_kernel,
                dim3(static_cast<unsigned>((shape.height + kThreads - 1) / kThreads),
                     static_cast<unsigned>(views * shape.count)),
-               dim3(kThreads), 0, stream, batch, views);
+               dim3(kThreads), 0, stream, batch, views, shape.depth_ghosts);
 }
 
 }  // namespace stereod::cuda

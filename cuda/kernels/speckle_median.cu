@@ -19,6 +19,9 @@ namespace {
 constexpr int kRows = kTileH / kBlockH;
 constexpr int kRingW = kTileW + 2, kRingH = kTileH + 2;
 
+// kGhosts: background.depth_ghosts (the batch key holds it): the left output also goes into the
+// frame's record. A template, so that other batches' code carries nothing of it.
+template <bool kGhosts>
 __global__ void __launch_bounds__(kBlockW* kBlockH)
     speckle_median_kernel(const BatchRecord* __restrict__ batch, int views, int rounds) {
   after_previous_stage();
@@ -32,6 +35,9 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   const int x = x0 + threadIdx.x;
   std::uint16_t* out = a.out_disp[view];
   std::uint8_t* confidence = view == 0 ? a.out_confidence : nullptr;
+  // Ghosts seen in depth: the left output also goes into the frame's record (its decision is
+  // there from the model); filling, where it runs, records again what it gives.
+  std::uint16_t* record = kGhosts && view == 0 ? depth_record_of(a, batch->frames[m]) : nullptr;
   const bool refined = rounds >= 0;
   if (!refined && !a.post_active[view][t]) {
 #pragma unroll
@@ -40,6 +46,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
       if (x < w && y < h) {
         out[y * w + x] = kInvalidDisparity;
         if (confidence) confidence[y * w + x] = 0;
+        if (record) record_disparity(record[y * w + x], kInvalidDisparity);
       }
     }
     return;
@@ -78,6 +85,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
         sp.median ? median3x3_network(q[r][c], [&](int dx, int dy) { return q[r + dy][c + dx]; })
                   : q[r][c];
     out[y * w + x] = d;
+    if (record) record_disparity(record[y * w + x], d);
     // Without the refinement q[r][c] is the checked map after the removal; with it, that map is
     // q4, and a value the refinement changed keeps no confidence either.
     const std::uint16_t matched = refined ? q4[y * w + x] : q[r][c];
@@ -94,8 +102,10 @@ void launch_speckle_median(const BatchShape& shape, const BatchRecord* batch, cu
   const int views = shape.views_out();
   const dim3 grid(static_cast<unsigned>(shape.tiles_x(0)), static_cast<unsigned>(shape.tiles_y(0)),
                   static_cast<unsigned>(views * shape.count));
-  launch_stage("speckle_median_kernel", shape.chained, speckle_median_kernel, grid,
-               dim3(kBlockW, kBlockH), 0, stream, batch, views, shape.refine_rounds);
+  const auto kernel =
+      shape.depth_ghosts ? speckle_median_kernel<true> : speckle_median_kernel<false>;
+  launch_stage("speckle_median_kernel", shape.chained, kernel, grid, dim3(kBlockW, kBlockH), 0,
+               stream, batch, views, shape.refine_rounds);
 }
 
 }  // namespace stereod::cuda

@@ -161,6 +161,15 @@ struct MemberArgs {
   // between sgm_sum and sgm_cost, the last writing sgm_cost). The hull sums hold sgm_capacity
   // cells.
   CrossBuffers cross;
+  // Ghosts seen in depth (background.depth_ghosts; null without): the left camera's records of the
+  // last kDepthGhostLag frames at the finest level (frame n's at [n % kDepthGhostLag][pixel]:
+  // depth_record, the decision written by the finest model kernel, the disparity by the output's
+  // kernels; background.cu), its static depth, and the model frame from which records exist (the
+  // model's start, or the frame the option was turned on). Last, so that the fields every kernel
+  // reads keep their offsets.
+  std::uint16_t* depth_records = nullptr;
+  std::uint16_t* depth_static = nullptr;
+  long long depth_from = 0;
 };
 
 struct BatchRecord {

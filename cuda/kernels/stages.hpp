@@ -18,12 +18,13 @@ struct BatchShape {
   int width = 0, height = 0, levels = 0;
   int level_width[kMaxLevels] = {}, level_height[kMaxLevels] = {};
   bool rectify = false;
-  bool derive_gray = false;  // the input is color only: gray is its luma
-  bool color = false;        // the background model compares HSV (needs the color input)
-  bool modeling = false;     // background model on
-  bool widen = false;        // ... with background.target_margin > 0
-  bool census = true;        // the cost has a census term
-  bool mean_removal = true;  // the AD term reads mean-removed intensities
+  bool derive_gray = false;   // the input is color only: gray is its luma
+  bool color = false;         // the background model compares HSV (needs the color input)
+  bool modeling = false;      // background model on
+  bool widen = false;         // ... with background.target_margin > 0
+  bool depth_ghosts = false;  // ... with background.depth_ghosts (the model kernel's variant)
+  bool census = true;         // the cost has a census term
+  bool mean_removal = true;   // the AD term reads mean-removed intensities
   // s = 3 without the uniqueness test or the confidence: the work-list matcher.
   bool window_path = true;
   bool best4 = true;  // k = 4 (the selection network for four)

@@ -94,9 +94,13 @@ BackgroundModel::BackgroundModel(const BackgroundParams& params) {
 void BackgroundModel::set_params(const BackgroundParams& params) {
   validate_background_params(params);
   const bool restart = params.enabled && !params_.enabled;
+  // Ghosts seen in depth start afresh when turned on: records from that frame on, the static depth
+  // learned anew (the CUDA engine does the same: DevicePipeline::set_depth_from).
+  const bool ghosts_on = params.depth_ghosts && !params_.depth_ghosts;
   params_ = params;
   fixed_ = to_fixed(params);
   if (restart) reset();
+  if (ghosts_on) ghosts_.reset();
 }
 
 void BackgroundModel::reset() {

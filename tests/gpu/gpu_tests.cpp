@@ -1841,6 +1841,104 @@ TEST(Gpu, ModelsOfLaterFramesOverlapMatchingEqualCpu) {
   }
 }
 
+// Ghosts seen in depth (background.depth_ghosts): the left model reads each frame's record (its
+// decision, then its output disparity) kDepthGhostLag frames later, and a revealed pixel is
+// absorbed sooner. Objects 1.3 times larger that stand still halfway along their tracks, some
+// through the warm-up, on a 320x240 synthetic scene; frame by frame against the CPU: one frame at
+// a time, eight and twelve in flight (frame n's model may start while frame n - 8's stereo part,
+// which writes the record, still runs: the engine waits for it), with filling (the record holds the
+// filled output), the intensity model, and the option turned on after the warm-up (records from
+// that frame on, the static depth learned afresh: nothing learned, nothing revealed). The rule
+// must act on this scene: the CPU's masks with it differ from those without.
+namespace {
+struct DepthGhostCase {
+  const char* what;
+  int in_flight;
+  bool fill, color;
+  int on_from;  // the frame the option is turned on (0: from the start)
+};
+
+void expect_depth_ghosts_equal_cpu(const std::vector<SyntheticFrame>& frames,
+                                   const DepthGhostCase& c) {
+  SCOPED_TRACE(c.what);
+  const int w = frames[0].left_gray.width(), h = frames[0].left_gray.height();
+  const int n = static_cast<int>(frames.size());
+  StereoParams sp;
+  sp.max_disparity = 48;
+  sp.fill = c.fill;
+  BackgroundParams bp;
+  bp.warmup = 20;
+  bp.color = c.color;
+  bp.depth_ghosts = c.on_from == 0;
+  EngineOptions o = options_for(w, h, sp, bp);
+  o.inflight = c.in_flight;
+  auto gpu = make_engine("cuda", o);
+  CpuPairProcessor cpu(sp, bp);
+  int next = 0;
+  const auto submit_until = [&](int last) {
+    for (; next <= last && next < n; ++next) {
+      if (c.on_from > 0 && next == c.on_from) {
+        bp.depth_ghosts = true;
+        gpu->set_params(sp, bp);
+      }
+      ASSERT_EQ(gpu->submit(color_frame(frames[next], next)), SubmitStatus::kAccepted) << next;
+    }
+  };
+  for (int i = 0; i < n; ++i) {
+    submit_until(i + c.in_flight - 1);
+    if (c.on_from > 0 && i == c.on_from) cpu.set_params(sp, bp);
+    const std::optional<EngineResult> r = gpu->poll(60s);
+    ASSERT_TRUE(r && r->ok) << "frame " << i;
+    ASSERT_EQ(r->sequence, static_cast<std::uint64_t>(i));
+    expect_synthetic_frame_equals_cpu(cpu, frames[i], *r, i);
+    if (::testing::Test::HasFailure()) return;
+  }
+  expect_same_model("end", cpu, *gpu, sp, bp.color);
+}
+}  // namespace
+
+TEST(Gpu, DepthGhostsEqualCpu) {
+  constexpr int kW = 320, kH = 240, kFrames = 60;
+  SyntheticOptions so = scene_options(kW, kH, 48, 12);
+  so.stop_frames = 15;
+  so.object_size = 1.3;
+  const SyntheticScene scene(so);
+  std::vector<SyntheticFrame> frames(kFrames);
+  for (int i = 0; i < kFrames; ++i) scene.render(i, frames[i]);
+  {
+    // The scene exercises the rule (on the CPU alone, so this part runs without a GPU too).
+    StereoParams sp;
+    sp.max_disparity = 48;
+    BackgroundParams off;
+    off.warmup = 20;
+    BackgroundParams on = off;
+    on.depth_ghosts = true;
+    CpuPairProcessor a(sp, off), b(sp, on);
+    long long differ = 0;
+    for (const SyntheticFrame& f : frames) {
+      const PairFrame pf{f.left_gray.view(), f.right_gray.view(), view_of(f.left),
+                         view_of(f.right)};
+      PairOutput ra, rb;
+      a.process(pf, ra);
+      b.process(pf, rb);
+      for (std::size_t k = 0; k < ra.foreground.size(); ++k)
+        differ += ra.foreground.data()[k] != rb.foreground.data()[k];
+    }
+    std::printf("[ GPU      ] depth_ghosts changes %lld mask pixels over the sequence\n", differ);
+    ASSERT_GT(differ, 1000);
+  }
+  REQUIRE_GPU();
+  const DepthGhostCase cases[] = {{"one at a time", 1, false, true, 0},
+                                  {"eight in flight", 8, false, true, 0},
+                                  {"twelve in flight, intensity", 12, false, false, 0},
+                                  {"filling, four in flight", 4, true, true, 0},
+                                  {"turned on at frame 14", 1, false, true, 14}};
+  for (const DepthGhostCase& c : cases) {
+    expect_depth_ghosts_equal_cpu(frames, c);
+    if (HasFailure()) return;
+  }
+}
+
 // The winners' cost ratios (EngineOptions::cost_ratio_output, what the trinocular fusion
 // compares) equal the CPU's, pixel for pixel, on both matching kernels (the window path for the
 // defaults, the generic one for uniqueness and other k), with background modeling (tiles without

@@ -984,3 +984,26 @@ TEST(BackgroundParams, DepthGhostFartherIsChecked) {
   p.depth_ghost_farther = 0;
   EXPECT_TRUE(check_background_params(p).empty());
 }
+
+// Turning depth_ghosts on starts its learning afresh (records from that frame on, the static depth
+// forgotten), as the CUDA engine does (DevicePipeline::set_depth_from); turning it off and on
+// again does not keep what the first warm-up taught.
+TEST(BackgroundModel, DepthGhostsTurnedOnLearnAfresh) {
+  BackgroundParams p = intensity_params(20);
+  p.depth_ghosts = true;
+  BackgroundModel model(p);
+  std::vector<Gray8> masks;
+  Disparity16 disparity(48, 40, static_cast<std::uint16_t>(16 * 10));
+  const Gray8 scene = plane(48, 40, 60);
+  for (int i = 0; i < 12; ++i) {
+    model.process(gray_planes(scene, 3), masks);
+    model.record_disparity(disparity);
+  }
+  ASSERT_FALSE(model.static_depth().empty());
+  EXPECT_EQ(model.static_depth()[0], 160) << "learned from the warm-up's first frames";
+  p.depth_ghosts = false;
+  model.set_params(p);
+  p.depth_ghosts = true;
+  model.set_params(p);
+  EXPECT_TRUE(model.static_depth().empty());
+}

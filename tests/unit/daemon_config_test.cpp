@@ -145,19 +145,17 @@ TEST(DaemonConfig, EveryModeLoadsForTheCudaEngine) {
   EXPECT_TRUE(issues(kBase + "engine: cuda\nbackground: {support_absorption: true}\n").empty());
 }
 
-// Ghosts seen in depth run on the CPU engine only so far: `--check` reports the key wherever the
-// CUDA engine may run the pair, so that what it accepts the daemon runs; with engine: cpu it loads.
-TEST(DaemonConfig, DepthGhostsLoadForTheCpuEngineOnly) {
-  for (const std::string engine : {"", "engine: auto\n", "engine: cuda\n"}) {
+// Ghosts seen in depth load with every engine (both run them bit for bit: gpu_tests,
+// Gpu.DepthGhostsEqualCpu); their share is checked at its key.
+TEST(DaemonConfig, DepthGhostsLoadForEveryEngine) {
+  for (const std::string engine : {"", "engine: auto\n", "engine: cuda\n", "engine: cpu\n"}) {
     const auto v = issues(kBase + engine + "background: {depth_ghosts: true}\n");
-    EXPECT_TRUE(mentions(v, "background.depth_ghosts", "CPU engine only"))
-        << engine << test::all_issues(v);
+    EXPECT_TRUE(v.empty()) << engine << test::all_issues(v);
   }
-  EXPECT_TRUE(issues(kBase + "engine: cpu\nbackground: {depth_ghosts: true}\n").empty());
   EXPECT_TRUE(
-      issues(kBase + "engine: cpu\nbackground: {depth_ghosts: true, depth_ghost_farther: 0.5}\n")
+      issues(kBase + "engine: cuda\nbackground: {depth_ghosts: true, depth_ghost_farther: 0.5}\n")
           .empty());
-  EXPECT_TRUE(mentions(issues(kBase + "engine: cpu\nbackground: {depth_ghost_farther: 5}\n"),
+  EXPECT_TRUE(mentions(issues(kBase + "background: {depth_ghost_farther: 5}\n"),
                        "background.depth_ghost_farther", ""));
 }
 
