@@ -18,11 +18,6 @@ __device__ inline std::uint16_t* depth_record_of(const MemberArgs& a, long long 
   return a.depth_records + static_cast<std::size_t>(n % kDepthGhostLag) *
                                static_cast<std::size_t>(a.width) * a.height;
 }
-// The left output's value d into a record that holds the model's decision (DepthGhosts::
-// record_disparity).
-__device__ inline void record_disparity(std::uint16_t& record, std::uint16_t d) {
-  record = depth_record(d, (record & kDepthForeground) != 0);
-}
 
 // Blocks of kBlockW x kBlockH threads that fill an SM's threads: eight on Hopper (2,048 threads,
 // so at most 32 registers), six on Orin's sm_87 (1,536). For the short stages that are a chain

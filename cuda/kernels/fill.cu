@@ -25,7 +25,8 @@ __global__ void fill_kernel(const BatchRecord* __restrict__ batch, int views, bo
   // Ghosts seen in depth: the record holds the left output as the CPU's model sees it, filled.
   std::uint16_t* record = ghosts && view == 0 ? depth_record_of(a, batch->frames[m]) : nullptr;
   if (record) {
-    for (int x = 0; x < w; ++x) record_disparity(record[row + x], a.out_disp[view][row + x]);
+    for (int x = 0; x < w; ++x)
+      record[row + x] = with_disparity(record[row + x], a.out_disp[view][row + x]);
   }
 }
 

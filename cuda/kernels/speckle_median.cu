@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
       if (x < w && y < h) {
         out[y * w + x] = kInvalidDisparity;
         if (confidence) confidence[y * w + x] = 0;
-        if (record) record_disparity(record[y * w + x], kInvalidDisparity);
+        if (record) record[y * w + x] = with_disparity(record[y * w + x], kInvalidDisparity);
       }
     }
     return;
@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
         sp.median ? median3x3_network(q[r][c], [&](int dx, int dy) { return q[r + dy][c + dx]; })
                   : q[r][c];
     out[y * w + x] = d;
-    if (record) record_disparity(record[y * w + x], d);
+    if (record) record[y * w + x] = with_disparity(record[y * w + x], d);
     // Without the refinement q[r][c] is the checked map after the removal; with it, that map is
     // q4, and a value the refinement changed keeps no confidence either.
     const std::uint16_t matched = refined ? q4[y * w + x] : q[r][c];

@@ -190,6 +190,12 @@ STEREOD_HD std::uint16_t depth_record(std::uint16_t q4, bool foreground) {
                                     (q4 < kDepthNone ? q4 : kDepthNone));
 }
 
+// A record that holds the model's decision, with the frame's output disparity q4 added (after
+// matching: DepthGhosts::record_disparity, and the CUDA engine's output kernels).
+STEREOD_HD std::uint16_t with_disparity(std::uint16_t record, std::uint16_t q4) {
+  return depth_record(q4, (record & kDepthForeground) != 0);
+}
+
 // Reads one pixel's record of frame n. While n was warming up (every pixel matched), a disparity
 // the model called background lowers the static depth static_q4 to it: the farthest the pixel
 // was seen at while the model agreed with it, which is the depth of what the model learned

@@ -23,8 +23,7 @@ void DepthGhosts::record_decision(long long frame, const Gray8& decision) {
 void DepthGhosts::record_disparity(long long frame, const std::uint16_t* q4, std::size_t pixels) {
   Record& r = ring_[static_cast<std::size_t>(frame % kDepthGhostLag)];
   if (r.frame != frame || r.pixels.size() != pixels) return;
-  for (std::size_t i = 0; i < pixels; ++i)
-    r.pixels[i] = depth_record(q4[i], (r.pixels[i] & kDepthForeground) != 0);
+  for (std::size_t i = 0; i < pixels; ++i) r.pixels[i] = with_disparity(r.pixels[i], q4[i]);
   r.matched = true;
 }
 
