@@ -112,11 +112,8 @@ __device__ void write_empty_outputs(const MemberArgs& a, int cam, int x, int y, 
 // visible.
 
 // Four blocks per SM (64 registers): the kernel waits on memory, and occupancy hides it.
-// kGhosts: background.depth_ghosts (the batch key holds it), a separate instantiation so that
-// the default one keeps its registers; it needs a few more (at 64 the colour model spilled), so
-// three blocks an SM.
-template <int kChannels, bool kGhosts>
-__global__ void __launch_bounds__(kBlockW* kBlockH, kGhosts ? 3 : 4)
+template <int kChannels>
+__global__ void __launch_bounds__(kBlockW* kBlockH, 4)
     model_level_kernel(const BatchRecord* __restrict__ batch, int level, ForegroundSignal signal) {
   constexpr int kFirst = ModelPlanes<kChannels>::kFirst;
   __shared__ unsigned long long raw_bits[kExtRows];  // bit c of row e: raw decision at (c, e)
@@ -322,19 +319,6 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, kGhosts ? 3 : 4)
       level > 0 || (cam == 1 && a.target_margin > 0) ? lv.closed[cam] : nullptr;
   std::uint8_t* const out_fg = level == 0 && cam == 0 ? a.out_fg : nullptr;
   const int warmup = a.warmup;
-  // Ghosts seen in depth (DepthGhosts::revealed and record_decision on the CPU), left camera: the
-  // record of the frame kDepthGhostLag before (null before records exist), in the slot this
-  // frame's record then takes. Its disparity was written by that frame's stereo part, which the
-  // engine's launch waits for (PairState::depth_written). A flag needs only the record and the
-  // static depth, which a background record may lower but a foreground one, the only kind that
-  // can be revealed, leaves alone: so the coarser levels read it at their pixel's top-left finest
-  // pixel without writing, and the finest level, which runs after them, updates the static depth
-  // of its own pixels and writes the frame's decision in the record's place. The model parts of a
-  // pair run one after the other (the model stream), so the static depth needs no atomics.
-  std::uint16_t* const ghost_records = kGhosts && cam == 0 ? depth_record_of(a, n) : nullptr;
-  const bool ghost_reads = ghost_records && n - kDepthGhostLag >= a.depth_from;
-  const bool ghost_learns = n - kDepthGhostLag < a.warmup;
-  const int w0 = a.level[0].width, h0 = a.level[0].height;
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
     const int t = warp + k * kBlockH, y = y0 + t;
@@ -364,25 +348,6 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, kGhosts ? 3 : 4)
         var_out[ch][i] = var[ch];
       }
     };
-    bool revealed = false;
-    if (ghost_records) {
-      if (level == 0) {
-        if (n == a.depth_from) {
-          a.depth_static[i] = kDepthNone;  // the records start here: learned afresh
-        } else if (ghost_reads) {
-          const std::uint16_t before = a.depth_static[i];
-          std::uint16_t s = before;
-          revealed = depth_revealed(ghost_records[i], ghost_learns, s, f.depth_farther_q8);
-          if (s != before) a.depth_static[i] = s;
-        }
-        // The frame's decision; its disparity follows at the end of its stereo part.
-        ghost_records[i] = depth_record(kDepthNone, closed != 0);
-      } else if (ghost_reads && (x << level) < w0 && (y << level) < h0) {
-        const int j = (y << level) * w0 + (x << level);
-        std::uint16_t s = a.depth_static[j];
-        revealed = depth_revealed(ghost_records[j], ghost_learns, s, f.depth_farther_q8);
-      }
-    }
     if (first) {
       store_model(p.mean, p.var);
       still_plane[i] = 0;
@@ -395,10 +360,23 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, kGhosts ? 3 : 4)
     std::uint32_t* vp[3] = {&var[0], &var[1], &var[2]};
     std::uint16_t st = still[k];
     std::uint8_t pv = prev[k];
-    learn_pixel(p.px, mp, vp, st, pv, kChannels, closed != 0, n, warmup, var0, f, revealed);
+    learn_pixel(p.px, mp, vp, st, pv, kChannels, closed != 0, n, warmup, var0, f);
     store_model(mean, var);
     if (st != still[k]) still_plane[i] = st;
     if (pv != prev[k]) prev_plane[i] = pv;
+  }
+
+  // Ghosts seen in depth (DepthGhosts::record_decision on the CPU): the left camera's finest
+  // decision goes into this frame's record, whose disparity its stereo part adds (what the record
+  // of the frame kDepthGhostLag before revealed, the pyramid kernel applied). After the learning,
+  // from the closed bits: the colour model has no register to spare while its pixels are held.
+  std::uint16_t* const records = level == 0 && cam == 0 ? depth_record_of(a, n) : nullptr;
+  if (!records) return;
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const int t = warp + k * kBlockH, y = y0 + t;
+    if (x < w && y < h)
+      records[y * w + x] = depth_record(kDepthNone, (closed_bits[t] >> lane) & 1u);
   }
 }
 
@@ -467,10 +445,7 @@ void launch_background_model(const BatchShape& shape, const BatchRecord* batch, 
   // whose output it reads from its first load on.
   const bool chained = level + 1 < shape.levels;
   // The model's channels are the batch's (the batch key holds the color mode).
-  const auto kernel =
-      shape.color
-          ? (shape.depth_ghosts ? model_level_kernel<3, true> : model_level_kernel<3, false>)
-          : (shape.depth_ghosts ? model_level_kernel<1, true> : model_level_kernel<1, false>);
+  const auto kernel = shape.color ? model_level_kernel<3> : model_level_kernel<1>;
   launch_stage("model_level_kernel", chained, kernel, grid, block, 0, stream, batch, level, signal);
 }
 

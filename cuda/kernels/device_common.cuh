@@ -15,8 +15,9 @@ namespace stereod::cuda {
 // finest level, or null without the option.
 __device__ inline std::uint16_t* depth_record_of(const MemberArgs& a, long long n) {
   if (!a.depth_records) return nullptr;
-  return a.depth_records + static_cast<std::size_t>(n % kDepthGhostLag) *
-                               static_cast<std::size_t>(a.width) * a.height;
+  // n >= 0: unsigned, so that the remainder is a mask (kDepthGhostLag is a power of two).
+  const auto slot = static_cast<unsigned>(static_cast<unsigned long long>(n) % kDepthGhostLag);
+  return a.depth_records + slot * (static_cast<std::size_t>(a.width) * a.height);
 }
 
 // Blocks of kBlockW x kBlockH threads that fill an SM's threads: eight on Hopper (2,048 threads,

@@ -15,6 +15,8 @@ namespace {
 constexpr int kRegionW = 64;
 constexpr int kRegionH = 32;
 constexpr int kThreads = kBlockW * kBlockH;
+static_assert(kRegionW * kRegionH % kThreads == 0 && kRegionW % 32 == 0,
+              "whole rounds of whole warps");
 static_assert((kRegionH >> (kMaxLevels - 1)) >= 1, "every level keeps a row of the region");
 
 __device__ __forceinline__ std::uint8_t mean4(const std::uint8_t* src, int stride, int x0, int y0,
@@ -24,6 +26,9 @@ __device__ __forceinline__ std::uint8_t mean4(const std::uint8_t* src, int strid
   return static_cast<std::uint8_t>((sum + 2) >> 2);
 }
 
+// kGhosts: background.depth_ghosts (the batch key holds it), an instantiation of its own so
+// that the default one carries nothing of it.
+template <bool kGhosts>
 __global__ void __launch_bounds__(kThreads)
     pyramid_kernel(const BatchRecord* __restrict__ batch, ListCounters* counters, int lists) {
   // Ping-pong buffers: even levels in A, odd in B (a level's region is a quarter of the last's).
@@ -31,6 +36,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ std::uint8_t gray_b[kRegionW * kRegionH / 4];
   __shared__ std::uint8_t rgb_a[3][kRegionW * kRegionH];
   __shared__ std::uint8_t rgb_b[3][kRegionW * kRegionH / 4];
+  __shared__ std::uint32_t revealed_bits[kRegionW * kRegionH / 32];  // depth ghosts, finest level
 
   const MemberArgs& a = *batch->member[blockIdx.z >> 1];
   const int cam = blockIdx.z & 1;
@@ -46,6 +52,18 @@ __global__ void __launch_bounds__(kThreads)
   const std::uint8_t* src_rgb = a.src_rgb[cam];
   const bool load_rgb = hsv || src_gray == nullptr;
   const int x0 = blockIdx.x * kRegionW, y0 = blockIdx.y * kRegionH;
+  // Ghosts seen in depth (background.depth_ghosts; DepthGhosts::revealed and
+  // BackgroundModel::hasten_revealed on the CPU), left camera, before the model learns: the
+  // record of the frame kDepthGhostLag before (its disparity written by that frame's stereo part,
+  // which the engine's launch waits for: PairState::depth_written) teaches the static depth while
+  // that frame warmed up, and a pixel it reveals gets revealed_counters -- at the finest level
+  // and at every coarser pixel whose top-left finest pixel it is, which lies in this block's region
+  // too. Here rather than in the model kernel, whose registers are all taken. The model
+  // parts of a pair run one after the other (one stream), so the static depth needs no atomics.
+  const long long n = batch->frames[blockIdx.z >> 1];
+  std::uint16_t* const ghost_records =
+      kGhosts && cam == 0 && a.modeling ? depth_record_of(a, n) : nullptr;
+  const bool ghost_reads = ghost_records && n - kDepthGhostLag >= a.depth_from;
 
   {
     const LevelBuffers& lv = a.level[0];
@@ -79,6 +97,30 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
   }
+  if (ghost_records) {
+    const LevelBuffers& lv = a.level[0];
+    const int w = lv.width, h = lv.height;
+    const bool learns = n - kDepthGhostLag < a.warmup;
+    for (int i = tid; i < kRegionW * kRegionH; i += kThreads) {  // every thread every round
+      const int gx = x0 + i % kRegionW, gy = y0 + i / kRegionW;
+      bool shown = false;
+      if (gx < w && gy < h) {
+        const int idx = gy * w + gx;
+        if (n == a.depth_from) {
+          a.depth_static[idx] = kDepthNone;  // the records start here: learned afresh
+        } else if (ghost_reads) {
+          const std::uint16_t before = a.depth_static[idx];
+          std::uint16_t st = before;
+          shown = depth_revealed(ghost_records[idx], learns, st, a.fixed.depth_farther_q8);
+          if (st != before) a.depth_static[idx] = st;
+          if (shown) lv.still[0][idx] = revealed_counters(lv.still[0][idx]);
+        }
+      }
+      // A warp holds 32 pixels of one region row: their flags are one word.
+      const unsigned bits = __ballot_sync(0xFFFFFFFFu, shown);
+      if (threadIdx.x == 0) revealed_bits[i / 32] = bits;
+    }
+  }
   __syncthreads();
 
   for (int s = 1; s < levels; ++s) {
@@ -101,6 +143,11 @@ __global__ void __launch_bounds__(kThreads)
       coarse[i] = v;
       const int idx = gy * ws + gx;
       lv.gray_out[cam][idx] = v;
+      if (ghost_reads) {
+        const int f = ((ly << s) * kRegionW) + (lx << s);  // its top-left finest pixel
+        if ((revealed_bits[f / 32] >> (f % 32)) & 1u)
+          lv.still[0][idx] = revealed_counters(lv.still[0][idx]);
+      }
       if (hsv) {
         std::uint8_t c[3];
         for (int ch = 0; ch < 3; ++ch) {
@@ -123,7 +170,11 @@ void launch_pyramid(const BatchShape& shape, const BatchRecord* batch, ListCount
   const dim3 grid(static_cast<unsigned>((shape.width + kRegionW - 1) / kRegionW),
                   static_cast<unsigned>((shape.height + kRegionH - 1) / kRegionH),
                   static_cast<unsigned>(2 * shape.count));
-  pyramid_kernel<<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, counters, levels);
+  if (shape.depth_ghosts) {
+    pyramid_kernel<true><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, counters, levels);
+  } else {
+    pyramid_kernel<false><<<grid, dim3(kBlockW, kBlockH), 0, stream>>>(batch, counters, levels);
+  }
   STEREOD_CUDA_LAUNCHED("pyramid_kernel");
 }
 

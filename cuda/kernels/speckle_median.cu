@@ -24,20 +24,30 @@ constexpr int kRingW = kTileW + 2, kRingH = kTileH + 2;
 template <bool kGhosts>
 __global__ void __launch_bounds__(kBlockW* kBlockH)
     speckle_median_kernel(const BatchRecord* __restrict__ batch, int views, int rounds) {
-  after_previous_stage();
   __shared__ std::uint16_t q[kRingH][kRingW];
   const int m = blockIdx.z / views, view = blockIdx.z % views;
   const MemberArgs& a = *batch->member[m];
   const LevelBuffers& lv = a.level[0];
   const int w = lv.width, h = lv.height;
-  const int t = blockIdx.y * lv.tiles_x + blockIdx.x;
   const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
   const int x = x0 + threadIdx.x;
+  // Ghosts seen in depth: the left output also goes into the frame's record, which holds the
+  // model's decision; filling, where it runs, records again what it gives. The record is read
+  // before the wait for the previous stage, so that its latency passes meanwhile: the model part,
+  // which wrote it, finished before this frame's stereo part began, and nothing since writes it.
+  std::uint16_t* record = kGhosts && view == 0 ? depth_record_of(a, batch->frames[m]) : nullptr;
+  std::uint16_t decided[kRows] = {};
+  if (record) {
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const int y = y0 + threadIdx.y + k * kBlockH;
+      if (x < w && y < h) decided[k] = record[y * w + x];
+    }
+  }
+  after_previous_stage();
+  const int t = blockIdx.y * lv.tiles_x + blockIdx.x;
   std::uint16_t* out = a.out_disp[view];
   std::uint8_t* confidence = view == 0 ? a.out_confidence : nullptr;
-  // Ghosts seen in depth: the left output also goes into the frame's record (its decision is
-  // there from the model); filling, where it runs, records again what it gives.
-  std::uint16_t* record = kGhosts && view == 0 ? depth_record_of(a, batch->frames[m]) : nullptr;
   const bool refined = rounds >= 0;
   if (!refined && !a.post_active[view][t]) {
 #pragma unroll
@@ -46,7 +56,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
       if (x < w && y < h) {
         out[y * w + x] = kInvalidDisparity;
         if (confidence) confidence[y * w + x] = 0;
-        if (record) record[y * w + x] = with_disparity(record[y * w + x], kInvalidDisparity);
+        if (record) record[y * w + x] = with_disparity(decided[k], kInvalidDisparity);
       }
     }
     return;
@@ -85,7 +95,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
         sp.median ? median3x3_network(q[r][c], [&](int dx, int dy) { return q[r + dy][c + dx]; })
                   : q[r][c];
     out[y * w + x] = d;
-    if (record) record[y * w + x] = with_disparity(record[y * w + x], d);
+    if (record) record[y * w + x] = with_disparity(decided[k], d);
     // Without the refinement q[r][c] is the checked map after the removal; with it, that map is
     // q4, and a value the refinement changed keeps no confidence either.
     const std::uint16_t matched = refined ? q4[y * w + x] : q[r][c];

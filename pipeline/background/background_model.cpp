@@ -136,8 +136,7 @@ void BackgroundModel::initialise(const BackgroundPlanes& planes) {
 }
 
 template <int kChannels>
-void BackgroundModel::learn(const BackgroundPlanes& planes, int s, const Gray8* revealed,
-                            ThreadPool* pool) {
+void BackgroundModel::learn(const BackgroundPlanes& planes, int s, ThreadPool* pool) {
   Level& lv = levels_[s];
   const std::uint32_t var0 = initial_variance(params_);
   const int w = lv.closed.width();
@@ -148,10 +147,6 @@ void BackgroundModel::learn(const BackgroundPlanes& planes, int s, const Gray8* 
     std::uint16_t* mean[3] = {nullptr, nullptr, nullptr};
     std::uint32_t* var[3] = {nullptr, nullptr, nullptr};
     for (int y = y0; y < y1; ++y) {
-      // The finest pixel at this one's top-left corner (levels halve, rounding up: it may lie
-      // outside the finest image, where nothing is revealed).
-      const std::uint8_t* flags =
-          revealed && (y << s) < revealed->height() ? revealed->row(y << s) : nullptr;
       for (int px = 0; px < w; ++px) {
         const std::size_t i = static_cast<std::size_t>(y) * w + px;
         for (int c = kFirst; c < 3; ++c) {
@@ -159,12 +154,31 @@ void BackgroundModel::learn(const BackgroundPlanes& planes, int s, const Gray8* 
           mean[c] = &lv.mean[c][i];
           var[c] = &lv.var[c][i];
         }
-        const bool shown = flags && (px << s) < revealed->width() && flags[px << s] != 0;
         learn_pixel(x, mean, var, lv.still[i], lv.prev[i], kChannels, lv.closed.data()[i] != 0,
-                    frames_, params_.warmup, var0, fixed_, shown);
+                    frames_, params_.warmup, var0, fixed_);
       }
     }
   });
+}
+
+void BackgroundModel::hasten_revealed(const BackgroundPlanes& planes, const Gray8& revealed,
+                                      ThreadPool* pool) {
+  for (std::size_t s = 0; s < levels_.size(); ++s) {
+    Level& lv = levels_[s];
+    const int w = planes.levels[s][kValue].width();
+    for_rows(pool, planes.levels[s][kValue].height(), [&](int y0, int y1) {
+      for (int y = y0; y < y1; ++y) {
+        // The finest pixel at this one's top-left corner (levels halve, rounding up: it may lie
+        // outside the finest image, where nothing is revealed).
+        if ((y << s) >= revealed.height()) continue;
+        const std::uint8_t* flags = revealed.row(y << s);
+        for (int px = 0; px < w && (px << s) < revealed.width(); ++px) {
+          std::uint16_t& counters = lv.still[static_cast<std::size_t>(y) * w + px];
+          if (flags[px << s]) counters = revealed_counters(counters);
+        }
+      }
+    });
+  }
 }
 
 template <int kChannels>
@@ -245,10 +259,13 @@ void BackgroundModel::process(const BackgroundPlanes& planes, std::vector<Gray8>
     frames_ = 0;
   }
   const bool warming = frames_ < params_.warmup;
-  const Gray8* revealed =
-      params_.depth_ghosts && frames_ > 0
-          ? ghosts_.revealed(frames_, params_.warmup, fixed_.depth_farther_q8, pool)
-          : nullptr;
+  // Ghosts seen in depth, before any level learns: what the record of the frame kDepthGhostLag
+  // before shows behind the learned model is absorbed after kDepthGhostLag still frames at most.
+  if (params_.depth_ghosts && frames_ > 0) {
+    const Gray8* revealed =
+        ghosts_.revealed(frames_, params_.warmup, fixed_.depth_farther_q8, pool);
+    if (revealed) hasten_revealed(planes, *revealed, pool);
+  }
 
   for (int s = levels - 1; s >= 0; --s) {
     Level& lv = levels_[s];
@@ -259,9 +276,9 @@ void BackgroundModel::process(const BackgroundPlanes& planes, std::vector<Gray8>
     // The first frame only initialised the model; every later one teaches it.
     if (frames_ > 0) {
       if (channels_ == 1) {
-        learn<1>(planes, s, revealed, pool);
+        learn<1>(planes, s, pool);
       } else {
-        learn<3>(planes, s, revealed, pool);
+        learn<3>(planes, s, pool);
       }
     }
     masks[s].ensure_size(w, h);

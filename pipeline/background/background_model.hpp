@@ -92,10 +92,12 @@ class BackgroundModel {
   // The decision before closing of every pixel of a level; returns how many were tested.
   template <int kChannels>
   long long decide(const BackgroundPlanes& planes, int level, ThreadPool* pool);
-  // revealed: the finest level's depth_revealed flags, or nullptr; a pixel of a coarser level
-  // reads the finest pixel at its top-left corner.
   template <int kChannels>
-  void learn(const BackgroundPlanes& planes, int level, const Gray8* revealed, ThreadPool* pool);
+  void learn(const BackgroundPlanes& planes, int level, ThreadPool* pool);
+  // Ghosts seen in depth: applies revealed_counters to every pixel the finest level's
+  // depth_revealed flags mark; a pixel of a coarser level reads the finest pixel at its top-left
+  // corner.
+  void hasten_revealed(const BackgroundPlanes& planes, const Gray8& revealed, ThreadPool* pool);
 
   BackgroundParams params_;
   BackgroundFixed fixed_;

@@ -196,6 +196,18 @@ STEREOD_HD std::uint16_t with_disparity(std::uint16_t record, std::uint16_t q4) 
   return depth_record(q4, (record & kDepthForeground) != 0);
 }
 
+// A pixel that depth_revealed flags is absorbed after kDepthGhostLag still frames at most (the
+// scene behind what the model learned, uncovered). Applied to its counters before it learns, so
+// that the CUDA engine can apply it outside the model kernel: once the pixel has been still for
+// kDepthGhostLag - 1 frames, its run is set to the most, and a still frame now absorbs it whatever
+// its model's support -- the same as capping learn_pixel's wait at kDepthGhostLag for this frame
+// (a frame that is not still, or is background, resets the run either way).
+STEREOD_HD std::uint16_t revealed_counters(std::uint16_t counters) {
+  return still_run(counters) >= kDepthGhostLag - 1
+             ? pack_counters(kAbsorbCountMax, model_support(counters))
+             : counters;
+}
+
 // Reads one pixel's record of frame n. While n was warming up (every pixel matched), a disparity
 // the model called background lowers the static depth static_q4 to it: the farthest the pixel
 // was seen at while the model agreed with it, which is the depth of what the model learned
@@ -222,15 +234,12 @@ STEREOD_HD bool depth_revealed(std::uint16_t record, bool warming, std::uint16_t
 // support grows. Foreground, also while warming up: the mean alone learns at alpha_fg (samples of
 // passing objects never inflate the variance), and a pixel that stays still (value within
 // still_tolerance of the previous frame's) for absorb_frames frames -- with support_absorption,
-// absorb_after(support), or absorb_after(0) where it is relit, and kDepthGhostLag frames at most
-// where `revealed` (depth_revealed for the frame kDepthGhostLag before: the pixel has been still
-// since it showed that depth) -- is taken into the background outright, its model seeded afresh
-// (support 0).
+// absorb_after(support), or absorb_after(0) where it is relit -- is taken into the background
+// outright, its model seeded afresh (support 0).
 STEREOD_HD void learn_pixel(const std::uint8_t x[3], std::uint16_t* mean[3], std::uint32_t* var[3],
                             std::uint16_t& counters, std::uint8_t& prev_value, int channels,
                             bool foreground, long long frame, int warmup,
-                            std::uint32_t initial_variance, const BackgroundFixed& f,
-                            bool revealed = false) {
+                            std::uint32_t initial_variance, const BackgroundFixed& f) {
   const int change = x[kValue] > prev_value ? x[kValue] - prev_value : prev_value - x[kValue];
   prev_value = x[kValue];
   int run = still_run(counters);
@@ -245,7 +254,6 @@ STEREOD_HD void learn_pixel(const std::uint8_t x[3], std::uint16_t* mean[3], std
       if (channels == 3) model[kHue] = *mean[kHue], model[kSaturation] = *mean[kSaturation];
       needed = absorb_after(relit(x, model, channels, f) ? 0 : support, f.absorb_frames);
     }
-    if (revealed && needed > kDepthGhostLag) needed = kDepthGhostLag;
     if (f.absorb_frames > 0 && run >= needed) {
       for (int c = 0; c < 3; ++c) {
         if (channels == 1 && c != kValue) continue;

@@ -61,7 +61,7 @@ struct BackgroundParams {
   // is taken into the background once it has been still for kDepthGhostLag frames, instead of
   // absorb_frames. Both engines, bit for bit. On the foreground family it takes mean mask IoU from
   // 0.891 to 0.899 (tuning) and 0.864 to 0.894 (held aside); off by default for its cost on the
-  // GPU (1024x768, 16 % foreground: 9 % of the frame rate; docs/PERFORMANCE.md, "Ghosts seen in
+  // GPU (1024x768, 16 % foreground: 3 % of the frame rate; docs/PERFORMANCE.md, "Ghosts seen in
   // depth").
   bool depth_ghosts = false;
   double depth_ghost_farther = 0.25;

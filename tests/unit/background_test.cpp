@@ -870,6 +870,41 @@ TEST(BackgroundMatching, RightMaskIsWidenedByTheTargetMargin) {
   }
 }
 
+// revealed_counters against the rule it stands for: a revealed foreground pixel is absorbed once
+// it has been still for min(the wait learn_pixel would ask, kDepthGhostLag) frames, this frame
+// included. Every run and some supports, waits and modes; a still frame and a changed one.
+TEST(BackgroundOps, RevealedCountersCapTheWaitAtTheLag) {
+  for (const int absorb_frames : {0, 1, 5, 8, 20, 30, 100, 255}) {
+    for (const bool support_absorption : {false, true}) {
+      BackgroundParams p;
+      p.absorb_frames = absorb_frames;
+      p.support_absorption = support_absorption;
+      const BackgroundFixed f = to_fixed(p);
+      for (const int support : {0, 3, 7, 40, 255}) {
+        for (int run = 0; run <= kAbsorbCountMax; ++run) {
+          for (const bool still : {false, true}) {
+            std::uint16_t mean[3] = {0, 0, 100 << 8};  // the object (30) is no shadow of it
+            std::uint32_t var[3] = {0, 0, 64 << 8};
+            std::uint16_t* mp[3] = {&mean[0], &mean[1], &mean[2]};
+            std::uint32_t* vp[3] = {&var[0], &var[1], &var[2]};
+            std::uint8_t x[3] = {0, 0, 30};
+            std::uint8_t prev = still ? 30 : 200;
+            std::uint16_t counters = revealed_counters(pack_counters(run, support));
+            learn_pixel(x, mp, vp, counters, prev, 1, true, 100, 0, 64 << 8, f);
+            const int now = still ? std::min(run + 1, kAbsorbCountMax) : 0;
+            const int wait =
+                support_absorption ? absorb_after(support, absorb_frames) : absorb_frames;
+            const bool expected = absorb_frames > 0 && now >= std::min(wait, kDepthGhostLag);
+            EXPECT_EQ(mean[kValue] == (30 << 8), expected)
+                << "absorb_frames " << absorb_frames << " support_absorption " << support_absorption
+                << " support " << support << " run " << run << " still " << still;
+          }
+        }
+      }
+    }
+  }
+}
+
 // depth_revealed against its definition (background_ops.hpp): the static depth learns only from
 // warm-up frames the model called background, and a foreground pixel is revealed where its
 // disparity is farther than the static one by a pixel and by the share farther_q8 / 256 of the
