@@ -163,6 +163,7 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
   keep_if(ghosts, depth_static_, full);
   const std::size_t tiles0 =
       static_cast<std::size_t>(tiles_of(width_, kTileW)) * tiles_of(height_, kTileH);
+  keep_if(ghosts, depth_tiles_, kDepthGhostLag * tiles0);
   for (Frame& f : frames_) {
     for (int i = 0; i < 2; ++i) {
       ensure(f.q4[i], full);
@@ -240,6 +241,7 @@ MemberArgs DevicePipeline::make_args(int slot) const {
     a.depth_records = depth_records_.get();
     a.depth_static = depth_static_.get();
     a.depth_from = depth_from_;
+    a.depth_tiles = depth_tiles_.get();
   }
   const bool rectify = map_[0].get() != nullptr;
   for (int i = 0; i < 2; ++i) {

@@ -166,6 +166,7 @@ class DevicePipeline {
   DeviceBuffer<std::int32_t> map_[2];  // rectification maps (empty: none)
   // Ghosts seen in depth (MemberArgs::depth_records ...; empty without background.depth_ghosts).
   DeviceBuffer<std::uint16_t> depth_records_, depth_static_;
+  DeviceBuffer<std::uint8_t> depth_tiles_;
   long long depth_from_ = 0;
   std::vector<Frame> frames_;  // one per slot
   int last_slot_ = 0;

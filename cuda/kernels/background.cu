@@ -370,6 +370,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
   // decision goes into this frame's record, whose disparity its stereo part adds (what the record
   // of the frame kDepthGhostLag before revealed, the pyramid kernel applied). After the learning,
   // from the closed bits: the colour model has no register to spare while its pixels are held.
+  // The tile's flag too (MemberArgs::depth_tiles: a model tile is a kTileW x kTileH tile).
+  static_assert(kModelTileW == kTileW && kModelTileH == kTileH, "one flag per model tile");
   std::uint16_t* const records = level == 0 && cam == 0 ? depth_record_of(a, n) : nullptr;
   if (!records) return;
 #pragma unroll
@@ -377,6 +379,11 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
     const int t = warp + k * kBlockH, y = y0 + t;
     if (x < w && y < h)
       records[y * w + x] = depth_record(kDepthNone, (closed_bits[t] >> lane) & 1u);
+  }
+  if (tid == 0) {
+    std::uint32_t any = 0;
+    for (int t = 0; t < kModelTileH; ++t) any |= closed_bits[t];
+    depth_tiles_of(a, n)[blockIdx.y * gridDim.x + blockIdx.x] = any != 0 ? 1 : 0;
   }
 }
 

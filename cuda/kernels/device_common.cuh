@@ -19,6 +19,12 @@ __device__ inline std::uint16_t* depth_record_of(const MemberArgs& a, long long 
   const auto slot = static_cast<unsigned>(static_cast<unsigned long long>(n) % kDepthGhostLag);
   return a.depth_records + slot * (static_cast<std::size_t>(a.width) * a.height);
 }
+// Its tiles' foreground flags (MemberArgs::depth_tiles).
+__device__ inline std::uint8_t* depth_tiles_of(const MemberArgs& a, long long n) {
+  const auto slot = static_cast<unsigned>(static_cast<unsigned long long>(n) % kDepthGhostLag);
+  const LevelBuffers& lv = a.level[0];
+  return a.depth_tiles + slot * (static_cast<std::size_t>(lv.tiles_x) * lv.tiles_y);
+}
 
 // Blocks of kBlockW x kBlockH threads that fill an SM's threads: eight on Hopper (2,048 threads,
 // so at most 32 registers), six on Orin's sm_87 (1,536). For the short stages that are a chain

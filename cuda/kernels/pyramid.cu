@@ -17,6 +17,7 @@ constexpr int kRegionH = 32;
 constexpr int kThreads = kBlockW * kBlockH;
 static_assert(kRegionW * kRegionH % kThreads == 0 && kRegionW % 32 == 0,
               "whole rounds of whole warps");
+static_assert(kRegionW % kTileW == 0 && kRegionH % kTileH == 0, "whole tiles in a region");
 static_assert((kRegionH >> (kMaxLevels - 1)) >= 1, "every level keeps a row of the region");
 
 __device__ __forceinline__ std::uint8_t mean4(const std::uint8_t* src, int stride, int x0, int y0,
@@ -63,7 +64,23 @@ __global__ void __launch_bounds__(kThreads)
   const long long n = batch->frames[blockIdx.z >> 1];
   std::uint16_t* const ghost_records =
       kGhosts && cam == 0 && a.modeling ? depth_record_of(a, n) : nullptr;
-  const bool ghost_reads = ghost_records && n - kDepthGhostLag >= a.depth_from;
+  const bool learns = n - kDepthGhostLag < a.warmup;
+  bool ghost_reads = ghost_records && n - kDepthGhostLag >= a.depth_from;
+  if (ghost_reads && !learns) {
+    // After the warm-up only a foreground record can be revealed: a region whose finest tiles
+    // (2 x 2 of them, MemberArgs::depth_tiles) had none in that frame has nothing to read.
+    const LevelBuffers& lv = a.level[0];
+    const std::uint8_t* tiles = depth_tiles_of(a, n);
+    const int tx = blockIdx.x * (kRegionW / kTileW), ty = blockIdx.y * (kRegionH / kTileH);
+    bool any = false;
+    for (int j = 0; j < kRegionH / kTileH; ++j) {
+      for (int i = 0; i < kRegionW / kTileW; ++i) {
+        if (tx + i < lv.tiles_x && ty + j < lv.tiles_y)
+          any |= tiles[(ty + j) * lv.tiles_x + tx + i] != 0;
+      }
+    }
+    ghost_reads = any;
+  }
 
   {
     const LevelBuffers& lv = a.level[0];
@@ -97,10 +114,9 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
   }
-  if (ghost_records) {
+  if (ghost_reads || (ghost_records && n == a.depth_from)) {
     const LevelBuffers& lv = a.level[0];
     const int w = lv.width, h = lv.height;
-    const bool learns = n - kDepthGhostLag < a.warmup;
     for (int i = tid; i < kRegionW * kRegionH; i += kThreads) {  // every thread every round
       const int gx = x0 + i % kRegionW, gy = y0 + i / kRegionW;
       bool shown = false;

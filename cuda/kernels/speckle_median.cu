@@ -32,9 +32,11 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
   const int x = x0 + threadIdx.x;
   // Ghosts seen in depth: the left output also goes into the frame's record, which holds the
-  // model's decision; filling, where it runs, records again what it gives. The record is read
-  // before the wait for the previous stage, so that its latency passes meanwhile: the model part,
-  // which wrote it, finished before this frame's stereo part began, and nothing since writes it.
+  // model's decision; filling, where it runs, records again what it gives. A tile that was not
+  // matched keeps the record as the model wrote it (its decision, no disparity: what this kernel
+  // would write). The record is read before the wait for the previous stage, so that its latency
+  // passes meanwhile: the model part, which wrote it, finished before this frame's stereo part
+  // began, and nothing since writes it.
   std::uint16_t* record = kGhosts && view == 0 ? depth_record_of(a, batch->frames[m]) : nullptr;
   std::uint16_t decided[kRows] = {};
   if (record) {
@@ -56,7 +58,6 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
       if (x < w && y < h) {
         out[y * w + x] = kInvalidDisparity;
         if (confidence) confidence[y * w + x] = 0;
-        if (record) record[y * w + x] = with_disparity(decided[k], kInvalidDisparity);
       }
     }
     return;

@@ -170,6 +170,10 @@ struct MemberArgs {
   std::uint16_t* depth_records = nullptr;
   std::uint16_t* depth_static = nullptr;
   long long depth_from = 0;
+  // Per record, per finest kTileW x kTileH tile (level 0's tiles_x x tiles_y): 1 where the left
+  // decision had any foreground there, written with the decisions; after the warm-up a region
+  // whose tiles had none holds no record the rule reads (pyramid.cu).
+  std::uint8_t* depth_tiles = nullptr;
 };
 
 struct BatchRecord {

@@ -22,7 +22,7 @@ struct BatchShape {
   bool color = false;         // the background model compares HSV (needs the color input)
   bool modeling = false;      // background model on
   bool widen = false;         // ... with background.target_margin > 0
-  bool depth_ghosts = false;  // ... with background.depth_ghosts (the model kernel's variant)
+  bool depth_ghosts = false;  // ... with background.depth_ghosts (pyramid and median variants)
   bool census = true;         // the cost has a census term
   bool mean_removal = true;   // the AD term reads mean-removed intensities
   // s = 3 without the uniqueness test or the confidence: the work-list matcher.
