@@ -161,6 +161,7 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
   const bool ghosts = modeling && background.depth_ghosts;
   keep_if(ghosts, depth_records_, kDepthGhostLag * full);
   keep_if(ghosts, depth_static_, full);
+  keep_if(ghosts, depth_last_, full);
   const std::size_t tiles0 =
       static_cast<std::size_t>(tiles_of(width_, kTileW)) * tiles_of(height_, kTileH);
   keep_if(ghosts, depth_tiles_, kDepthGhostLag * tiles0);
@@ -242,6 +243,7 @@ MemberArgs DevicePipeline::make_args(int slot) const {
     a.depth_static = depth_static_.get();
     a.depth_from = depth_from_;
     a.depth_tiles = depth_tiles_.get();
+    a.depth_last = depth_last_.get();
   }
   const bool rectify = map_[0].get() != nullptr;
   for (int i = 0; i < 2; ++i) {

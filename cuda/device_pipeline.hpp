@@ -167,6 +167,7 @@ class DevicePipeline {
   // Ghosts seen in depth (MemberArgs::depth_records ...; empty without background.depth_ghosts).
   DeviceBuffer<std::uint16_t> depth_records_, depth_static_;
   DeviceBuffer<std::uint8_t> depth_tiles_;
+  DeviceBuffer<std::uint32_t> depth_last_;
   long long depth_from_ = 0;
   std::vector<Frame> frames_;  // one per slot
   int last_slot_ = 0;

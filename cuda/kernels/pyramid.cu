@@ -57,10 +57,11 @@ __global__ void __launch_bounds__(kThreads)
   // BackgroundModel::hasten_revealed on the CPU), left camera, before the model learns: the
   // record of the frame kDepthGhostLag before (its disparity written by that frame's stereo part,
   // which the engine's launch waits for: PairState::depth_written) teaches the static depth while
-  // that frame warmed up, and a pixel it reveals gets revealed_counters -- at the finest level
-  // and at every coarser pixel whose top-left finest pixel it is, which lies in this block's region
-  // too. Here rather than in the model kernel, whose registers are all taken. The model
-  // parts of a pair run one after the other (one stream), so the static depth needs no atomics.
+  // that frame warmed up, and a pixel it reveals, as the record before did (revealed_again),
+  // gets revealed_counters -- at the finest level and at every coarser pixel whose top-left
+  // finest pixel it is, which lies in this block's region too. Here rather than in the model
+  // kernel, whose registers are all taken. The model parts of a pair run one after the other (one
+  // stream), so the static depth needs no atomics.
   const long long n = batch->frames[blockIdx.z >> 1];
   std::uint16_t* const ghost_records =
       kGhosts && cam == 0 && a.modeling ? depth_record_of(a, n) : nullptr;
@@ -124,10 +125,15 @@ __global__ void __launch_bounds__(kThreads)
         const int idx = gy * w + gx;
         if (n == a.depth_from) {
           a.depth_static[idx] = kDepthNone;  // the records start here: learned afresh
+          a.depth_last[idx] = kDepthRevealedNever;
         } else if (ghost_reads) {
           const std::uint16_t before = a.depth_static[idx];
           std::uint16_t st = before;
-          shown = depth_revealed(ghost_records[idx], learns, st, a.fixed.depth_farther_q8);
+          if (depth_revealed(ghost_records[idx], learns, st, a.fixed.depth_farther_q8)) {
+            std::uint32_t last = a.depth_last[idx];  // read where revealed only: rare
+            shown = revealed_again(true, n, last);
+            a.depth_last[idx] = last;
+          }
           if (st != before) a.depth_static[idx] = st;
           if (shown) lv.still[0][idx] = revealed_counters(lv.still[0][idx]);
         }

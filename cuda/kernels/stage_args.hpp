@@ -174,6 +174,8 @@ struct MemberArgs {
   // decision had any foreground there, written with the decisions; after the warm-up a region
   // whose tiles had none holds no record the rule reads (pyramid.cu).
   std::uint8_t* depth_tiles = nullptr;
+  // Per finest left pixel: revealed_again's `last` (background_ops.hpp).
+  std::uint32_t* depth_last = nullptr;
 };
 
 struct BatchRecord {

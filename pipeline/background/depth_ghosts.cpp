@@ -7,6 +7,7 @@ namespace stereod {
 void DepthGhosts::reset() {
   for (Record& r : ring_) r.frame = -1;
   static_q4_.clear();
+  last_revealed_.clear();
 }
 
 void DepthGhosts::record_decision(long long frame, const Gray8& decision) {
@@ -31,13 +32,17 @@ const Gray8* DepthGhosts::revealed(long long frame, int warmup, int farther_q8, 
   const long long seen = frame - kDepthGhostLag;
   Record& r = ring_[static_cast<std::size_t>(frame % kDepthGhostLag)];
   if (seen < 0 || r.frame != seen || !r.matched) return nullptr;
-  if (static_q4_.size() != r.pixels.size()) static_q4_.assign(r.pixels.size(), kDepthNone);
+  if (static_q4_.size() != r.pixels.size()) {
+    static_q4_.assign(r.pixels.size(), kDepthNone);
+    last_revealed_.assign(r.pixels.size(), kDepthRevealedNever);
+  }
   revealed_.ensure_size(r.width, r.height);
   const bool warming = seen < warmup;
   for_rows(pool, r.height, [&](int y0, int y1) {
     for (std::size_t i = static_cast<std::size_t>(y0) * r.width;
          i < static_cast<std::size_t>(y1) * r.width; ++i) {
-      revealed_.data()[i] = depth_revealed(r.pixels[i], warming, static_q4_[i], farther_q8) ? 1 : 0;
+      const bool now = depth_revealed(r.pixels[i], warming, static_q4_[i], farther_q8);
+      revealed_.data()[i] = revealed_again(now, frame, last_revealed_[i]) ? 1 : 0;
     }
   });
   return &revealed_;

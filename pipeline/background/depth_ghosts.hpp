@@ -28,8 +28,9 @@ class DepthGhosts {
 
   // Before frame `frame` learns: reads the record of frame - kDepthGhostLag (the static depth
   // learns from it while that frame was warming up, `warmup` frames), and returns per finest-level
-  // pixel 1 where it was revealed (depth_revealed with farther_q8), or nullptr where there is no
-  // whole record of that frame (the first frames, a frame not matched).
+  // pixel 1 where it was revealed (depth_revealed with farther_q8) by this record and the one
+  // before it (revealed_again), or nullptr where there is no whole record of that frame (the first
+  // frames, a frame not matched).
   const Gray8* revealed(long long frame, int warmup, int farther_q8, ThreadPool* pool);
 
   // The static depth (16 d, kDepthNone where unknown), for tests.
@@ -44,6 +45,7 @@ class DepthGhosts {
   };
   std::array<Record, kDepthGhostLag> ring_;
   std::vector<std::uint16_t> static_q4_;
+  std::vector<std::uint32_t> last_revealed_;  // revealed_again's `last` per pixel
   Gray8 revealed_;
 };
 

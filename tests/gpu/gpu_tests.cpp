@@ -1911,6 +1911,7 @@ TEST(Gpu, DepthGhostsEqualCpu) {
     sp.max_disparity = 48;
     BackgroundParams off;
     off.warmup = 20;
+    off.depth_ghosts = false;
     BackgroundParams on = off;
     on.depth_ghosts = true;
     CpuPairProcessor a(sp, off), b(sp, on);

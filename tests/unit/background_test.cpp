@@ -984,14 +984,54 @@ int first_background(const std::vector<int>& history) {
 TEST(BackgroundModel, DepthGhostGoesAfterTheLag) {
   BackgroundParams p = intensity_params(20);
   p.closing_radius = 0;
+  p.depth_ghosts = false;
   const std::vector<int> plain = square_history(p, 30, 60, 10, 75);
   p.depth_ghosts = true;
   const std::vector<int> depth = square_history(p, 30, 60, 10, 75);
   // The frame it leaves, the change breaks the still run: absorbed in the frame the run reaches
-  // the wait, background from the next one.
+  // the wait, background from the next one. With depth, the records of two frames in a row must
+  // show the scene behind (revealed_again): the second is read kDepthGhostLag + 1 frames after it
+  // left.
   EXPECT_EQ(first_background(plain), p.absorb_frames + 1);
-  EXPECT_EQ(first_background(depth), kDepthGhostLag + 1);
+  EXPECT_EQ(first_background(depth), kDepthGhostLag + 2);
   EXPECT_EQ(depth[0], 1) << "a ghost at first";
+}
+
+// One frame's far disparity on an object that has parked (a mismatch, as at the image's left
+// border where the right view lacks the object's partner) does not take it for the scene behind:
+// it waits as long as without depth. Two frames in a row would.
+TEST(BackgroundModel, OneFrameOfFarDisparityIsNoGhost) {
+  BackgroundParams p = intensity_params(20);
+  p.closing_radius = 0;
+  p.depth_ghosts = true;
+  const auto parked = [&](int far_frames) {
+    BackgroundModel model(p);
+    std::vector<Gray8> masks;
+    Disparity16 disparity(48, 40);
+    int absorbed = -1;
+    for (int i = 0; i < 80 && absorbed < 0; ++i) {
+      const bool object = i >= 25;  // arrives after the warm-up and stays
+      model.process(gray_planes(square_on(48, 40, 60, object ? 200 : 60), 3), masks);
+      const bool far = i >= 27 && i < 27 + far_frames;
+      for (int y = 0; y < 40; ++y) {
+        for (int x = 0; x < 48; ++x) {
+          const bool inside = x >= 10 && x < 30 && y >= 10 && y < 30;
+          const int d = inside && object ? (far ? 4 : 40) : 10;
+          disparity(x, y) = i < p.warmup || masks[0](x, y) ? static_cast<std::uint16_t>(16 * d)
+                                                           : kInvalidDisparity;
+        }
+      }
+      model.record_disparity(disparity);
+      if (object && !masks[0](20, 20)) absorbed = i - 25;
+    }
+    return absorbed;
+  };
+  const int waits = parked(0);  // absorb_after(the model's support), about 26 frames
+  EXPECT_GT(waits, kDepthGhostLag + 2);
+  EXPECT_EQ(parked(1), waits);
+  // Far at frames 27 and 28: the second record is read at frame 28 + kDepthGhostLag, when the
+  // pixel has been still since 29, and the next frame's mask has it as background.
+  EXPECT_EQ(parked(2), 28 + kDepthGhostLag + 1 - 25);
 }
 
 // What replaces the object is another one, a little farther (within depth_ghost_farther): it is
@@ -1006,7 +1046,7 @@ TEST(BackgroundModel, AnObjectALittleFartherIsNoGhost) {
   EXPECT_EQ(first_background(near), p.absorb_frames + 1);
   p.depth_ghost_farther = 0.1;
   const std::vector<int> loose = square_history(p, 30, 80, 34, 75);
-  EXPECT_EQ(first_background(loose), kDepthGhostLag + 1);
+  EXPECT_EQ(first_background(loose), kDepthGhostLag + 2);
 }
 
 // The depth ghosts' parameters are checked like the others.
