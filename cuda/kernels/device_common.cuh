@@ -13,17 +13,19 @@ namespace stereod::cuda {
 
 // Ghosts seen in depth (background.depth_ghosts): the left camera's record of model frame n at the
 // finest level, or null without the option.
+// The ring slot of model frame n. n >= 0: unsigned, so that the remainder is a mask
+// (kDepthGhostLag is a power of two).
+__device__ inline unsigned depth_slot(long long n) {
+  return static_cast<unsigned>(static_cast<unsigned long long>(n) % kDepthGhostLag);
+}
 __device__ inline std::uint16_t* depth_record_of(const MemberArgs& a, long long n) {
   if (!a.depth_records) return nullptr;
-  // n >= 0: unsigned, so that the remainder is a mask (kDepthGhostLag is a power of two).
-  const auto slot = static_cast<unsigned>(static_cast<unsigned long long>(n) % kDepthGhostLag);
-  return a.depth_records + slot * (static_cast<std::size_t>(a.width) * a.height);
+  return a.depth_records + depth_slot(n) * (static_cast<std::size_t>(a.width) * a.height);
 }
 // Its tiles' foreground flags (MemberArgs::depth_tiles).
 __device__ inline std::uint8_t* depth_tiles_of(const MemberArgs& a, long long n) {
-  const auto slot = static_cast<unsigned>(static_cast<unsigned long long>(n) % kDepthGhostLag);
   const LevelBuffers& lv = a.level[0];
-  return a.depth_tiles + slot * (static_cast<std::size_t>(lv.tiles_x) * lv.tiles_y);
+  return a.depth_tiles + depth_slot(n) * (static_cast<std::size_t>(lv.tiles_x) * lv.tiles_y);
 }
 
 // Blocks of kBlockW x kBlockH threads that fill an SM's threads: eight on Hopper (2,048 threads,

@@ -146,17 +146,15 @@ void BackgroundModel::learn(const BackgroundPlanes& planes, int s, ThreadPool* p
     std::uint8_t x[3] = {0, 0, 0};
     std::uint16_t* mean[3] = {nullptr, nullptr, nullptr};
     std::uint32_t* var[3] = {nullptr, nullptr, nullptr};
-    for (int y = y0; y < y1; ++y) {
-      for (int px = 0; px < w; ++px) {
-        const std::size_t i = static_cast<std::size_t>(y) * w + px;
-        for (int c = kFirst; c < 3; ++c) {
-          x[c] = planes.levels[s][c].data()[i];
-          mean[c] = &lv.mean[c][i];
-          var[c] = &lv.var[c][i];
-        }
-        learn_pixel(x, mean, var, lv.still[i], lv.prev[i], kChannels, lv.closed.data()[i] != 0,
-                    frames_, params_.warmup, var0, fixed_);
+    for (std::size_t i = static_cast<std::size_t>(y0) * w; i < static_cast<std::size_t>(y1) * w;
+         ++i) {
+      for (int c = kFirst; c < 3; ++c) {
+        x[c] = planes.levels[s][c].data()[i];
+        mean[c] = &lv.mean[c][i];
+        var[c] = &lv.var[c][i];
       }
+      learn_pixel(x, mean, var, lv.still[i], lv.prev[i], kChannels, lv.closed.data()[i] != 0,
+                  frames_, params_.warmup, var0, fixed_);
     }
   });
 }

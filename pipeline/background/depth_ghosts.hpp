@@ -1,7 +1,8 @@
 // Ghosts seen in depth (BackgroundParams::depth_ghosts; docs/ALGORITHM.md, "Ghosts seen in
 // depth"): the left camera's record of each frame's decision and disparity, kept for the frame
 // kDepthGhostLag later, and the static depth learned from the warm-up's records. The per-pixel
-// rule is background_ops.hpp's depth_revealed, which the CUDA engine shares (background.cu).
+// rule is background_ops.hpp's depth_revealed and revealed_again, which the CUDA engine shares
+// (its pyramid kernel: pyramid.cu).
 #pragma once
 
 #include <array>
