@@ -37,7 +37,10 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ std::uint8_t gray_b[kRegionW * kRegionH / 4];
   __shared__ std::uint8_t rgb_a[3][kRegionW * kRegionH];
   __shared__ std::uint8_t rgb_b[3][kRegionW * kRegionH / 4];
-  __shared__ std::uint32_t revealed_bits[kRegionW * kRegionH / 32];  // depth ghosts, finest level
+  // Depth ghosts, finest level, one bit a pixel: revealed (kDepthRevealed) and in front
+  // (kDepthInFront).
+  __shared__ std::uint32_t revealed_bits[kRegionW * kRegionH / 32];
+  __shared__ std::uint32_t front_bits[kRegionW * kRegionH / 32];
 
   const MemberArgs& a = *batch->member[blockIdx.z >> 1];
   const int cam = blockIdx.z & 1;
@@ -53,13 +56,14 @@ __global__ void __launch_bounds__(kThreads)
   const std::uint8_t* src_rgb = a.src_rgb[cam];
   const bool load_rgb = hsv || src_gray == nullptr;
   const int x0 = blockIdx.x * kRegionW, y0 = blockIdx.y * kRegionH;
-  // Ghosts seen in depth (background.depth_ghosts; DepthGhosts::revealed and
-  // BackgroundModel::hasten_revealed on the CPU), left camera, before the model learns: the
+  // Ghosts seen in depth (background.depth_ghosts; DepthGhosts::flags and
+  // BackgroundModel::apply_depth_flags on the CPU), left camera, before the model learns: the
   // record of the frame kDepthGhostLag before (its disparity written by that frame's stereo part,
   // which the engine's launch waits for: PairState::depth_written) teaches the static depth while
-  // that frame warmed up, and a pixel it reveals, as the record before did (revealed_again),
-  // gets revealed_counters -- at the finest level and at every coarser pixel whose top-left
-  // finest pixel it is, which lies in this block's region too. Here rather than in the model
+  // that frame warmed up; a pixel it reveals, as the record before did (revealed_again), gets
+  // revealed_counters, and one it shows in front (depth_in_front, background.depth_in_front)
+  // in_front_counters -- at the finest level and at every coarser pixel whose top-left finest
+  // pixel it is, which lies in this block's region too. Here rather than in the model
   // kernel, whose registers are all taken. The model parts of a pair run one after the other (one
   // stream), so the static depth needs no atomics.
   const long long n = batch->frames[blockIdx.z >> 1];
@@ -68,8 +72,9 @@ __global__ void __launch_bounds__(kThreads)
   const bool learns = n - kDepthGhostLag < a.warmup;
   bool ghost_reads = ghost_records && n - kDepthGhostLag >= a.depth_from;
   if (ghost_reads && !learns) {
-    // After the warm-up only a foreground record can be revealed: a region whose finest tiles
-    // (2 x 2 of them, MemberArgs::depth_tiles) had none in that frame has nothing to read.
+    // After the warm-up only a foreground record can be revealed or in front: a region whose
+    // finest tiles (2 x 2 of them, MemberArgs::depth_tiles) had none in that frame has nothing to
+    // read.
     const LevelBuffers& lv = a.level[0];
     const std::uint8_t* tiles = depth_tiles_of(a, n);
     const int tx = blockIdx.x * (kRegionW / kTileW), ty = blockIdx.y * (kRegionH / kTileH);
@@ -120,7 +125,7 @@ __global__ void __launch_bounds__(kThreads)
     const int w = lv.width, h = lv.height;
     for (int i = tid; i < kRegionW * kRegionH; i += kThreads) {  // every thread every round
       const int gx = x0 + i % kRegionW, gy = y0 + i / kRegionW;
-      bool shown = false;
+      bool shown = false, front = false;
       if (gx < w && gy < h) {
         const int idx = gy * w + gx;
         if (n == a.depth_from) {
@@ -135,12 +140,19 @@ __global__ void __launch_bounds__(kThreads)
             a.depth_last[idx] = last;
           }
           if (st != before) a.depth_static[idx] = st;
+          front = !shown && a.fixed.depth_in_front &&
+                  depth_in_front(ghost_records[idx], st, a.fixed.depth_farther_q8);
           if (shown) lv.still[0][idx] = revealed_counters(lv.still[0][idx]);
+          if (front) lv.still[0][idx] = in_front_counters(lv.still[0][idx]);
         }
       }
-      // A warp holds 32 pixels of one region row: their flags are one word.
+      // A warp holds 32 pixels of one region row: their flags are one word each.
       const unsigned bits = __ballot_sync(0xFFFFFFFFu, shown);
-      if (threadIdx.x == 0) revealed_bits[i / 32] = bits;
+      const unsigned front_word = __ballot_sync(0xFFFFFFFFu, front);
+      if (threadIdx.x == 0) {
+        revealed_bits[i / 32] = bits;
+        front_bits[i / 32] = front_word;
+      }
     }
   }
   __syncthreads();
@@ -167,8 +179,11 @@ __global__ void __launch_bounds__(kThreads)
       lv.gray_out[cam][idx] = v;
       if (ghost_reads) {
         const int f = ((ly << s) * kRegionW) + (lx << s);  // its top-left finest pixel
-        if ((revealed_bits[f / 32] >> (f % 32)) & 1u)
+        if ((revealed_bits[f / 32] >> (f % 32)) & 1u) {
           lv.still[0][idx] = revealed_counters(lv.still[0][idx]);
+        } else if ((front_bits[f / 32] >> (f % 32)) & 1u) {
+          lv.still[0][idx] = in_front_counters(lv.still[0][idx]);
+        }
       }
       if (hsv) {
         std::uint8_t c[3];

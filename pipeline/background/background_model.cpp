@@ -159,8 +159,8 @@ void BackgroundModel::learn(const BackgroundPlanes& planes, int s, ThreadPool* p
   });
 }
 
-void BackgroundModel::hasten_revealed(const BackgroundPlanes& planes, const Gray8& revealed,
-                                      ThreadPool* pool) {
+void BackgroundModel::apply_depth_flags(const BackgroundPlanes& planes, const Gray8& flags,
+                                        ThreadPool* pool) {
   for (std::size_t s = 0; s < levels_.size(); ++s) {
     Level& lv = levels_[s];
     const int w = planes.levels[s][kValue].width();
@@ -168,11 +168,15 @@ void BackgroundModel::hasten_revealed(const BackgroundPlanes& planes, const Gray
       for (int y = y0; y < y1; ++y) {
         // The finest pixel at this one's top-left corner (levels halve, rounding up: it may lie
         // outside the finest image, where nothing is revealed).
-        if ((y << s) >= revealed.height()) continue;
-        const std::uint8_t* flags = revealed.row(y << s);
-        for (int px = 0; px < w && (px << s) < revealed.width(); ++px) {
+        if ((y << s) >= flags.height()) continue;
+        const std::uint8_t* row = flags.row(y << s);
+        for (int px = 0; px < w && (px << s) < flags.width(); ++px) {
           std::uint16_t& counters = lv.still[static_cast<std::size_t>(y) * w + px];
-          if (flags[px << s]) counters = revealed_counters(counters);
+          if (row[px << s] == kDepthRevealed) {
+            counters = revealed_counters(counters);
+          } else if (row[px << s] == kDepthInFront) {
+            counters = in_front_counters(counters);
+          }
         }
       }
     });
@@ -258,11 +262,12 @@ void BackgroundModel::process(const BackgroundPlanes& planes, std::vector<Gray8>
   }
   const bool warming = frames_ < params_.warmup;
   // Ghosts seen in depth, before any level learns: what the record of the frame kDepthGhostLag
-  // before shows behind the learned model is absorbed after kDepthGhostLag still frames at most.
+  // before shows behind the learned model is absorbed after kDepthGhostLag still frames at most,
+  // and what it shows in front of it waits absorb_frames.
   if (params_.depth_ghosts && frames_ > 0) {
-    const Gray8* revealed =
-        ghosts_.revealed(frames_, params_.warmup, fixed_.depth_farther_q8, pool);
-    if (revealed) hasten_revealed(planes, *revealed, pool);
+    const Gray8* flags = ghosts_.flags(frames_, params_.warmup, fixed_.depth_farther_q8,
+                                       fixed_.depth_in_front, pool);
+    if (flags) apply_depth_flags(planes, *flags, pool);
   }
 
   for (int s = levels - 1; s >= 0; --s) {

@@ -94,10 +94,10 @@ class BackgroundModel {
   long long decide(const BackgroundPlanes& planes, int level, ThreadPool* pool);
   template <int kChannels>
   void learn(const BackgroundPlanes& planes, int level, ThreadPool* pool);
-  // Ghosts seen in depth: applies revealed_counters to every pixel the finest level's
-  // depth_revealed flags mark; a pixel of a coarser level reads the finest pixel at its top-left
-  // corner.
-  void hasten_revealed(const BackgroundPlanes& planes, const Gray8& revealed, ThreadPool* pool);
+  // Ghosts seen in depth: applies revealed_counters to every pixel the finest level's flags
+  // (DepthGhosts::flags) mark kDepthRevealed, in_front_counters where they mark kDepthInFront; a
+  // pixel of a coarser level reads the finest pixel at its top-left corner.
+  void apply_depth_flags(const BackgroundPlanes& planes, const Gray8& flags, ThreadPool* pool);
 
   BackgroundParams params_;
   BackgroundFixed fixed_;

@@ -68,6 +68,7 @@ BackgroundFixed to_fixed(const BackgroundParams& p) {
   f.support_absorption = p.support_absorption;
   f.still_tolerance = p.min_sigma;
   f.depth_farther_q8 = fixed(p.depth_ghost_farther, 8);
+  f.depth_in_front = p.depth_in_front;
   return f;
 }
 

@@ -28,7 +28,8 @@ void DepthGhosts::record_disparity(long long frame, const std::uint16_t* q4, std
   r.matched = true;
 }
 
-const Gray8* DepthGhosts::revealed(long long frame, int warmup, int farther_q8, ThreadPool* pool) {
+const Gray8* DepthGhosts::flags(long long frame, int warmup, int farther_q8, bool in_front,
+                                ThreadPool* pool) {
   const long long seen = frame - kDepthGhostLag;
   Record& r = ring_[static_cast<std::size_t>(frame % kDepthGhostLag)];
   if (seen < 0 || r.frame != seen || !r.matched) return nullptr;
@@ -36,16 +37,19 @@ const Gray8* DepthGhosts::revealed(long long frame, int warmup, int farther_q8, 
     static_q4_.assign(r.pixels.size(), kDepthNone);
     last_revealed_.assign(r.pixels.size(), kDepthRevealedNever);
   }
-  revealed_.ensure_size(r.width, r.height);
+  flags_.ensure_size(r.width, r.height);
   const bool warming = seen < warmup;
   for_rows(pool, r.height, [&](int y0, int y1) {
     for (std::size_t i = static_cast<std::size_t>(y0) * r.width;
          i < static_cast<std::size_t>(y1) * r.width; ++i) {
       const bool now = depth_revealed(r.pixels[i], warming, static_q4_[i], farther_q8);
-      revealed_.data()[i] = revealed_again(now, frame, last_revealed_[i]) ? 1 : 0;
+      std::uint8_t flag = revealed_again(now, frame, last_revealed_[i]) ? kDepthRevealed : 0;
+      if (!flag && in_front && depth_in_front(r.pixels[i], static_q4_[i], farther_q8))
+        flag = kDepthInFront;
+      flags_.data()[i] = flag;
     }
   });
-  return &revealed_;
+  return &flags_;
 }
 
 }  // namespace stereod

@@ -1,8 +1,8 @@
 // Ghosts seen in depth (BackgroundParams::depth_ghosts; docs/ALGORITHM.md, "Ghosts seen in
 // depth"): the left camera's record of each frame's decision and disparity, kept for the frame
 // kDepthGhostLag later, and the static depth learned from the warm-up's records. The per-pixel
-// rule is background_ops.hpp's depth_revealed and revealed_again, which the CUDA engine shares
-// (its pyramid kernel: pyramid.cu).
+// rules are background_ops.hpp's depth_revealed, revealed_again and depth_in_front, which the CUDA
+// engine shares (its pyramid kernel: pyramid.cu).
 #pragma once
 
 #include <array>
@@ -15,6 +15,10 @@
 namespace stereod {
 
 class ThreadPool;
+
+// DepthGhosts::flags' values per pixel.
+constexpr std::uint8_t kDepthRevealed = 1;  // the scene behind the model: revealed_counters
+constexpr std::uint8_t kDepthInFront = 2;   // an object in front of it: in_front_counters
 
 class DepthGhosts {
  public:
@@ -29,10 +33,11 @@ class DepthGhosts {
 
   // Before frame `frame` learns: reads the record of frame - kDepthGhostLag (the static depth
   // learns from it while that frame was warming up, `warmup` frames), and returns per finest-level
-  // pixel 1 where it was revealed (depth_revealed with farther_q8) by this record and the one
-  // before it (revealed_again), or nullptr where there is no whole record of that frame (the first
-  // frames, a frame not matched).
-  const Gray8* revealed(long long frame, int warmup, int farther_q8, ThreadPool* pool);
+  // pixel kDepthRevealed where it was revealed (depth_revealed with farther_q8) by this record and
+  // the one before it (revealed_again), kDepthInFront where this record shows it in front
+  // (depth_in_front, when `in_front`), 0 elsewhere; or nullptr where there is no whole record of
+  // that frame (the first frames, a frame not matched).
+  const Gray8* flags(long long frame, int warmup, int farther_q8, bool in_front, ThreadPool* pool);
 
   // The static depth (16 d, kDepthNone where unknown), for tests.
   const std::vector<std::uint16_t>& static_depth() const { return static_q4_; }
@@ -47,7 +52,7 @@ class DepthGhosts {
   std::array<Record, kDepthGhostLag> ring_;
   std::vector<std::uint16_t> static_q4_;
   std::vector<std::uint32_t> last_revealed_;  // revealed_again's `last` per pixel
-  Gray8 revealed_;
+  Gray8 flags_;
 };
 
 }  // namespace stereod

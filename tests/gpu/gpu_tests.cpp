@@ -1855,7 +1855,8 @@ struct DepthGhostCase {
   const char* what;
   int in_flight;
   bool fill, color;
-  int on_from;  // the frame the option is turned on (0: from the start)
+  int on_from;           // the frame the option is turned on (0: from the start)
+  bool in_front = true;  // background.depth_in_front
 };
 
 void expect_depth_ghosts_equal_cpu(const std::vector<SyntheticFrame>& frames,
@@ -1870,6 +1871,7 @@ void expect_depth_ghosts_equal_cpu(const std::vector<SyntheticFrame>& frames,
   bp.warmup = 20;
   bp.color = c.color;
   bp.depth_ghosts = c.on_from == 0;
+  bp.depth_in_front = c.in_front;
   EngineOptions o = options_for(w, h, sp, bp);
   o.inflight = c.in_flight;
   auto gpu = make_engine("cuda", o);
@@ -1914,26 +1916,36 @@ TEST(Gpu, DepthGhostsEqualCpu) {
     off.depth_ghosts = false;
     BackgroundParams on = off;
     on.depth_ghosts = true;
-    CpuPairProcessor a(sp, off), b(sp, on);
-    long long differ = 0;
+    BackgroundParams behind_only = on;  // no depth_in_front
+    behind_only.depth_in_front = false;
+    CpuPairProcessor a(sp, off), b(sp, on), c(sp, behind_only);
+    long long differ = 0, in_front = 0;
     for (const SyntheticFrame& f : frames) {
       const PairFrame pf{f.left_gray.view(), f.right_gray.view(), view_of(f.left),
                          view_of(f.right)};
-      PairOutput ra, rb;
+      PairOutput ra, rb, rc;
       a.process(pf, ra);
       b.process(pf, rb);
-      for (std::size_t k = 0; k < ra.foreground.size(); ++k)
+      c.process(pf, rc);
+      for (std::size_t k = 0; k < ra.foreground.size(); ++k) {
         differ += ra.foreground.data()[k] != rb.foreground.data()[k];
+        in_front += rc.foreground.data()[k] != rb.foreground.data()[k];
+      }
     }
-    std::printf("[ GPU      ] depth_ghosts changes %lld mask pixels over the sequence\n", differ);
+    std::printf(
+        "[ GPU      ] depth_ghosts changes %lld mask pixels over the sequence, depth_in_front "
+        "%lld\n",
+        differ, in_front);
     ASSERT_GT(differ, 1000);
+    ASSERT_GT(in_front, 1000);
   }
   REQUIRE_GPU();
   const DepthGhostCase cases[] = {{"one at a time", 1, false, true, 0},
                                   {"eight in flight", 8, false, true, 0},
                                   {"twelve in flight, intensity", 12, false, false, 0},
                                   {"filling, four in flight", 4, true, true, 0},
-                                  {"turned on at frame 14", 1, false, true, 14}};
+                                  {"turned on at frame 14", 1, false, true, 14},
+                                  {"behind only, eight in flight", 8, false, true, 0, false}};
   for (const DepthGhostCase& c : cases) {
     expect_depth_ghosts_equal_cpu(frames, c);
     if (HasFailure()) return;

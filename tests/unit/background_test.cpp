@@ -870,10 +870,14 @@ TEST(BackgroundMatching, RightMaskIsWidenedByTheTargetMargin) {
   }
 }
 
-// revealed_counters against the rule it stands for: a revealed foreground pixel is absorbed once
-// it has been still for min(the wait learn_pixel would ask, kDepthGhostLag) frames, this frame
-// included. Every run and some supports, waits and modes; a still frame and a changed one.
-TEST(BackgroundOps, RevealedCountersCapTheWaitAtTheLag) {
+namespace {
+
+// Every absorption setting, some supports, every still run, a still frame and a changed one: one
+// foreground frame learns from the counters `rule` makes of (run, support); `expected_wait` is the
+// wait the rule stands for. Checks that the frame absorbed the pixel exactly where the run, this
+// frame included, reached that wait.
+template <typename Rule, typename Wait>
+void expect_counters_rule(Rule rule, Wait expected_wait) {
   for (const int absorb_frames : {0, 1, 5, 8, 20, 30, 100, 255}) {
     for (const bool support_absorption : {false, true}) {
       BackgroundParams p;
@@ -889,12 +893,13 @@ TEST(BackgroundOps, RevealedCountersCapTheWaitAtTheLag) {
             std::uint32_t* vp[3] = {&var[0], &var[1], &var[2]};
             std::uint8_t x[3] = {0, 0, 30};
             std::uint8_t prev = still ? 30 : 200;
-            std::uint16_t counters = revealed_counters(pack_counters(run, support));
+            std::uint16_t counters = rule(pack_counters(run, support));
             learn_pixel(x, mp, vp, counters, prev, 1, true, 100, 0, 64 << 8, f);
             const int now = still ? std::min(run + 1, kAbsorbCountMax) : 0;
-            const int wait =
+            const int plain =
                 support_absorption ? absorb_after(support, absorb_frames) : absorb_frames;
-            const bool expected = absorb_frames > 0 && now >= std::min(wait, kDepthGhostLag);
+            const bool expected =
+                absorb_frames > 0 && now >= expected_wait(plain, absorb_frames, run);
             EXPECT_EQ(mean[kValue] == (30 << 8), expected)
                 << "absorb_frames " << absorb_frames << " support_absorption " << support_absorption
                 << " support " << support << " run " << run << " still " << still;
@@ -903,6 +908,28 @@ TEST(BackgroundOps, RevealedCountersCapTheWaitAtTheLag) {
       }
     }
   }
+}
+
+}  // namespace
+
+// revealed_counters against the rule it stands for: a revealed foreground pixel is absorbed once
+// it has been still for min(the wait learn_pixel would ask, kDepthGhostLag) frames, this frame
+// included.
+TEST(BackgroundOps, RevealedCountersCapTheWaitAtTheLag) {
+  expect_counters_rule(revealed_counters,
+                       [](int plain, int, int) { return std::min(plain, kDepthGhostLag); });
+}
+
+// in_front_counters against the rule it stands for: a foreground pixel the record shows in front
+// waits absorb_frames (as a model confirmed that often would) once it has been still since the
+// record (kDepthGhostLag - 1 frames before this one), and what learn_pixel would ask otherwise
+// before that. Its still run is kept.
+TEST(BackgroundOps, InFrontCountersWaitAbsorbFramesOnceStillSinceTheRecord) {
+  expect_counters_rule(in_front_counters, [](int plain, int absorb_frames, int run) {
+    return run >= kDepthGhostLag - 1 ? absorb_frames : plain;
+  });
+  for (int run = 0; run <= kAbsorbCountMax; ++run)
+    EXPECT_EQ(still_run(in_front_counters(pack_counters(run, 3))), run);
 }
 
 // depth_revealed against its definition (background_ops.hpp): the static depth learns only from
@@ -1047,6 +1074,47 @@ TEST(BackgroundModel, AnObjectALittleFartherIsNoGhost) {
   p.depth_ghost_farther = 0.1;
   const std::vector<int> loose = square_history(p, 30, 80, 34, 75);
   EXPECT_EQ(first_background(loose), kDepthGhostLag + 2);
+}
+
+// An object in front (depth_in_front): an object stands through the warm-up (disparity 40, the
+// static depth) and leaves at frame 30; its ghost goes after the lag (frame 40), and the model
+// holds the scene, confirmed a few frames only, when a second object (value 200 again, disparity
+// 60: nearer by half) parks at frame 45. Without depth_in_front it is taken in after
+// absorb_after(support) = 8 still frames (the least, a quarter of absorb_frames); with it, its
+// record shows it in front and, still since, it waits absorb_frames (30).
+TEST(BackgroundModel, AnObjectInFrontWaitsAbsorbFrames) {
+  BackgroundParams p = intensity_params(20);
+  p.closing_radius = 0;
+  p.depth_ghosts = true;
+  const auto parked_for = [&](bool in_front) {
+    p.depth_in_front = in_front;
+    BackgroundModel model(p);
+    std::vector<Gray8> masks;
+    Disparity16 disparity(48, 40);
+    for (int i = 0; i < 120; ++i) {
+      const bool first = i < 30, second = i >= 45;
+      model.process(gray_planes(square_on(48, 40, 60, first || second ? 200 : 60), 3), masks);
+      for (int y = 0; y < 40; ++y) {
+        for (int x = 0; x < 48; ++x) {
+          const bool inside = x >= 10 && x < 30 && y >= 10 && y < 30;
+          const int d = inside && first ? 40 : (inside && second ? 60 : 10);
+          disparity(x, y) = i < p.warmup || masks[0](x, y) ? static_cast<std::uint16_t>(16 * d)
+                                                           : kInvalidDisparity;
+        }
+      }
+      model.record_disparity(disparity);
+      if (i == 44) {
+        EXPECT_EQ(masks[0](20, 20), 0) << "the first object's ghost has gone";
+      }
+      if (second && !masks[0](20, 20)) return i - 45;  // frames it was foreground
+    }
+    return -1;
+  };
+  // Parked at 45, still from 46: the run reaches 8 at frame 53 and the mask of 54 is background.
+  EXPECT_EQ(parked_for(false), 9);
+  // The record of frame 45 is read at frame 53, when the run (46 .. 52) is 7: the wait becomes
+  // absorb_frames, reached at frame 75.
+  EXPECT_EQ(parked_for(true), p.absorb_frames + 1);
 }
 
 // The depth ghosts' parameters are checked like the others.

@@ -157,6 +157,12 @@ TEST(DaemonConfig, DepthGhostsLoadForEveryEngine) {
           .empty());
   EXPECT_TRUE(mentions(issues(kBase + "background: {depth_ghost_farther: 5}\n"),
                        "background.depth_ghost_farther", ""));
+  for (const std::string engine : {"engine: cuda\n", "engine: cpu\n"}) {
+    const auto v = issues(kBase + engine + "background: {depth_in_front: false}\n");
+    EXPECT_TRUE(v.empty()) << engine << test::all_issues(v);
+  }
+  EXPECT_TRUE(mentions(issues(kBase + "background: {depth_in_front: maybe}\n"),
+                       "background.depth_in_front", ""));
 }
 
 // Regression: issues came out in the order the checks ran (a misspelt camera of a pair, checked

@@ -93,7 +93,7 @@ TEST(ParamsFields, EachListHoldsEveryFieldOfItsStruct) {
             41u);
   EXPECT_EQ(
       std::tuple_size_v<decltype(BackgroundParams::tie_fields(std::declval<BackgroundParams&>()))>,
-      20u);
+      21u);
 }
 
 TEST(ParamsFields, ChangingAnyStereoOrBackgroundFieldRetunesThePair) {
