@@ -26,7 +26,8 @@ void read_background_params(YamlReader& r, const YAML::Node& node, const std::st
                 "target_margin",
                 "depth_ghosts",
                 "depth_ghost_farther",
-                "depth_in_front"});
+                "depth_in_front",
+                "depth_lag"});
   r.read(node, path, "enabled", p.enabled);
   r.read(node, path, "color", p.color);
   r.read(node, path, "warmup", p.warmup, 0, 100000);
@@ -48,6 +49,7 @@ void read_background_params(YamlReader& r, const YAML::Node& node, const std::st
   r.read(node, path, "depth_ghosts", p.depth_ghosts);
   r.read(node, path, "depth_ghost_farther", p.depth_ghost_farther, 0.0, 4.0);
   r.read(node, path, "depth_in_front", p.depth_in_front);
+  r.read(node, path, "depth_lag", p.depth_lag, 1, kMaxDepthLag);
   for (const auto& e : check_background_params(p)) {
     const std::string key = e.parameter().substr(e.parameter().find('.') + 1);
     const YAML::Node at = node[key].IsDefined() ? node[key] : node;

@@ -165,10 +165,10 @@ struct PairState {
   std::uint64_t generation = 0, applied_generation = 0;
   long long model_frames = 0;  // frames submitted to the background model since it (re)started
   bool configured = false;
-  // Ghosts seen in depth: per model frame n % kDepthGhostLag, recorded on the compute stream once
+  // Ghosts seen in depth: per model frame n % kMaxDepthLag, recorded on the compute stream once
   // frame n's stereo part (which writes the disparity into its record) is queued; the model part
-  // of frame n + kDepthGhostLag, which reads that record, waits for it. Created when first used.
-  std::unique_ptr<Event> depth_written[kDepthGhostLag];
+  // of frame n + depth_lag, which reads that record, waits for it. Created when first used.
+  std::unique_ptr<Event> depth_written[kMaxDepthLag];
 
   bool busy_on_gpu() const {
     for (const auto& s : slots) {
@@ -625,12 +625,16 @@ class Group {
       }
       const bool own_stream = overlap_ && !shape.sgm && !shape.cross && slots >= 3;
       const cudaStream_t cs = own_stream ? st : compute_stream_->get();
-      // Ghosts seen in depth: each member's model reads the record its frame kDepthGhostLag
-      // before wrote at the end of its stereo part, which may still run on another stream.
+      // Ghosts seen in depth: each member's model reads the record its frame depth_lag before
+      // wrote at the end of its stereo part, which may still run on another stream. (The slot
+      // of that frame is the last one recorded there: later frames up to this one, fewer than
+      // kMaxDepthLag, use the others.)
       const auto wait_for_records = [&](cudaStream_t model_stream) {
         if (!shape.depth_ghosts) return;
         for (auto& m : b.members) {
-          const auto& e = m.first->depth_written[m.second->model_frame % kDepthGhostLag];
+          const long long seen = m.second->model_frame - m.first->background.depth_lag;
+          if (seen < 0) continue;
+          const auto& e = m.first->depth_written[seen % kMaxDepthLag];
           if (e) STEREOD_CUDA(cudaStreamWaitEvent(model_stream, e->get(), 0));
         }
       };
@@ -651,7 +655,7 @@ class Group {
       STEREOD_CUDA(cudaGraphLaunch(g.exec, cs));
       if (shape.depth_ghosts) {
         for (auto& m : b.members) {
-          auto& e = m.first->depth_written[m.second->model_frame % kDepthGhostLag];
+          auto& e = m.first->depth_written[m.second->model_frame % kMaxDepthLag];
           if (!e) e = std::make_unique<Event>();
           STEREOD_CUDA(cudaEventRecord(e->get(), cs));
         }

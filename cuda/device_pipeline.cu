@@ -159,12 +159,12 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
     }
   }
   const bool ghosts = modeling && background.depth_ghosts;
-  keep_if(ghosts, depth_records_, kDepthGhostLag * full);
+  keep_if(ghosts, depth_records_, kMaxDepthLag * full);
   keep_if(ghosts, depth_static_, full);
   keep_if(ghosts, depth_last_, full);
   const std::size_t tiles0 =
       static_cast<std::size_t>(tiles_of(width_, kTileW)) * tiles_of(height_, kTileH);
-  keep_if(ghosts, depth_tiles_, kDepthGhostLag * tiles0);
+  keep_if(ghosts, depth_tiles_, kMaxDepthLag * tiles0);
   for (Frame& f : frames_) {
     for (int i = 0; i < 2; ++i) {
       ensure(f.q4[i], full);

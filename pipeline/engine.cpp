@@ -57,7 +57,7 @@ std::optional<ParameterError> cuda_engine_unsupported([[maybe_unused]] const Ste
   // Every mode runs on both engines: cross-based aggregation (aggregation cross, sgm_cost cross)
   // since cuda/kernels/cross.cu; the support-based absorption (issue 13) since the CUDA model
   // classifies each tile's halo from the state before the frame's learning (background.cu); the
-  // ghosts seen in depth since its model reads the record of the frame kDepthGhostLag before,
+  // ghosts seen in depth since its model reads the record of the frame depth_lag before,
   // waiting for that frame's stereo part (cuda_engine.cu). Kept, with the loader's report of it,
   // for the next option that one engine has first.
   return std::nullopt;

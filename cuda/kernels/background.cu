@@ -368,7 +368,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 4)
 
   // Ghosts seen in depth (DepthGhosts::record_decision on the CPU): the left camera's finest
   // decision goes into this frame's record, whose disparity its stereo part adds (what the record
-  // of the frame kDepthGhostLag before revealed, the pyramid kernel applied). After the learning,
+  // of the frame depth_lag before revealed, the pyramid kernel applied). After the learning,
   // from the closed bits: the colour model has no register to spare while its pixels are held.
   // The tile's flag too (MemberArgs::depth_tiles: a model tile is a kTileW x kTileH tile).
   static_assert(kModelTileW == kTileW && kModelTileH == kTileH, "one flag per model tile");

@@ -14,9 +14,9 @@ namespace stereod::cuda {
 // Ghosts seen in depth (background.depth_ghosts): the left camera's record of model frame n at the
 // finest level, or null without the option.
 // The ring slot of model frame n. n >= 0: unsigned, so that the remainder is a mask
-// (kDepthGhostLag is a power of two).
+// (kMaxDepthLag is a power of two).
 __device__ inline unsigned depth_slot(long long n) {
-  return static_cast<unsigned>(static_cast<unsigned long long>(n) % kDepthGhostLag);
+  return static_cast<unsigned>(static_cast<unsigned long long>(n) % kMaxDepthLag);
 }
 __device__ inline std::uint16_t* depth_record_of(const MemberArgs& a, long long n) {
   if (!a.depth_records) return nullptr;

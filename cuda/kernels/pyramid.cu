@@ -58,25 +58,26 @@ __global__ void __launch_bounds__(kThreads)
   const int x0 = blockIdx.x * kRegionW, y0 = blockIdx.y * kRegionH;
   // Ghosts seen in depth (background.depth_ghosts; DepthGhosts::flags and
   // BackgroundModel::apply_depth_flags on the CPU), left camera, before the model learns: the
-  // record of the frame kDepthGhostLag before (its disparity written by that frame's stereo part,
+  // record of the frame depth_lag before (its disparity written by that frame's stereo part,
   // which the engine's launch waits for: PairState::depth_written) teaches the static depth while
-  // that frame warmed up; a pixel it reveals, as the record before did (revealed_again), gets
-  // revealed_counters, and one it shows in front (depth_in_front, background.depth_in_front)
-  // in_front_counters -- at the finest level and at every coarser pixel whose top-left finest
-  // pixel it is, which lies in this block's region too. Here rather than in the model
-  // kernel, whose registers are all taken. The model parts of a pair run one after the other (one
-  // stream), so the static depth needs no atomics.
+  // that frame warmed up; a pixel it reveals, as the record before did (shown_again), gets
+  // revealed_counters, and one it shows in front as the record before did (depth_in_front,
+  // background.depth_in_front) in_front_counters -- at the finest level and at every coarser pixel
+  // whose top-left finest pixel it is, which lies in this block's region too. Here rather than in
+  // the model kernel, whose registers are all taken. The model parts of a pair run one after the
+  // other (one stream), so the static depth needs no atomics.
   const long long n = batch->frames[blockIdx.z >> 1];
+  const long long seen = n - a.fixed.depth_lag;  // the frame whose record this one reads
   std::uint16_t* const ghost_records =
-      kGhosts && cam == 0 && a.modeling ? depth_record_of(a, n) : nullptr;
-  const bool learns = n - kDepthGhostLag < a.warmup;
-  bool ghost_reads = ghost_records && n - kDepthGhostLag >= a.depth_from;
+      kGhosts && cam == 0 && a.modeling && seen >= 0 ? depth_record_of(a, seen) : nullptr;
+  const bool learns = seen < a.warmup;
+  bool ghost_reads = ghost_records && seen >= a.depth_from;
   if (ghost_reads && !learns) {
     // After the warm-up only a foreground record can be revealed or in front: a region whose
     // finest tiles (2 x 2 of them, MemberArgs::depth_tiles) had none in that frame has nothing to
     // read.
     const LevelBuffers& lv = a.level[0];
-    const std::uint8_t* tiles = depth_tiles_of(a, n);
+    const std::uint8_t* tiles = depth_tiles_of(a, seen);
     const int tx = blockIdx.x * (kRegionW / kTileW), ty = blockIdx.y * (kRegionH / kTileH);
     bool any = false;
     for (int j = 0; j < kRegionH / kTileH; ++j) {
@@ -120,7 +121,7 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
   }
-  if (ghost_reads || (ghost_records && n == a.depth_from)) {
+  if (ghost_reads || (kGhosts && cam == 0 && a.modeling && a.depth_records && n == a.depth_from)) {
     const LevelBuffers& lv = a.level[0];
     const int w = lv.width, h = lv.height;
     for (int i = tid; i < kRegionW * kRegionH; i += kThreads) {  // every thread every round
@@ -130,20 +131,31 @@ __global__ void __launch_bounds__(kThreads)
         const int idx = gy * w + gx;
         if (n == a.depth_from) {
           a.depth_static[idx] = kDepthNone;  // the records start here: learned afresh
-          a.depth_last[idx] = kDepthRevealedNever;
+          a.depth_last[idx] = kDepthShownNever;
         } else if (ghost_reads) {
+          // Every load first, none waiting on another: an object's pixels in front of the scene
+          // are a good share of the foreground, and a load issued only where a record shows
+          // something put a second and a third memory latency in line (measured: 3.5 % of the
+          // 16 % row). Where it shows nothing, "last" and the counters are read for nothing.
+          const std::uint16_t record = ghost_records[idx];
           const std::uint16_t before = a.depth_static[idx];
+          std::uint32_t last = a.depth_last[idx];
+          const std::uint16_t counters = lv.still[0][idx];
           std::uint16_t st = before;
-          if (depth_revealed(ghost_records[idx], learns, st, a.fixed.depth_farther_q8)) {
-            std::uint32_t last = a.depth_last[idx];  // read where revealed only: rare
-            shown = revealed_again(true, n, last);
+          int kind =
+              depth_revealed(record, learns, st, a.fixed.depth_farther_q8) ? kDepthRevealed : 0;
+          if (st != before) a.depth_static[idx] = st;
+          if (!kind && a.fixed.depth_in_front &&
+              depth_in_front(record, st, a.fixed.depth_farther_q8))
+            kind = kDepthInFront;
+          if (kind) {
+            kind = shown_again(kind, n, last);
             a.depth_last[idx] = last;
           }
-          if (st != before) a.depth_static[idx] = st;
-          front = !shown && a.fixed.depth_in_front &&
-                  depth_in_front(ghost_records[idx], st, a.fixed.depth_farther_q8);
-          if (shown) lv.still[0][idx] = revealed_counters(lv.still[0][idx]);
-          if (front) lv.still[0][idx] = in_front_counters(lv.still[0][idx]);
+          shown = kind == kDepthRevealed;
+          front = kind == kDepthInFront;
+          if (shown) lv.still[0][idx] = revealed_counters(counters, a.fixed.depth_lag);
+          if (front) lv.still[0][idx] = in_front_counters(counters, a.fixed.depth_lag);
         }
       }
       // A warp holds 32 pixels of one region row: their flags are one word each.
@@ -180,9 +192,9 @@ __global__ void __launch_bounds__(kThreads)
       if (ghost_reads) {
         const int f = ((ly << s) * kRegionW) + (lx << s);  // its top-left finest pixel
         if ((revealed_bits[f / 32] >> (f % 32)) & 1u) {
-          lv.still[0][idx] = revealed_counters(lv.still[0][idx]);
+          lv.still[0][idx] = revealed_counters(lv.still[0][idx], a.fixed.depth_lag);
         } else if ((front_bits[f / 32] >> (f % 32)) & 1u) {
-          lv.still[0][idx] = in_front_counters(lv.still[0][idx]);
+          lv.still[0][idx] = in_front_counters(lv.still[0][idx], a.fixed.depth_lag);
         }
       }
       if (hsv) {

@@ -162,7 +162,7 @@ struct MemberArgs {
   // cells.
   CrossBuffers cross;
   // Ghosts seen in depth (background.depth_ghosts; null without): the left camera's records of the
-  // last kDepthGhostLag frames at the finest level (frame n's at [n % kDepthGhostLag][pixel]:
+  // last kMaxDepthLag frames at the finest level (frame n's at [n % kMaxDepthLag][pixel]:
   // depth_record, the decision written by the finest model kernel, the disparity by the output's
   // kernels; background.cu), its static depth, and the model frame from which records exist (the
   // model's start, or the frame the option was turned on). Last, so that the fields every kernel
@@ -174,7 +174,7 @@ struct MemberArgs {
   // decision had any foreground there, written with the decisions; after the warm-up a region
   // whose tiles had none holds no record the rule reads (pyramid.cu).
   std::uint8_t* depth_tiles = nullptr;
-  // Per finest left pixel: revealed_again's `last` (background_ops.hpp).
+  // Per finest left pixel: shown_again's `last` (background_ops.hpp).
   std::uint32_t* depth_last = nullptr;
 };
 

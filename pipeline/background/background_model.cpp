@@ -173,9 +173,9 @@ void BackgroundModel::apply_depth_flags(const BackgroundPlanes& planes, const Gr
         for (int px = 0; px < w && (px << s) < flags.width(); ++px) {
           std::uint16_t& counters = lv.still[static_cast<std::size_t>(y) * w + px];
           if (row[px << s] == kDepthRevealed) {
-            counters = revealed_counters(counters);
+            counters = revealed_counters(counters, fixed_.depth_lag);
           } else if (row[px << s] == kDepthInFront) {
-            counters = in_front_counters(counters);
+            counters = in_front_counters(counters, fixed_.depth_lag);
           }
         }
       }
@@ -261,12 +261,12 @@ void BackgroundModel::process(const BackgroundPlanes& planes, std::vector<Gray8>
     frames_ = 0;
   }
   const bool warming = frames_ < params_.warmup;
-  // Ghosts seen in depth, before any level learns: what the record of the frame kDepthGhostLag
-  // before shows behind the learned model is absorbed after kDepthGhostLag still frames at most,
+  // Ghosts seen in depth, before any level learns: what the record of the frame depth_lag before
+  // shows behind the learned model is absorbed after depth_lag still frames at most,
   // and what it shows in front of it waits absorb_frames.
   if (params_.depth_ghosts && frames_ > 0) {
-    const Gray8* flags = ghosts_.flags(frames_, params_.warmup, fixed_.depth_farther_q8,
-                                       fixed_.depth_in_front, pool);
+    const Gray8* flags = ghosts_.flags(frames_, fixed_.depth_lag, params_.warmup,
+                                       fixed_.depth_farther_q8, fixed_.depth_in_front, pool);
     if (flags) apply_depth_flags(planes, *flags, pool);
   }
 

@@ -73,7 +73,7 @@ class BackgroundModel {
   const std::vector<std::uint16_t>& still_frames(int level) const { return levels_[level].still; }
 
   // With depth_ghosts: the left disparity of the frame process() last decided (16 d,
-  // kInvalidDisparity where there is none), which the frame kDepthGhostLag later reads.
+  // kInvalidDisparity where there is none), which the frame depth_lag later reads.
   void record_disparity(const Image<std::uint16_t>& left);
   // The static depth learned from the warm-up (depth_ghosts; tests).
   const std::vector<std::uint16_t>& static_depth() const { return ghosts_.static_depth(); }

@@ -178,11 +178,9 @@ STEREOD_HD int absorb_after(int support, int absorb_frames) {
 }
 
 // Ghosts seen in depth (BackgroundParams::depth_ghosts, docs/ALGORITHM.md). What one frame left of
-// a left pixel for the frame kDepthGhostLag later: its disparity after matching (16 d, 15 bits;
-// kDepthNone where it has none) and, in bit 15, whether the model called it foreground.
-// kDepthGhostLag: a frame's model reads the disparity of the frame that many before it, the
-// most frames a pair keeps on the GPU at once without waiting (every batch slot busy).
-constexpr int kDepthGhostLag = 8;
+// a left pixel for the frame BackgroundParams::depth_lag later: its disparity after matching (16 d,
+// 15 bits; kDepthNone where it has none) and, in bit 15, whether the model called it foreground.
+// A frame's model reads the record of the frame depth_lag before it (at most kMaxDepthLag).
 constexpr std::uint16_t kDepthForeground = 0x8000;
 constexpr std::uint16_t kDepthNone = 0x7FFF;  // above every 16 d (kMaxDisparity 1024)
 STEREOD_HD std::uint16_t depth_record(std::uint16_t q4, bool foreground) {
@@ -196,30 +194,40 @@ STEREOD_HD std::uint16_t with_disparity(std::uint16_t record, std::uint16_t q4) 
   return depth_record(q4, (record & kDepthForeground) != 0);
 }
 
-// Two records in a row: depth_revealed must hold for the records of two consecutive frames. One
-// frame's mismatch is not enough -- e.g. at the image's left border, where the right view lacks the
-// partner of an object (and of the scene behind it), a frame may give a far disparity that is
-// none of them (measured: teddy with cones-textured objects, IoU 0.934 -> 0.903 with one record).
-// `last` is the last model frame (mod 2^32) at which depth_revealed held for the pixel, kNever
-// before any; returns whether it held at frame - 1 as well, and records `frame` where it holds now.
-constexpr std::uint32_t kDepthRevealedNever = 0xFFFFFFFFu;
-STEREOD_HD bool revealed_again(bool revealed_now, long long frame, std::uint32_t& last) {
-  if (!revealed_now) return false;
-  const bool again = last == static_cast<std::uint32_t>(frame - 1);
-  last = static_cast<std::uint32_t>(frame);
-  return again;
+// What a pixel's record shows (DepthGhosts::flags' values too): the scene behind the model
+// (depth_revealed), or an object in front of it (depth_in_front).
+constexpr int kDepthRevealed = 1;
+constexpr int kDepthInFront = 2;
+
+// Two records in a row: what a record shows counts where the record of the frame before showed
+// the same. One frame's mismatch is not enough -- e.g. at the image's left border, where the right
+// view lacks the partner of an object (and of the scene behind it), a frame may give a far
+// disparity that is none of them (measured: teddy with cones-textured objects, IoU 0.934 -> 0.903
+// with one record), and a ghost's own pixel, whose partner the right model calls background, is
+// matched to whatever foreground the range holds, nearer or farther. `shown` is kDepthRevealed,
+// kDepthInFront or 0; `last` holds, per pixel, the last model frame (mod 2^30) at which a record
+// showed either and which (in its low two bits), kDepthShownNever before any. Returns `shown`
+// where the frame before showed the same, 0 otherwise, and records this frame where it shows one.
+constexpr std::uint32_t kDepthShownNever = 0xFFFFFFFFu;  // low bits 3: neither kind
+STEREOD_HD int shown_again(int shown, long long frame, std::uint32_t& last) {
+  if (!shown) return 0;
+  const std::uint32_t now =
+      static_cast<std::uint32_t>(frame) << 2 | static_cast<std::uint32_t>(shown);
+  const bool again = last == now - 4;  // frame - 1, the same kind (mod 2^30 frames)
+  last = now;
+  return again ? shown : 0;
 }
 
-// A pixel that depth_revealed flags is absorbed after kDepthGhostLag still frames at most (the
-// scene behind what the model learned, uncovered). Applied to its counters before it learns, so
-// that the CUDA engine can apply it outside the model kernel: once the pixel has been still for
-// kDepthGhostLag - 1 frames, its run is set to the most, and a still frame now absorbs it whatever
-// its model's support -- the same as capping learn_pixel's wait at kDepthGhostLag for this frame
-// (a frame that is not still, or is background, resets the run either way).
-STEREOD_HD std::uint16_t revealed_counters(std::uint16_t counters) {
-  return still_run(counters) >= kDepthGhostLag - 1
-             ? pack_counters(kAbsorbCountMax, model_support(counters))
-             : counters;
+// A pixel that depth_revealed flags is absorbed after `lag` still frames at most (the scene behind
+// what the model learned, uncovered; lag is depth_lag, the age of the record). Applied to its
+// counters before it learns, so that the CUDA engine can apply it outside the model kernel: once
+// the pixel has been still for lag - 1 frames -- since the record, so that it shows what the
+// record saw -- its run is set to the most, and a still frame now absorbs it whatever its model's
+// support: the same as capping learn_pixel's wait at `lag` for this frame (a frame that is not
+// still, or is background, resets the run either way).
+STEREOD_HD std::uint16_t revealed_counters(std::uint16_t counters, int lag) {
+  return still_run(counters) >= lag - 1 ? pack_counters(kAbsorbCountMax, model_support(counters))
+                                        : counters;
 }
 
 // Reads one pixel's record of frame n. While n was warming up (every pixel matched), a disparity
@@ -256,14 +264,13 @@ STEREOD_HD bool depth_in_front(std::uint16_t record, std::uint16_t static_q4, in
 
 // A pixel that depth_in_front flags waits absorb_frames, as a model confirmed that often would:
 // its support is set to the most -- but only where the pixel has been still since the record
-// (kDepthGhostLag - 1 frames; revealed_counters' test), so that what it shows now is the object
-// the record saw in front. Without that test the flag, read kDepthGhostLag frames late, also
-// reached pixels the object had left in the meantime, whose model had taken the object in: their
-// ghosts then waited absorb_frames too (teddy with cones-textured objects, IoU 0.931 -> 0.900).
-STEREOD_HD std::uint16_t in_front_counters(std::uint16_t counters) {
-  return still_run(counters) >= kDepthGhostLag - 1
-             ? pack_counters(still_run(counters), kAbsorbCountMax)
-             : counters;
+// (lag - 1 frames; revealed_counters' test), so that what it shows now is the object the record
+// saw in front. Without that test the flag, read `lag` frames late, also reached pixels the object
+// had left in the meantime, whose model had taken the object in: their ghosts then waited
+// absorb_frames too (teddy with cones-textured objects, lag 8: IoU 0.931 -> 0.900).
+STEREOD_HD std::uint16_t in_front_counters(std::uint16_t counters, int lag) {
+  return still_run(counters) >= lag - 1 ? pack_counters(still_run(counters), kAbsorbCountMax)
+                                        : counters;
 }
 
 // One pixel's learning step, after its decision is known. Background: mean and variance learn at

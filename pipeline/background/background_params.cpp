@@ -44,6 +44,7 @@ std::vector<ParameterError> check_background_params(const BackgroundParams& p) {
   check(e, "absorb_frames", p.absorb_frames, 0, kMaxAbsorbFrames);
   check(e, "target_margin", p.target_margin, 0, kMaxTargetMargin);
   check(e, "depth_ghost_farther", p.depth_ghost_farther, 0.0, 4.0);
+  check(e, "depth_lag", p.depth_lag, 1, kMaxDepthLag);
   return e;
 }
 
@@ -69,6 +70,7 @@ BackgroundFixed to_fixed(const BackgroundParams& p) {
   f.still_tolerance = p.min_sigma;
   f.depth_farther_q8 = fixed(p.depth_ghost_farther, 8);
   f.depth_in_front = p.depth_in_front;
+  f.depth_lag = p.depth_lag;
   return f;
 }
 

@@ -14,6 +14,10 @@ namespace stereod {
 constexpr int kMaxTargetMargin = 16;  // BackgroundParams::target_margin, pixels
 // BackgroundParams::absorb_frames: the model counts still frames in one byte per pixel.
 constexpr int kMaxAbsorbFrames = 255;
+// BackgroundParams::depth_lag: the most frames it may be, and the depth records kept (a ring; a
+// power of two). On the GPU a pair keeps that many frames in flight without waiting for one's
+// stereo part before the next one's model.
+constexpr int kMaxDepthLag = 8;
 
 struct BackgroundParams {
   bool enabled = true;  // off: every pixel is foreground (moving cameras)
@@ -58,8 +62,8 @@ struct BackgroundParams {
   // pixel, the farthest disparity it showed while the warm-up called it background, and a
   // foreground pixel that showed a surface farther than that by the share depth_ghost_farther of
   // its depth (and a pixel of disparity) -- the scene behind what the model learned, uncovered --
-  // is taken into the background once it has been still for kDepthGhostLag frames, instead of
-  // absorb_frames (two frames in a row must show it: revealed_again). Both engines, bit for bit.
+  // is taken into the background once it has been still for depth_lag frames, instead of
+  // absorb_frames (two frames in a row must show it: shown_again). Both engines, bit for bit.
   // On the foreground family it takes mean mask IoU from 0.891 to 0.897 (tuning) and 0.864 to
   // 0.895 (held aside), shadow called foreground (held aside) from 17 % to 7.5 %; on the GPU it
   // costs 2 % of the frame rate at 1024x768 with 16 % foreground, nothing on an empty scene
@@ -74,6 +78,15 @@ struct BackgroundParams {
   // object's colour matches the scene behind it, the object is no longer hidden by the ghosts
   // around it (baby1: recall 0.993 -> 0.970; docs/PERFORMANCE.md, "Objects seen in front").
   bool depth_in_front = true;
+  // How many frames before its own a frame's model reads the record of (1..kMaxDepthLag): both
+  // rules act that much later, and a revealed pixel still that long is absorbed. Shorter follows
+  // objects that move off the scene they hid sooner, and takes stray disparities for the scene
+  // behind more often. 3 (8 until session 17): on the foreground family mean IoU 0.906 -> 0.920
+  // (tuning), 0.923 -> 0.925 (held aside), shadow called foreground 7.5 -> 4.1 % (held aside);
+  // the CUDA engine's model of a frame waits for the stereo part of the frame depth_lag before,
+  // which at 3 cost 0.3 % of the frame rate with six frames in flight (1024x768, 16 %
+  // foreground; 10 % at 2, 32 % at 1: docs/PERFORMANCE.md, "How late depth is read").
+  int depth_lag = 3;
 
   // Every field, in declaration order (see StereoParams::tie_fields).
   template <typename Self>
@@ -82,7 +95,8 @@ struct BackgroundParams {
                     s.threshold, s.min_sigma, s.hue_min_saturation, s.shadow, s.shadow_min_ratio,
                     s.shadow_max_ratio, s.shadow_hue_tolerance, s.shadow_saturation_tolerance,
                     s.closing_radius, s.absorb_frames, s.support_absorption, s.hierarchy,
-                    s.target_margin, s.depth_ghosts, s.depth_ghost_farther, s.depth_in_front);
+                    s.target_margin, s.depth_ghosts, s.depth_ghost_farther, s.depth_in_front,
+                    s.depth_lag);
   }
   bool operator==(const BackgroundParams& o) const { return tie_fields(*this) == tie_fields(o); }
   bool operator!=(const BackgroundParams& o) const { return !(*this == o); }
@@ -109,6 +123,7 @@ struct BackgroundFixed {
   std::int32_t still_tolerance = 0;   // gray levels
   std::int32_t depth_farther_q8 = 0;  // depth_ghost_farther, Q8
   bool depth_in_front = false;
+  std::int32_t depth_lag = 0;
 };
 BackgroundFixed to_fixed(const BackgroundParams& p);
 

@@ -7,11 +7,11 @@ namespace stereod {
 void DepthGhosts::reset() {
   for (Record& r : ring_) r.frame = -1;
   static_q4_.clear();
-  last_revealed_.clear();
+  last_shown_.clear();
 }
 
 void DepthGhosts::record_decision(long long frame, const Gray8& decision) {
-  Record& r = ring_[static_cast<std::size_t>(frame % kDepthGhostLag)];
+  Record& r = ring_[static_cast<std::size_t>(frame % kMaxDepthLag)];
   r.frame = frame;
   r.matched = false;
   r.width = decision.width();
@@ -22,31 +22,32 @@ void DepthGhosts::record_decision(long long frame, const Gray8& decision) {
 }
 
 void DepthGhosts::record_disparity(long long frame, const std::uint16_t* q4, std::size_t pixels) {
-  Record& r = ring_[static_cast<std::size_t>(frame % kDepthGhostLag)];
+  Record& r = ring_[static_cast<std::size_t>(frame % kMaxDepthLag)];
   if (r.frame != frame || r.pixels.size() != pixels) return;
   for (std::size_t i = 0; i < pixels; ++i) r.pixels[i] = with_disparity(r.pixels[i], q4[i]);
   r.matched = true;
 }
 
-const Gray8* DepthGhosts::flags(long long frame, int warmup, int farther_q8, bool in_front,
+const Gray8* DepthGhosts::flags(long long frame, int lag, int warmup, int farther_q8, bool in_front,
                                 ThreadPool* pool) {
-  const long long seen = frame - kDepthGhostLag;
-  Record& r = ring_[static_cast<std::size_t>(frame % kDepthGhostLag)];
-  if (seen < 0 || r.frame != seen || !r.matched) return nullptr;
+  const long long seen = frame - lag;
+  if (seen < 0) return nullptr;
+  Record& r = ring_[static_cast<std::size_t>(seen % kMaxDepthLag)];
+  if (r.frame != seen || !r.matched) return nullptr;
   if (static_q4_.size() != r.pixels.size()) {
     static_q4_.assign(r.pixels.size(), kDepthNone);
-    last_revealed_.assign(r.pixels.size(), kDepthRevealedNever);
+    last_shown_.assign(r.pixels.size(), kDepthShownNever);
   }
   flags_.ensure_size(r.width, r.height);
   const bool warming = seen < warmup;
   for_rows(pool, r.height, [&](int y0, int y1) {
     for (std::size_t i = static_cast<std::size_t>(y0) * r.width;
          i < static_cast<std::size_t>(y1) * r.width; ++i) {
-      const bool now = depth_revealed(r.pixels[i], warming, static_q4_[i], farther_q8);
-      std::uint8_t flag = revealed_again(now, frame, last_revealed_[i]) ? kDepthRevealed : 0;
-      if (!flag && in_front && depth_in_front(r.pixels[i], static_q4_[i], farther_q8))
-        flag = kDepthInFront;
-      flags_.data()[i] = flag;
+      int shown =
+          depth_revealed(r.pixels[i], warming, static_q4_[i], farther_q8) ? kDepthRevealed : 0;
+      if (!shown && in_front && depth_in_front(r.pixels[i], static_q4_[i], farther_q8))
+        shown = kDepthInFront;
+      flags_.data()[i] = static_cast<std::uint8_t>(shown_again(shown, frame, last_shown_[i]));
     }
   });
   return &flags_;

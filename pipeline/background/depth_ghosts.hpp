@@ -1,8 +1,8 @@
 // Ghosts seen in depth (BackgroundParams::depth_ghosts; docs/ALGORITHM.md, "Ghosts seen in
 // depth"): the left camera's record of each frame's decision and disparity, kept for the frame
-// kDepthGhostLag later, and the static depth learned from the warm-up's records. The per-pixel
-// rules are background_ops.hpp's depth_revealed, revealed_again and depth_in_front, which the CUDA
-// engine shares (its pyramid kernel: pyramid.cu).
+// depth_lag later (the last kMaxDepthLag frames), and the static depth learned from the warm-up's
+// records. The per-pixel rules are background_ops.hpp's depth_revealed, shown_again and
+// depth_in_front, which the CUDA engine shares (its pyramid kernel: pyramid.cu).
 #pragma once
 
 #include <array>
@@ -16,10 +16,6 @@ namespace stereod {
 
 class ThreadPool;
 
-// DepthGhosts::flags' values per pixel.
-constexpr std::uint8_t kDepthRevealed = 1;  // the scene behind the model: revealed_counters
-constexpr std::uint8_t kDepthInFront = 2;   // an object in front of it: in_front_counters
-
 class DepthGhosts {
  public:
   // Forgets every record and the static depth (a new warm-up).
@@ -31,13 +27,14 @@ class DepthGhosts {
   // the decision of that frame was not recorded or the sizes differ.
   void record_disparity(long long frame, const std::uint16_t* q4, std::size_t pixels);
 
-  // Before frame `frame` learns: reads the record of frame - kDepthGhostLag (the static depth
+  // Before frame `frame` learns: reads the record of frame - lag (the static depth
   // learns from it while that frame was warming up, `warmup` frames), and returns per finest-level
-  // pixel kDepthRevealed where it was revealed (depth_revealed with farther_q8) by this record and
-  // the one before it (revealed_again), kDepthInFront where this record shows it in front
-  // (depth_in_front, when `in_front`), 0 elsewhere; or nullptr where there is no whole record of
-  // that frame (the first frames, a frame not matched).
-  const Gray8* flags(long long frame, int warmup, int farther_q8, bool in_front, ThreadPool* pool);
+  // pixel kDepthRevealed where it was revealed (depth_revealed with farther_q8), kDepthInFront
+  // where it was shown in front (depth_in_front, when `in_front`), each by this record and the one
+  // before it (shown_again), 0 elsewhere; or nullptr where there is no whole record of that frame
+  // (the first frames, a frame not matched).
+  const Gray8* flags(long long frame, int lag, int warmup, int farther_q8, bool in_front,
+                     ThreadPool* pool);
 
   // The static depth (16 d, kDepthNone where unknown), for tests.
   const std::vector<std::uint16_t>& static_depth() const { return static_q4_; }
@@ -49,9 +46,9 @@ class DepthGhosts {
     int width = 0, height = 0;
     std::vector<std::uint16_t> pixels;  // depth_record per pixel
   };
-  std::array<Record, kDepthGhostLag> ring_;
+  std::array<Record, kMaxDepthLag> ring_;
   std::vector<std::uint16_t> static_q4_;
-  std::vector<std::uint32_t> last_revealed_;  // revealed_again's `last` per pixel
+  std::vector<std::uint32_t> last_shown_;  // shown_again's `last` per pixel
   Gray8 flags_;
 };
 

@@ -1842,21 +1842,23 @@ TEST(Gpu, ModelsOfLaterFramesOverlapMatchingEqualCpu) {
 }
 
 // Ghosts seen in depth (background.depth_ghosts): the left model reads each frame's record (its
-// decision, then its output disparity) kDepthGhostLag frames later, and a revealed pixel is
-// absorbed sooner. Objects 1.3 times larger that stand still halfway along their tracks, some
-// through the warm-up, on a 320x240 synthetic scene; frame by frame against the CPU: one frame at
-// a time, eight and twelve in flight (frame n's model may start while frame n - 8's stereo part,
-// which writes the record, still runs: the engine waits for it), with filling (the record holds the
-// filled output), the intensity model, and the option turned on after the warm-up (records from
-// that frame on, the static depth learned afresh: nothing learned, nothing revealed). The rule
-// must act on this scene: the CPU's masks with it differ from those without.
+// decision, then its output disparity) depth_lag frames later, and a revealed pixel is absorbed
+// sooner, an object in front waits longer (depth_in_front). Objects 1.3 times larger that stand
+// still halfway along their tracks, some through the warm-up, on a 320x240 synthetic scene; frame
+// by frame against the CPU: one frame at a time, eight and twelve in flight (frame n's model may
+// start while frame n - depth_lag's stereo part, which writes the record, still runs: the engine
+// waits for it; the default lag 3, 8 and 1), with filling (the record holds the filled output), the
+// intensity model, and the option turned on after the warm-up (records from that frame on, the
+// static depth learned afresh: nothing learned, nothing revealed). The rule must act on this scene:
+// the CPU's masks with it differ from those without.
 namespace {
 struct DepthGhostCase {
   const char* what;
   int in_flight;
   bool fill, color;
-  int on_from;           // the frame the option is turned on (0: from the start)
-  bool in_front = true;  // background.depth_in_front
+  int on_from;             // the frame the option is turned on (0: from the start)
+  bool in_front = true;    // background.depth_in_front
+  int lag = kMaxDepthLag;  // background.depth_lag
 };
 
 void expect_depth_ghosts_equal_cpu(const std::vector<SyntheticFrame>& frames,
@@ -1872,6 +1874,7 @@ void expect_depth_ghosts_equal_cpu(const std::vector<SyntheticFrame>& frames,
   bp.color = c.color;
   bp.depth_ghosts = c.on_from == 0;
   bp.depth_in_front = c.in_front;
+  bp.depth_lag = c.lag;
   EngineOptions o = options_for(w, h, sp, bp);
   o.inflight = c.in_flight;
   auto gpu = make_engine("cuda", o);
@@ -1940,12 +1943,15 @@ TEST(Gpu, DepthGhostsEqualCpu) {
     ASSERT_GT(in_front, 1000);
   }
   REQUIRE_GPU();
-  const DepthGhostCase cases[] = {{"one at a time", 1, false, true, 0},
-                                  {"eight in flight", 8, false, true, 0},
-                                  {"twelve in flight, intensity", 12, false, false, 0},
-                                  {"filling, four in flight", 4, true, true, 0},
-                                  {"turned on at frame 14", 1, false, true, 14},
-                                  {"behind only, eight in flight", 8, false, true, 0, false}};
+  const DepthGhostCase cases[] = {
+      {"one at a time", 1, false, true, 0},
+      {"eight in flight", 8, false, true, 0},
+      {"twelve in flight, intensity", 12, false, false, 0},
+      {"filling, four in flight", 4, true, true, 0},
+      {"turned on at frame 14", 1, false, true, 14},
+      {"behind only, eight in flight", 8, false, true, 0, false},
+      {"lag 8, eight in flight", 8, false, true, 0, true, 8},
+      {"lag 1, four in flight, intensity", 4, false, false, 0, true, 1}};
   for (const DepthGhostCase& c : cases) {
     expect_depth_ghosts_equal_cpu(frames, c);
     if (HasFailure()) return;

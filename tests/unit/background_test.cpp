@@ -913,23 +913,30 @@ void expect_counters_rule(Rule rule, Wait expected_wait) {
 }  // namespace
 
 // revealed_counters against the rule it stands for: a revealed foreground pixel is absorbed once
-// it has been still for min(the wait learn_pixel would ask, kDepthGhostLag) frames, this frame
-// included.
+// it has been still for min(the wait learn_pixel would ask, the lag) frames, this frame included.
+// Every lag.
 TEST(BackgroundOps, RevealedCountersCapTheWaitAtTheLag) {
-  expect_counters_rule(revealed_counters,
-                       [](int plain, int, int) { return std::min(plain, kDepthGhostLag); });
+  for (int lag = 1; lag <= kMaxDepthLag; ++lag) {
+    SCOPED_TRACE("lag " + std::to_string(lag));
+    expect_counters_rule([lag](std::uint16_t c) { return revealed_counters(c, lag); },
+                         [lag](int plain, int, int) { return std::min(plain, lag); });
+  }
 }
 
 // in_front_counters against the rule it stands for: a foreground pixel the record shows in front
 // waits absorb_frames (as a model confirmed that often would) once it has been still since the
-// record (kDepthGhostLag - 1 frames before this one), and what learn_pixel would ask otherwise
-// before that. Its still run is kept.
+// record (lag - 1 frames before this one), and what learn_pixel would ask otherwise before that.
+// Its still run is kept. Every lag.
 TEST(BackgroundOps, InFrontCountersWaitAbsorbFramesOnceStillSinceTheRecord) {
-  expect_counters_rule(in_front_counters, [](int plain, int absorb_frames, int run) {
-    return run >= kDepthGhostLag - 1 ? absorb_frames : plain;
-  });
-  for (int run = 0; run <= kAbsorbCountMax; ++run)
-    EXPECT_EQ(still_run(in_front_counters(pack_counters(run, 3))), run);
+  for (int lag = 1; lag <= kMaxDepthLag; ++lag) {
+    SCOPED_TRACE("lag " + std::to_string(lag));
+    expect_counters_rule([lag](std::uint16_t c) { return in_front_counters(c, lag); },
+                         [lag](int plain, int absorb_frames, int run) {
+                           return run >= lag - 1 ? absorb_frames : plain;
+                         });
+    for (int run = 0; run <= kAbsorbCountMax; ++run)
+      EXPECT_EQ(still_run(in_front_counters(pack_counters(run, 3), lag)), run);
+  }
 }
 
 // depth_revealed against its definition (background_ops.hpp): the static depth learns only from
@@ -1007,21 +1014,24 @@ int first_background(const std::vector<int>& history) {
 
 // An object that stood through the warm-up is learned as background; once it leaves, the scene
 // behind it is a ghost, absorbed after absorb_frames still frames. Its disparity shows it farther
-// than anything the warm-up saw there: with depth_ghosts it goes after kDepthGhostLag frames.
+// than anything the warm-up saw there: with depth_ghosts it goes after depth_lag frames.
 TEST(BackgroundModel, DepthGhostGoesAfterTheLag) {
   BackgroundParams p = intensity_params(20);
   p.closing_radius = 0;
   p.depth_ghosts = false;
   const std::vector<int> plain = square_history(p, 30, 60, 10, 75);
-  p.depth_ghosts = true;
-  const std::vector<int> depth = square_history(p, 30, 60, 10, 75);
   // The frame it leaves, the change breaks the still run: absorbed in the frame the run reaches
-  // the wait, background from the next one. With depth, the records of two frames in a row must
-  // show the scene behind (revealed_again): the second is read kDepthGhostLag + 1 frames after it
-  // left.
+  // the wait, background from the next one.
   EXPECT_EQ(first_background(plain), p.absorb_frames + 1);
-  EXPECT_EQ(first_background(depth), kDepthGhostLag + 2);
-  EXPECT_EQ(depth[0], 1) << "a ghost at first";
+  p.depth_ghosts = true;
+  for (int lag = 1; lag <= kMaxDepthLag; ++lag) {
+    p.depth_lag = lag;
+    const std::vector<int> depth = square_history(p, 30, 60, 10, 75);
+    // With depth, the records of two frames in a row must show the scene behind
+    // (shown_again): the second is read lag + 1 frames after it left.
+    EXPECT_EQ(first_background(depth), lag + 2) << "lag " << lag;
+    EXPECT_EQ(depth[0], 1) << "a ghost at first";
+  }
 }
 
 // One frame's far disparity on an object that has parked (a mismatch, as at the image's left
@@ -1053,12 +1063,15 @@ TEST(BackgroundModel, OneFrameOfFarDisparityIsNoGhost) {
     }
     return absorbed;
   };
-  const int waits = parked(0);  // absorb_after(the model's support), about 26 frames
-  EXPECT_GT(waits, kDepthGhostLag + 2);
-  EXPECT_EQ(parked(1), waits);
-  // Far at frames 27 and 28: the second record is read at frame 28 + kDepthGhostLag, when the
-  // pixel has been still since 29, and the next frame's mask has it as background.
-  EXPECT_EQ(parked(2), 28 + kDepthGhostLag + 1 - 25);
+  for (int lag = 1; lag <= kMaxDepthLag; ++lag) {
+    p.depth_lag = lag;
+    const int waits = parked(0);  // absorb_after(the model's support), about 26 frames
+    EXPECT_GT(waits, lag + 2);
+    EXPECT_EQ(parked(1), waits) << "lag " << lag;
+    // Far at frames 27 and 28: the second record is read at frame 28 + lag, when the pixel has
+    // been still since 29, and the next frame's mask has it as background.
+    EXPECT_EQ(parked(2), 28 + lag + 1 - 25) << "lag " << lag;
+  }
 }
 
 // What replaces the object is another one, a little farther (within depth_ghost_farther): it is
@@ -1073,20 +1086,23 @@ TEST(BackgroundModel, AnObjectALittleFartherIsNoGhost) {
   EXPECT_EQ(first_background(near), p.absorb_frames + 1);
   p.depth_ghost_farther = 0.1;
   const std::vector<int> loose = square_history(p, 30, 80, 34, 75);
-  EXPECT_EQ(first_background(loose), kDepthGhostLag + 2);
+  EXPECT_EQ(first_background(loose), p.depth_lag + 2);
 }
 
-// An object in front (depth_in_front): an object stands through the warm-up (disparity 40, the
-// static depth) and leaves at frame 30; its ghost goes after the lag (frame 40), and the model
-// holds the scene, confirmed a few frames only, when a second object (value 200 again, disparity
-// 60: nearer by half) parks at frame 45. Without depth_in_front it is taken in after
-// absorb_after(support) = 8 still frames (the least, a quarter of absorb_frames); with it, its
-// record shows it in front and, still since, it waits absorb_frames (30).
+// An object in front (depth_in_front), at depth_lag 3: an object stands through the warm-up
+// (disparity 40, the static depth) and leaves at frame 30; its ghost goes after the lag, and the
+// model holds the scene, confirmed a few frames only, when a second object (value 200 again,
+// disparity 60: nearer by half) parks at frame 45. Without depth_in_front it is taken in after
+// absorb_after(support) still frames; with it, the records of two frames in a row show it in
+// front and, still since, it waits absorb_frames (30). One record is not enough.
 TEST(BackgroundModel, AnObjectInFrontWaitsAbsorbFrames) {
   BackgroundParams p = intensity_params(20);
   p.closing_radius = 0;
   p.depth_ghosts = true;
-  const auto parked_for = [&](bool in_front) {
+  p.depth_lag = 3;
+  // near_records: how many of the second object's frames have their disparity (the others none,
+  // as where the matcher finds no partner).
+  const auto parked_for = [&](bool in_front, int near_records) {
     p.depth_in_front = in_front;
     BackgroundModel model(p);
     std::vector<Gray8> masks;
@@ -1098,8 +1114,10 @@ TEST(BackgroundModel, AnObjectInFrontWaitsAbsorbFrames) {
         for (int x = 0; x < 48; ++x) {
           const bool inside = x >= 10 && x < 30 && y >= 10 && y < 30;
           const int d = inside && first ? 40 : (inside && second ? 60 : 10);
-          disparity(x, y) = i < p.warmup || masks[0](x, y) ? static_cast<std::uint16_t>(16 * d)
-                                                           : kInvalidDisparity;
+          const bool none = inside && second && i >= 45 + near_records;
+          disparity(x, y) = !none && (i < p.warmup || masks[0](x, y))
+                                ? static_cast<std::uint16_t>(16 * d)
+                                : kInvalidDisparity;
         }
       }
       model.record_disparity(disparity);
@@ -1110,11 +1128,15 @@ TEST(BackgroundModel, AnObjectInFrontWaitsAbsorbFrames) {
     }
     return -1;
   };
-  // Parked at 45, still from 46: the run reaches 8 at frame 53 and the mask of 54 is background.
-  EXPECT_EQ(parked_for(false), 9);
-  // The record of frame 45 is read at frame 53, when the run (46 .. 52) is 7: the wait becomes
-  // absorb_frames, reached at frame 75.
-  EXPECT_EQ(parked_for(true), p.absorb_frames + 1);
+  // The ghost: records 30 and 31 reveal the scene, the second is read at 34 (the run 31 .. 33 is
+  // 2) and absorbed there. The scene is then confirmed from frame 35 to 44: support 10, a wait of
+  // absorb_after(10) = 11 still frames from 46, reached at 56; the mask of 57 is background.
+  EXPECT_EQ(parked_for(false, 100), 12);
+  // Records 45 and 46 show it in front, the second read at 49 with the run (46 .. 48) at 2: the
+  // wait becomes absorb_frames, reached at frame 75.
+  EXPECT_EQ(parked_for(true, 100), p.absorb_frames + 1);
+  EXPECT_EQ(parked_for(true, 1), 12);
+  EXPECT_EQ(parked_for(true, 2), p.absorb_frames + 1);
 }
 
 // The depth ghosts' parameters are checked like the others.
@@ -1126,6 +1148,16 @@ TEST(BackgroundParams, DepthGhostFartherIsChecked) {
   EXPECT_FALSE(check_background_params(p).empty());
   p.depth_ghost_farther = 0;
   EXPECT_TRUE(check_background_params(p).empty());
+  for (const int lag : {0, -1, kMaxDepthLag + 1}) {
+    p.depth_lag = lag;
+    const auto e = check_background_params(p);
+    ASSERT_EQ(e.size(), 1u) << lag;
+    EXPECT_EQ(e.front().parameter(), "background.depth_lag");
+  }
+  for (const int lag : {1, kMaxDepthLag}) {
+    p.depth_lag = lag;
+    EXPECT_TRUE(check_background_params(p).empty()) << lag;
+  }
 }
 
 // Turning depth_ghosts on starts its learning afresh (records from that frame on, the static depth

@@ -163,6 +163,9 @@ TEST(DaemonConfig, DepthGhostsLoadForEveryEngine) {
   }
   EXPECT_TRUE(mentions(issues(kBase + "background: {depth_in_front: maybe}\n"),
                        "background.depth_in_front", ""));
+  EXPECT_TRUE(issues(kBase + "engine: cuda\nbackground: {depth_lag: 3}\n").empty());
+  EXPECT_TRUE(mentions(issues(kBase + "background: {depth_lag: 9}\n"), "background.depth_lag", ""));
+  EXPECT_TRUE(mentions(issues(kBase + "background: {depth_lag: 0}\n"), "background.depth_lag", ""));
 }
 
 // Regression: issues came out in the order the checks ran (a misspelt camera of a pair, checked

@@ -93,7 +93,7 @@ TEST(ParamsFields, EachListHoldsEveryFieldOfItsStruct) {
             41u);
   EXPECT_EQ(
       std::tuple_size_v<decltype(BackgroundParams::tie_fields(std::declval<BackgroundParams&>()))>,
-      21u);
+      22u);
 }
 
 TEST(ParamsFields, ChangingAnyStereoOrBackgroundFieldRetunesThePair) {
