@@ -939,6 +939,26 @@ TEST(BackgroundOps, InFrontCountersWaitAbsorbFramesOnceStillSinceTheRecord) {
   }
 }
 
+// shown_again: a kind counts where the record of the frame before showed the same kind; a frame
+// of nothing, or of the other kind, in between starts over; frames wrap modulo 2^30.
+TEST(BackgroundOps, ShownAgainNeedsTheSameKindTheFrameBefore) {
+  std::uint32_t last = kDepthShownNever;
+  EXPECT_EQ(shown_again(kDepthRevealed, 0, last), 0) << "nothing before the first frame";
+  EXPECT_EQ(shown_again(kDepthRevealed, 1, last), kDepthRevealed);
+  EXPECT_EQ(shown_again(kDepthInFront, 2, last), 0) << "the other kind the frame before";
+  EXPECT_EQ(shown_again(kDepthInFront, 3, last), kDepthInFront);
+  EXPECT_EQ(shown_again(0, 4, last), 0);
+  EXPECT_EQ(shown_again(kDepthInFront, 5, last), 0) << "frame 4 showed nothing";
+  EXPECT_EQ(shown_again(kDepthInFront, 7, last), 0) << "a frame apart";
+  EXPECT_EQ(shown_again(kDepthInFront, 8, last), kDepthInFront);
+  const long long wrap = (1LL << 30) - 1;
+  last = kDepthShownNever;
+  EXPECT_EQ(shown_again(kDepthRevealed, wrap, last), 0);
+  EXPECT_EQ(shown_again(kDepthRevealed, wrap + 1, last), kDepthRevealed);
+  EXPECT_EQ(shown_again(kDepthRevealed, (1LL << 32) + 5, last), 0);
+  EXPECT_EQ(shown_again(kDepthRevealed, (1LL << 32) + 6, last), kDepthRevealed);
+}
+
 // depth_revealed against its definition (background_ops.hpp): the static depth learns only from
 // warm-up frames the model called background, and a foreground pixel is revealed where its
 // disparity is farther than the static one by a pixel and by the share farther_q8 / 256 of the
