@@ -628,7 +628,11 @@ class Group {
       // Ghosts seen in depth: each member's model reads the record its frame depth_lag before
       // wrote at the end of its stereo part, which may still run on another stream. (The slot
       // of that frame is the last one recorded there: later frames up to this one, fewer than
-      // kMaxDepthLag, use the others.)
+      // kMaxDepthLag, use the others.) This frame's model also writes its own slot, n %
+      // kMaxDepthLag, whose last writer, frame n - kMaxDepthLag, may still be adding its
+      // disparity: that is safe only because a pair's model parts run in order on one stream and
+      // the model of frame n - (kMaxDepthLag - depth_lag), before this one, waited for it. A
+      // change of depth_lag goes through reconfigure(), which lets the pair's frames drain first.
       const auto wait_for_records = [&](cudaStream_t model_stream) {
         if (!shape.depth_ghosts) return;
         for (auto& m : b.members) {

@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(kThreads)
               depth_in_front(record, st, a.fixed.depth_farther_q8))
             kind = kDepthInFront;
           if (kind) {
-            kind = shown_again(kind, n, last);
+            kind = shown_again(kind, seen, last);
             a.depth_last[idx] = last;
           }
           shown = kind == kDepthRevealed;

@@ -205,9 +205,11 @@ constexpr int kDepthInFront = 2;
 // disparity that is none of them (measured: teddy with cones-textured objects, IoU 0.934 -> 0.903
 // with one record), and a ghost's own pixel, whose partner the right model calls background, is
 // matched to whatever foreground the range holds, nearer or farther. `shown` is kDepthRevealed,
-// kDepthInFront or 0; `last` holds, per pixel, the last model frame (mod 2^30) at which a record
-// showed either and which (in its low two bits), kDepthShownNever before any. Returns `shown`
-// where the frame before showed the same, 0 otherwise, and records this frame where it shows one.
+// kDepthInFront or 0 for the record of model frame `frame` (the frame recorded, not the one
+// reading it: so the rule holds when depth_lag changes); `last` holds, per pixel, the last frame
+// (mod 2^30) whose record showed either and which (in its low two bits), kDepthShownNever before
+// any. Returns `shown` where the record of the frame before showed the same, 0 otherwise, and
+// keeps this frame where it shows one.
 constexpr std::uint32_t kDepthShownNever = 0xFFFFFFFFu;  // low bits 3: neither kind
 STEREOD_HD int shown_again(int shown, long long frame, std::uint32_t& last) {
   if (!shown) return 0;

@@ -15,7 +15,7 @@ constexpr int kMaxTargetMargin = 16;  // BackgroundParams::target_margin, pixels
 // BackgroundParams::absorb_frames: the model counts still frames in one byte per pixel.
 constexpr int kMaxAbsorbFrames = 255;
 // BackgroundParams::depth_lag: the most frames it may be, and the depth records kept (a ring; a
-// power of two). On the GPU a pair keeps that many frames in flight without waiting for one's
+// power of two). On the GPU a pair keeps depth_lag frames in flight without waiting for one's
 // stereo part before the next one's model.
 constexpr int kMaxDepthLag = 8;
 
@@ -71,12 +71,14 @@ struct BackgroundParams {
   bool depth_ghosts = true;
   double depth_ghost_farther = 0.25;
   // With depth_ghosts (nothing without it), the same records read the other way: a foreground
-  // pixel still since a record that showed it nearer than the static depth (by the same share) is
-  // an object in front of the scene the model holds, and waits absorb_frames however little its
-  // model has been confirmed (docs/ALGORITHM.md, "Objects seen in front"). On the foreground family
-  // it takes mean mask IoU from 0.897 to 0.909 (tuning) and 0.895 to 0.927 (held aside); where an
-  // object's colour matches the scene behind it, the object is no longer hidden by the ghosts
-  // around it (baby1: recall 0.993 -> 0.970; docs/PERFORMANCE.md, "Objects seen in front").
+  // pixel still since two records in a row that showed it nearer than the static depth (by the
+  // same share) is an object in front of the scene the model holds: its model's support is set to
+  // the most (and stays so, as if confirmed that often), so the object waits absorb_frames however
+  // little the model had been confirmed (a relit pixel still waits absorb_after(0))
+  // (docs/ALGORITHM.md, "Objects seen in front"). On the foreground family it takes mean mask IoU
+  // from 0.897 to 0.909 (tuning) and 0.895 to 0.927 (held aside); where an object's colour matches
+  // the scene behind it, the object is no longer hidden by the ghosts around it (baby1: recall
+  // 0.993 -> 0.970; docs/PERFORMANCE.md, "Objects seen in front").
   bool depth_in_front = true;
   // How many frames before its own a frame's model reads the record of (1..kMaxDepthLag): both
   // rules act that much later, and a revealed pixel still that long is absorbed. Shorter follows

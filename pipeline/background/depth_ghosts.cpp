@@ -47,7 +47,7 @@ const Gray8* DepthGhosts::flags(long long frame, int lag, int warmup, int farthe
           depth_revealed(r.pixels[i], warming, static_q4_[i], farther_q8) ? kDepthRevealed : 0;
       if (!shown && in_front && depth_in_front(r.pixels[i], static_q4_[i], farther_q8))
         shown = kDepthInFront;
-      flags_.data()[i] = static_cast<std::uint8_t>(shown_again(shown, frame, last_shown_[i]));
+      flags_.data()[i] = static_cast<std::uint8_t>(shown_again(shown, seen, last_shown_[i]));
     }
   });
   return &flags_;
