@@ -1856,9 +1856,11 @@ struct DepthGhostCase {
   const char* what;
   int in_flight;
   bool fill, color;
-  int on_from;             // the frame the option is turned on (0: from the start)
-  bool in_front = true;    // background.depth_in_front
-  int lag = kMaxDepthLag;  // background.depth_lag
+  int on_from;                             // the frame the option is turned on (0: from the start)
+  bool in_front = true;                    // background.depth_in_front
+  int lag = BackgroundParams{}.depth_lag;  // background.depth_lag (the default, 3)
+  int lag_from = 0;                        // a frame from which depth_lag is lag_after (0: never)
+  int lag_after = kMaxDepthLag;
 };
 
 void expect_depth_ghosts_equal_cpu(const std::vector<SyntheticFrame>& frames,
@@ -1879,26 +1881,31 @@ void expect_depth_ghosts_equal_cpu(const std::vector<SyntheticFrame>& frames,
   o.inflight = c.in_flight;
   auto gpu = make_engine("cuda", o);
   CpuPairProcessor cpu(sp, bp);
+  // The parameters from frame i on, as a reload would change them.
+  const auto params_at = [&](int i) {
+    BackgroundParams b = bp;
+    if (c.on_from > 0 && i >= c.on_from) b.depth_ghosts = true;
+    if (c.lag_from > 0 && i >= c.lag_from) b.depth_lag = c.lag_after;
+    return b;
+  };
+  const auto changes_at = [&](int i) { return i > 0 && params_at(i) != params_at(i - 1); };
   int next = 0;
   const auto submit_until = [&](int last) {
     for (; next <= last && next < n; ++next) {
-      if (c.on_from > 0 && next == c.on_from) {
-        bp.depth_ghosts = true;
-        gpu->set_params(sp, bp);
-      }
+      if (changes_at(next)) gpu->set_params(sp, params_at(next));
       ASSERT_EQ(gpu->submit(color_frame(frames[next], next)), SubmitStatus::kAccepted) << next;
     }
   };
   for (int i = 0; i < n; ++i) {
     submit_until(i + c.in_flight - 1);
-    if (c.on_from > 0 && i == c.on_from) cpu.set_params(sp, bp);
+    if (changes_at(i)) cpu.set_params(sp, params_at(i));
     const std::optional<EngineResult> r = gpu->poll(60s);
     ASSERT_TRUE(r && r->ok) << "frame " << i;
     ASSERT_EQ(r->sequence, static_cast<std::uint64_t>(i));
     expect_synthetic_frame_equals_cpu(cpu, frames[i], *r, i);
     if (::testing::Test::HasFailure()) return;
   }
-  expect_same_model("end", cpu, *gpu, sp, bp.color);
+  expect_same_model("end", cpu, *gpu, sp, params_at(n - 1).color);
 }
 }  // namespace
 
@@ -1951,7 +1958,9 @@ TEST(Gpu, DepthGhostsEqualCpu) {
       {"turned on at frame 14", 1, false, true, 14},
       {"behind only, eight in flight", 8, false, true, 0, false},
       {"lag 8, eight in flight", 8, false, true, 0, true, 8},
-      {"lag 1, four in flight, intensity", 4, false, false, 0, true, 1}};
+      {"lag 1, four in flight, intensity", 4, false, false, 0, true, 1},
+      {"lag 3, then 8 from frame 30, six in flight", 6, false, true, 0, true, 3, 30, 8},
+      {"lag 8, then 1 from frame 30, six in flight", 6, false, true, 0, true, 8, 30, 1}};
   for (const DepthGhostCase& c : cases) {
     expect_depth_ghosts_equal_cpu(frames, c);
     if (HasFailure()) return;
