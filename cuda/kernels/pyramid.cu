@@ -143,19 +143,15 @@ __global__ void __launch_bounds__(kThreads)
           const std::uint16_t counters = lv.still[0][idx];
           std::uint16_t st = before;
           int kind =
-              depth_revealed(record, learns, st, a.fixed.depth_farther_q8) ? kDepthRevealed : 0;
+              depth_shows(record, learns, st, a.fixed.depth_farther_q8, a.fixed.depth_in_front);
           if (st != before) a.depth_static[idx] = st;
-          if (!kind && a.fixed.depth_in_front &&
-              depth_in_front(record, st, a.fixed.depth_farther_q8))
-            kind = kDepthInFront;
           if (kind) {
             kind = shown_again(kind, seen, last);
             a.depth_last[idx] = last;
           }
+          if (kind) lv.still[0][idx] = depth_flagged_counters(counters, kind, a.fixed.depth_lag);
           shown = kind == kDepthRevealed;
           front = kind == kDepthInFront;
-          if (shown) lv.still[0][idx] = revealed_counters(counters, a.fixed.depth_lag);
-          if (front) lv.still[0][idx] = in_front_counters(counters, a.fixed.depth_lag);
         }
       }
       // A warp holds 32 pixels of one region row: their flags are one word each.
@@ -191,11 +187,11 @@ __global__ void __launch_bounds__(kThreads)
       lv.gray_out[cam][idx] = v;
       if (ghost_reads) {
         const int f = ((ly << s) * kRegionW) + (lx << s);  // its top-left finest pixel
-        if ((revealed_bits[f / 32] >> (f % 32)) & 1u) {
-          lv.still[0][idx] = revealed_counters(lv.still[0][idx], a.fixed.depth_lag);
-        } else if ((front_bits[f / 32] >> (f % 32)) & 1u) {
-          lv.still[0][idx] = in_front_counters(lv.still[0][idx], a.fixed.depth_lag);
-        }
+        const int kind = (revealed_bits[f / 32] >> (f % 32)) & 1u ? kDepthRevealed
+                         : (front_bits[f / 32] >> (f % 32)) & 1u  ? kDepthInFront
+                                                                  : 0;
+        if (kind)
+          lv.still[0][idx] = depth_flagged_counters(lv.still[0][idx], kind, a.fixed.depth_lag);
       }
       if (hsv) {
         std::uint8_t c[3];

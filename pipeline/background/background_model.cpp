@@ -172,11 +172,7 @@ void BackgroundModel::apply_depth_flags(const BackgroundPlanes& planes, const Gr
         const std::uint8_t* row = flags.row(y << s);
         for (int px = 0; px < w && (px << s) < flags.width(); ++px) {
           std::uint16_t& counters = lv.still[static_cast<std::size_t>(y) * w + px];
-          if (row[px << s] == kDepthRevealed) {
-            counters = revealed_counters(counters, fixed_.depth_lag);
-          } else if (row[px << s] == kDepthInFront) {
-            counters = in_front_counters(counters, fixed_.depth_lag);
-          }
+          counters = depth_flagged_counters(counters, row[px << s], fixed_.depth_lag);
         }
       }
     });

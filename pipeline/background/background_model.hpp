@@ -94,9 +94,9 @@ class BackgroundModel {
   long long decide(const BackgroundPlanes& planes, int level, ThreadPool* pool);
   template <int kChannels>
   void learn(const BackgroundPlanes& planes, int level, ThreadPool* pool);
-  // Ghosts seen in depth: applies revealed_counters to every pixel the finest level's flags
-  // (DepthGhosts::flags) mark kDepthRevealed, in_front_counters where they mark kDepthInFront; a
-  // pixel of a coarser level reads the finest pixel at its top-left corner.
+  // Ghosts seen in depth: applies depth_flagged_counters with the finest level's flags
+  // (DepthGhosts::flags) to every pixel; a pixel of a coarser level reads the finest pixel at its
+  // top-left corner.
   void apply_depth_flags(const BackgroundPlanes& planes, const Gray8& flags, ThreadPool* pool);
 
   BackgroundParams params_;

@@ -227,9 +227,12 @@ STEREOD_HD int shown_again(int shown, long long frame, std::uint32_t& last) {
 // record saw -- its run is set to the most, and a still frame now absorbs it whatever its model's
 // support: the same as capping learn_pixel's wait at `lag` for this frame (a frame that is not
 // still, or is background, resets the run either way).
+STEREOD_HD bool still_since_record(std::uint16_t counters, int lag) {
+  return still_run(counters) >= lag - 1;
+}
 STEREOD_HD std::uint16_t revealed_counters(std::uint16_t counters, int lag) {
-  return still_run(counters) >= lag - 1 ? pack_counters(kAbsorbCountMax, model_support(counters))
-                                        : counters;
+  return still_since_record(counters, lag) ? pack_counters(kAbsorbCountMax, model_support(counters))
+                                           : counters;
 }
 
 // Reads one pixel's record of frame n. While n was warming up (every pixel matched), a disparity
@@ -271,8 +274,25 @@ STEREOD_HD bool depth_in_front(std::uint16_t record, std::uint16_t static_q4, in
 // had left in the meantime, whose model had taken the object in: their ghosts then waited
 // absorb_frames too (teddy with cones-textured objects, lag 8: IoU 0.931 -> 0.900).
 STEREOD_HD std::uint16_t in_front_counters(std::uint16_t counters, int lag) {
-  return still_run(counters) >= lag - 1 ? pack_counters(still_run(counters), kAbsorbCountMax)
-                                        : counters;
+  return still_since_record(counters, lag) ? pack_counters(still_run(counters), kAbsorbCountMax)
+                                           : counters;
+}
+
+// What one record shows of its pixel, before shown_again: kDepthRevealed (depth_revealed, which
+// also teaches the static depth while `warming`), else kDepthInFront (depth_in_front, where
+// `in_front`), else 0. Both engines classify with it (DepthGhosts::flags, pyramid.cu).
+STEREOD_HD int depth_shows(std::uint16_t record, bool warming, std::uint16_t& static_q4,
+                           int farther_q8, bool in_front) {
+  if (depth_revealed(record, warming, static_q4, farther_q8)) return kDepthRevealed;
+  return in_front && depth_in_front(record, static_q4, farther_q8) ? kDepthInFront : 0;
+}
+
+// A pixel's counters after what shown_again let through (`kind`; 0 leaves them): the one step
+// both engines apply at every level (BackgroundModel::apply_depth_flags, pyramid.cu).
+STEREOD_HD std::uint16_t depth_flagged_counters(std::uint16_t counters, int kind, int lag) {
+  if (kind == kDepthRevealed) return revealed_counters(counters, lag);
+  if (kind == kDepthInFront) return in_front_counters(counters, lag);
+  return counters;
 }
 
 // One pixel's learning step, after its decision is known. Background: mean and variance learn at

@@ -43,10 +43,7 @@ const Gray8* DepthGhosts::flags(long long frame, int lag, int warmup, int farthe
   for_rows(pool, r.height, [&](int y0, int y1) {
     for (std::size_t i = static_cast<std::size_t>(y0) * r.width;
          i < static_cast<std::size_t>(y1) * r.width; ++i) {
-      int shown =
-          depth_revealed(r.pixels[i], warming, static_q4_[i], farther_q8) ? kDepthRevealed : 0;
-      if (!shown && in_front && depth_in_front(r.pixels[i], static_q4_[i], farther_q8))
-        shown = kDepthInFront;
+      const int shown = depth_shows(r.pixels[i], warming, static_q4_[i], farther_q8, in_front);
       flags_.data()[i] = static_cast<std::uint8_t>(shown_again(shown, seen, last_shown_[i]));
     }
   });
