@@ -193,7 +193,7 @@ class Loader {
 
   void read_gpu(const YAML::Node& n, GpuConfig& g) {
     if (!r_.expect_map(n, "gpu")) return;
-    r_.check_keys(n, "gpu", {"device", "devices", "inflight", "zero_copy"});
+    r_.check_keys(n, "gpu", {"device", "devices", "inflight", "zero_copy", "watch_ends"});
     if (n["device"].IsDefined() && n["devices"].IsDefined()) {
       r_.add(n["devices"], "gpu.devices",
              "give gpu.device (one GPU) or gpu.devices (a list), not both");
@@ -230,6 +230,7 @@ class Loader {
     }
     r_.read(n, "gpu", "inflight", g.inflight, 1, 64);
     r_.read(n, "gpu", "zero_copy", g.zero_copy);
+    r_.read(n, "gpu", "watch_ends", g.watch_ends);
   }
 
   std::vector<CameraEntry> read_cameras(const YAML::Node& n) {

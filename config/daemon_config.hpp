@@ -92,10 +92,11 @@ struct GpuConfig {
   std::vector<int> devices = {0};
   int inflight = 2;
   bool zero_copy = false;
+  bool watch_ends = true;  // EngineOptions::watch_ends
 
   // What every engine depends on (a change rebuilds them all); the devices only move pairs.
   bool same_engines(const GpuConfig& o) const {
-    return inflight == o.inflight && zero_copy == o.zero_copy;
+    return inflight == o.inflight && zero_copy == o.zero_copy && watch_ends == o.watch_ends;
   }
 };
 

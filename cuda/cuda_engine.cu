@@ -9,10 +9,13 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <tuple>
 
 #include "background/background_ops.hpp"
+#include "batch_forecast.hpp"
 #include "batch_graph.hpp"
 #include "cuda_check.hpp"
 #include "cuda_device.hpp"
@@ -194,6 +197,11 @@ struct BatchSlot {
   std::map<std::tuple<std::string, int, bool>, cuda::BatchGraph> graphs;
   bool gated = false;  // this batch ran the gated graph
   bool busy = false;
+  // Its end, forecast (cuda::BatchForecast): batches of one kind (key and member count) take
+  // about as long; `watch` whether a member asked for it (EngineOptions::watch_ends).
+  std::string kind;
+  Clock::time_point launched;
+  bool watch = false;
   std::vector<std::pair<std::shared_ptr<PairState>, PairSlot*>> members;
   class Group* group = nullptr;
 };
@@ -461,28 +469,67 @@ class Group {
   }
 
   static void CUDART_CB on_batch_done(void* user) {
-    Group* g = static_cast<BatchSlot*>(user)->group;
-    {
-      std::lock_guard<std::mutex> s(g->signal_mutex_);
-      g->completions_.fetch_add(1);
-    }
-    g->signal_cv_.notify_all();
+    static_cast<BatchSlot*>(user)->group->signal_completion();
   }
 
+  // A batch's end to watch (BatchForecast::Window) and its event.
+  struct Watch {
+    cudaEvent_t done = nullptr;
+    Clock::time_point from, until;
+  };
+
+  // Of the batches on the GPU that asked for it, the one whose watch starts first; none whose
+  // window has closed (the callback wakes the launcher for those) or that has no forecast yet.
+  std::optional<Watch> next_watch() const {
+    std::optional<Watch> next;
+    const auto now = Clock::now();
+    for (const auto& b : batches_) {
+      if (!b->busy || !b->watch) continue;
+      const auto w = forecast_.window(b->kind, b->launched);
+      if (!w || now >= w->until) continue;
+      if (!next || w->from < next->from) next = Watch{b->done->get(), w->from, w->until};
+    }
+    return next;
+  }
+
+  // The launcher: harvests what has finished (which calls on_result), sends what is pending, then
+  // sleeps until a completion wakes it. Where the next batch's end can be forecast, it sleeps only
+  // until shortly before it and then watches that batch's event (a core busy for at most the
+  // window, about half the batch's span), so that the result reaches on_result and poll()
+  // microseconds after the GPU's last byte instead of when the driver's callback thread gets to
+  // it (about 90 us on an H200; docs/PERFORMANCE.md "Watching a batch's end").
   void run_launcher() {
     cudaSetDevice(device_);
+    bool caught = false;  // the last watch saw its batch end
     for (;;) {
+      std::optional<Watch> watch;
+      {
+        std::unique_lock<std::mutex> lk(*mutex_);
+        if (caught) ++stats_.watched_ends;
+        caught = false;
+        harvest();
+        launch_ready();
+        watch = next_watch();
+      }
+      std::uint64_t seen = 0;
       {
         std::unique_lock<std::mutex> s(signal_mutex_);
         if (stopping_) return;
-        const std::uint64_t seen = completions_.load();
-        signal_cv_.wait_for(s, std::chrono::milliseconds(10),
-                            [&] { return completions_.load() != seen || stopping_; });
+        seen = completions_.load();
+        auto until = Clock::now() + std::chrono::milliseconds(10);
+        if (watch) until = std::min(until, watch->from);
+        signal_cv_.wait_until(s, until, [&] { return completions_.load() != seen || stopping_; });
         if (stopping_) return;
+        if (completions_.load() != seen) continue;
       }
-      std::unique_lock<std::mutex> lk(*mutex_);
-      harvest();
-      launch_ready();
+      if (!watch || Clock::now() < watch->from) continue;
+      // Until the event fires, another thread harvests something (the batch slot may be reused
+      // and its event recorded again), or the window closes.
+      cudaError_t status = cudaErrorNotReady;
+      while ((status = cudaEventQuery(watch->done)) == cudaErrorNotReady &&
+             completions_.load() == seen && Clock::now() < watch->until) {
+      }
+      caught = status != cudaErrorNotReady && completions_.load() == seen;
     }
   }
 
@@ -490,15 +537,18 @@ class Group {
   // finished is the event's word alone: the host callback only wakes the waiters (it may run
   // late, after the batch slot was already harvested through the event and reused).
   void harvest() {
+    bool harvested = false;
     for (auto& b : batches_) {
       if (!b->busy) continue;
       const cudaError_t status = cudaEventQuery(b->done->get());
       if (status == cudaErrorNotReady) continue;
+      harvested = true;
       const double up = elapsed_ms(*b->started, *b->uploaded);
       const double wait = elapsed_ms(*b->uploaded, *b->computing);
       const double compute = elapsed_ms(*b->computing, *b->computed);
       const double down = elapsed_ms(*b->computed, *b->done);
       const auto seen = Clock::now();
+      if (status == cudaSuccess) forecast_.record(b->kind, elapsed_ms(*b->started, *b->done));
       if (b->modeling && status == cudaSuccess) {
         // Each member's word came back with its frame (SlotLayout::fg_word).
         bool busy = false;
@@ -534,6 +584,17 @@ class Group {
       b->members.clear();
       b->busy = false;
     }
+    // Whoever harvested, the threads waiting for a result (poll, the launcher) look again: the
+    // batch's callback, which would wake them too, may come tens of microseconds later.
+    if (harvested) signal_completion();
+  }
+
+  void signal_completion() {
+    {
+      std::lock_guard<std::mutex> s(signal_mutex_);
+      completions_.fetch_add(1);
+    }
+    signal_cv_.notify_all();
   }
 
   // Sends what is pending while a batch slot is free: the oldest waiting pair (round robin) and
@@ -587,6 +648,12 @@ class Group {
       b.members.emplace_back(members[i], s);
     }
     b.busy = true;
+    b.launched = Clock::now();
+    b.kind = key + '#' + std::to_string(members.size());
+    b.watch = false;
+    // A member whose caller watches the GPU itself (busy_poll) needs no second watcher.
+    for (const auto& m : members)
+      b.watch = b.watch || (m->options.watch_ends && !m->options.busy_poll);
     ++stats_.batches;
     stats_.frames += members.size();
     try {
@@ -963,6 +1030,7 @@ class Group {
   std::unique_ptr<Event> anchor_;  // the GPU clock's origin, at host time anchor_host_
   Clock::time_point anchor_host_;
   CudaBatchStats stats_;
+  cuda::BatchForecast forecast_;  // the batches' spans by kind (run_launcher())
   // Completion signalling, apart from the main lock: the host callback takes only this one, so a
   // thread that holds the main lock while it waits on the GPU can never block the callback.
   std::mutex signal_mutex_;

@@ -62,6 +62,9 @@ struct CudaBatchStats {
   // the last batch seen) or plain.
   std::uint64_t gated_batches = 0;
   std::uint64_t plain_batches = 0;
+  // Batches whose end the launcher saw while it watched their event (EngineOptions::watch_ends),
+  // rather than woken by the completion callback.
+  std::uint64_t watched_ends = 0;
   double graph_build_ms = 0;      // host time spent capturing and instantiating them, in all
   double graph_build_max_ms = 0;  // and the longest (the launch that needed it waited so long)
 };

@@ -240,6 +240,7 @@ std::shared_ptr<Daemon::Pair> Daemon::build_pair(const PairConfig& pc, const Rig
   eo.inflight = config.gpu.inflight;
   eo.gpu_device = p->gpu_device;
   eo.zero_copy = config.gpu.zero_copy;
+  eo.watch_ends = config.gpu.watch_ends;
   // Pairs of one device share its engine group (the CUDA engine batches pairs of one size).
   std::shared_ptr<EngineGroup>& group = engine_groups_[p->gpu_device];
   if (!group) group = make_engine_group();

@@ -51,6 +51,13 @@ struct EngineOptions {
   // wakes it, which costs tens of microseconds per frame. For callers that wait on each frame
   // and count latency; on_result consumers (the daemon) are woken by the callback either way.
   bool busy_poll = false;
+  // CUDA engine: the engine's launcher thread watches each batch's event from shortly before its
+  // forecast end (from the spans of the last batches of its kind) until it fires, instead of
+  // waiting for the driver's completion callback, which comes about 90 us after the GPU's last
+  // byte. Results reach on_result and poll() that much sooner; a core is busy for at most about
+  // half a batch's span per batch (docs/ARCHITECTURE.md "Threads"). Off: the callback alone.
+  // With busy_poll the caller's own watch replaces it.
+  bool watch_ends = true;
   // Post-process and return the right view's map as well (result.right_disparity). Off, the right
   // view is matched only as far as the left-right check needs it.
   bool right_output = false;

@@ -1400,10 +1400,11 @@ TEST(GpuDeathTest, FreedBufferIsReported) {
   EXPECT_EXIT(child(), ::testing::ExitedWithCode(0), "reported: .*");
 }
 
-TEST(Gpu, SaysWhenAResultIsReady) {
-  // on_result (the daemon sleeps until it): one call per finished frame of each pair of a group,
-  // and the frame can be polled at once after it.
-  REQUIRE_GPU();
+// on_result (the daemon sleeps until it): one call per finished frame of each pair of a group,
+// and the frame can be polled at once after it. With the launcher watching the batches' forecast
+// ends (EngineOptions::watch_ends, the default) and with the completion callback alone.
+void expect_result_calls(bool watch_ends) {
+  SCOPED_TRACE(watch_ends ? "watching ends" : "callback alone");
   auto group = make_engine_group();
   std::mutex mutex;
   std::condition_variable cv;
@@ -1415,6 +1416,7 @@ TEST(Gpu, SaysWhenAResultIsReady) {
     EngineOptions o = options_for(160, 120, sp, background_off());
     o.group = group;
     o.inflight = 3;
+    o.watch_ends = watch_ends;
     o.on_result = [&, i] {
       {
         std::lock_guard<std::mutex> lock(mutex);
@@ -1444,6 +1446,12 @@ TEST(Gpu, SaysWhenAResultIsReady) {
   std::lock_guard<std::mutex> lock(mutex);
   EXPECT_EQ(calls[0], 3);
   EXPECT_EQ(calls[1], 3);
+}
+
+TEST(Gpu, SaysWhenAResultIsReady) {
+  REQUIRE_GPU();
+  expect_result_calls(true);
+  expect_result_calls(false);
 }
 
 // Pairs that share an EngineGroup: frames submitted together go out as one batch (one graph over
@@ -1750,7 +1758,8 @@ void expect_synthetic_frame_equals_cpu(CpuPairProcessor& cpu, const SyntheticFra
 // With `busy_poll` (EngineOptions::busy_poll) the caller watches the GPU instead of sleeping until
 // the completion callback, and first asks with a deadline too short to wait: every frame must
 // still come back, in order, with the same outputs (the watched batch slot is reused meanwhile).
-void expect_pipelined_frames_equal_cpu(bool busy_poll) {
+// Without `watch_ends` (EngineOptions::watch_ends) only the completion callback wakes the caller.
+void expect_pipelined_frames_equal_cpu(bool busy_poll, bool watch_ends = true) {
   SyntheticScene scene(scene_options(640, 480, 128, 5));
   StereoParams sp;
   sp.max_disparity = 128;
@@ -1759,6 +1768,7 @@ void expect_pipelined_frames_equal_cpu(bool busy_poll) {
   EngineOptions o = options_for(640, 480, sp, bp);
   o.inflight = 2;
   o.busy_poll = busy_poll;
+  o.watch_ends = watch_ends;
   auto gpu = make_engine("cuda", o);
   CpuPairProcessor cpu(sp, bp);
   constexpr int kFrames = 24;
@@ -1787,6 +1797,11 @@ TEST(Gpu, PipelinedBackgroundFramesEqualCpu) {
 TEST(Gpu, BusyPollReturnsEveryFrameInOrder) {
   REQUIRE_GPU();
   expect_pipelined_frames_equal_cpu(true);
+}
+
+TEST(Gpu, CompletionCallbackAloneReturnsEveryFrameInOrder) {
+  REQUIRE_GPU();
+  expect_pipelined_frames_equal_cpu(false, false);
 }
 
 // The model part of later frames runs while a frame is still being matched (batch_graph.hpp):

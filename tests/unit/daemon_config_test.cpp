@@ -70,6 +70,8 @@ TEST(DaemonConfig, DefaultsAndOverrides) {
   EXPECT_EQ(d.rigs[0].name, "main");
   EXPECT_EQ(d.engine, "auto");
   EXPECT_EQ(d.log_level, "info");
+  EXPECT_TRUE(d.gpu.watch_ends);
+  EXPECT_FALSE(parse_daemon_config(kBase + "gpu: {watch_ends: false}\n", "t.yaml").gpu.watch_ends);
 }
 
 TEST(DaemonConfig, MistakesAreReportedAtTheirKey) {
@@ -77,6 +79,7 @@ TEST(DaemonConfig, MistakesAreReportedAtTheirKey) {
   EXPECT_TRUE(mentions(v, "engine", "unknown value \"gpu\""));
   EXPECT_TRUE(mentions(v, "logging.level", "unknown level"));
   EXPECT_TRUE(mentions(v, "gpu.inflight", "out of range"));
+  EXPECT_TRUE(mentions(issues(kBase + "gpu: {watch_ends: sometimes}\n"), "gpu.watch_ends", ""));
   v = issues(
       "cameras:\n  - {name: a, source: 'test://', width: 64, height: 48}\n"
       "  - {name: b, source: 'test://', width: 80, height: 48}\n"
@@ -231,6 +234,8 @@ TEST(DaemonConfig, DiffSaysWhatAReloadMustDo) {
   b = parse_daemon_config(kBase + "publish: {hwm: 8}\ngpu: {inflight: 3}\n", "t.yaml");
   d = diff_configs(a, b);
   EXPECT_TRUE(d.publisher_rebuilt);
+  EXPECT_TRUE(d.engines_rebuilt);
+  d = diff_configs(a, parse_daemon_config(kBase + "gpu: {watch_ends: false}\n", "t.yaml"));
   EXPECT_TRUE(d.engines_rebuilt);
   // Another camera size: the rig's pipeline and its pair are rebuilt.
   b = parse_daemon_config(

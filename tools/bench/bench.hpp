@@ -31,7 +31,8 @@ PairParams resolve_stereo_only(const CommonOptions& o, bool fill);
 std::unique_ptr<Engine> open_engine(const CommonOptions& o, int width, int height,
                                     const PairParams& params, int inflight = 2,
                                     std::shared_ptr<EngineGroup> group = nullptr,
-                                    bool right_output = false, bool busy_poll = false);
+                                    bool right_output = false, bool busy_poll = false,
+                                    bool watch_ends = true);
 
 // Runs one pair through an engine and waits for it. Throws std::runtime_error on a failed frame.
 Disparity16 run_pair(Engine& engine, const Gray8& left, const Gray8& right,
@@ -91,6 +92,7 @@ struct SpeedOptions {
   bool batch = true;        // pairs share an EngineGroup (batched on the GPU)
   bool latency = false;     // one frame at a time (pair 0), submit to result
   bool busy_poll = false;   // the caller watches the GPU while it waits (EngineOptions::busy_poll)
+  bool watch_ends = true;   // the engine watches batches' forecast ends (EngineOptions::watch_ends)
   std::string timeline;     // CSV of per-frame times
 };
 int run_speed(const CommonOptions& common, const SpeedOptions& o);

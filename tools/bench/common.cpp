@@ -87,9 +87,10 @@ PairParams resolve_stereo_only(const CommonOptions& o, bool fill) {
 std::unique_ptr<Engine> open_engine(const CommonOptions& o, int width, int height,
                                     const PairParams& params, int inflight,
                                     std::shared_ptr<EngineGroup> group, bool right_output,
-                                    bool busy_poll) {
+                                    bool busy_poll, bool watch_ends) {
   EngineOptions eo;
   eo.busy_poll = busy_poll;
+  eo.watch_ends = watch_ends;
   eo.group = std::move(group);
   eo.right_output = right_output;
   eo.width = width;

@@ -131,6 +131,9 @@ void SpeedCommand::add(CLI::App& app) {
   sp->add_flag("--busy-poll", speed.busy_poll,
                "CUDA engine: wait for results watching the GPU on the waiting thread, not woken by "
                "the engine's callback (EngineOptions::busy_poll)");
+  sp->add_flag("!--no-watch", speed.watch_ends,
+               "CUDA engine: results woken by the driver's completion callback alone, not watched "
+               "for around each batch's forecast end (EngineOptions::watch_ends)");
   sp->add_option("--timeline", speed.timeline, "Write each timed frame's times to this CSV");
 }
 

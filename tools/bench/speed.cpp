@@ -462,6 +462,7 @@ struct Summary {
   std::vector<double> foreground, tested;  // foreground: only the frames that counted it
   std::uint64_t batches = 0, batched_frames = 0;
   std::uint64_t gated_graphs = 0, plain_graphs = 0, gated_batches = 0, plain_batches = 0;
+  std::uint64_t watched_ends = 0;
   double graph_build_ms = 0, graph_build_max_ms = 0;
   std::vector<std::pair<std::string, double>> stages;
 };
@@ -489,6 +490,7 @@ Summary summarise(const SpeedOptions& o, const Run& run, Engine& engine) {
     s.gated_batches = b.gated_batches;
     s.plain_batches = b.plain_batches;
     s.plain_graphs = b.plain_graphs;
+    s.watched_ends = b.watched_ends;
     s.graph_build_ms = b.graph_build_ms;
     s.graph_build_max_ms = b.graph_build_max_ms;
   }
@@ -508,6 +510,7 @@ nlohmann::json speed_json(const SpeedOptions& o, const Run& run, const Summary& 
                       {"mode", o.latency ? "latency" : "throughput"},
                       {"pinned_input", s.pinned},
                       {"busy_poll", o.busy_poll},
+                      {"watch_ends", o.watch_ends},
                       {"yuv", o.yuv},
                       {"batched", o.batch},
                       {"ms_per_frame", s.ms_per_frame},
@@ -524,6 +527,7 @@ nlohmann::json speed_json(const SpeedOptions& o, const Run& run, const Summary& 
                       {"scored_clip_frame", run.scored_frame}};
   for (const auto& [stage, ms] : s.stages) j["stages_ms"][stage] = ms;
   if (s.batches) j["frames_per_batch"] = double(s.batched_frames) / double(s.batches);
+  if (s.batches) j["watched_ends"] = s.watched_ends;
   if (o.background) {
     j["background"] = true;
     j["foreground_fraction_median"] = median(s.foreground);
@@ -542,7 +546,10 @@ void print_speed(const SpeedOptions& o, const Run& run, const Summary& s) {
       "  %.1f%% of %s within 1 of the truth (the last frame: clip frame %d)\n",
       s.engine_name.c_str(), o.width, o.height, o.max_disparity, run.levels, o.pairs,
       o.batch && o.pairs > 1 ? " batched" : "", o.latency ? 1 : o.inflight, o.frames,
-      o.latency ? "one frame at a time" : "throughput", o.busy_poll ? " (busy poll)" : "",
+      o.latency ? "one frame at a time" : "throughput",
+      o.busy_poll     ? " (busy poll)"
+      : !o.watch_ends ? " (no watch)"
+                      : "",
       s.pinned ? "pinned" : "pageable",
       !o.yuv.empty() ? (o.yuv == "nv12" ? ", NV12" : ", UYVY")
       : o.color_only ? ", color only"
@@ -566,12 +573,14 @@ void print_speed(const SpeedOptions& o, const Run& run, const Summary& s) {
   if (s.batches) {
     std::printf(
         "  %llu batches, %.2f pairs per batch (modeling: %llu gated, %llu plain); batch graphs: "
-        "%llu gated, %llu plain, built in %.1f ms in all (longest %.1f ms)\n",
+        "%llu gated, %llu plain, built in %.1f ms in all (longest %.1f ms); %llu ends seen "
+        "while watched\n",
         static_cast<unsigned long long>(s.batches), double(s.batched_frames) / double(s.batches),
         static_cast<unsigned long long>(s.gated_batches),
         static_cast<unsigned long long>(s.plain_batches),
         static_cast<unsigned long long>(s.gated_graphs),
-        static_cast<unsigned long long>(s.plain_graphs), s.graph_build_ms, s.graph_build_max_ms);
+        static_cast<unsigned long long>(s.plain_graphs), s.graph_build_ms, s.graph_build_max_ms,
+        static_cast<unsigned long long>(s.watched_ends));
   }
   if (o.background) {
     std::printf(
@@ -600,7 +609,7 @@ int run_speed(const CommonOptions& common, const SpeedOptions& o) {
   std::vector<std::unique_ptr<Engine>> engines;
   for (int k = 0; k < o.pairs; ++k) {
     engines.push_back(open_engine(common, o.width, o.height, params, o.latency ? 1 : o.inflight,
-                                  group, false, o.busy_poll));
+                                  group, false, o.busy_poll, o.watch_ends));
   }
   Runner runner(o, engines, src);
   runner.set_warmup(warmup);
