@@ -502,20 +502,23 @@ class Group {
     cudaSetDevice(device_);
     bool caught = false;  // the last watch saw its batch end
     for (;;) {
+      // Taken before looking: a batch that ends (and whose callback comes) after the harvest below
+      // wakes the wait at once, instead of being found only by the next wake-up. The launcher's
+      // own harvest raises the count too: that raise alone is not news.
+      std::uint64_t seen = completions_.load();
       std::optional<Watch> watch;
       {
         std::unique_lock<std::mutex> lk(*mutex_);
         if (caught) ++stats_.watched_ends;
         caught = false;
-        harvest();
+        const std::optional<std::uint64_t> raised_from = harvest();
+        if (raised_from && *raised_from == seen) seen = *raised_from + 1;
         launch_ready();
         watch = next_watch();
       }
-      std::uint64_t seen = 0;
       {
         std::unique_lock<std::mutex> s(signal_mutex_);
         if (stopping_) return;
-        seen = completions_.load();
         auto until = Clock::now() + std::chrono::milliseconds(10);
         if (watch) until = std::min(until, watch->from);
         signal_cv_.wait_until(s, until, [&] { return completions_.load() != seen || stopping_; });
@@ -535,8 +538,9 @@ class Group {
 
   // Marks the frames of finished batches done and frees their batch slots. Whether a batch has
   // finished is the event's word alone: the host callback only wakes the waiters (it may run
-  // late, after the batch slot was already harvested through the event and reused).
-  void harvest() {
+  // late, after the batch slot was already harvested through the event and reused). Returns the
+  // completion count before it raised it, if it harvested anything.
+  std::optional<std::uint64_t> harvest() {
     bool harvested = false;
     for (auto& b : batches_) {
       if (!b->busy) continue;
@@ -586,15 +590,19 @@ class Group {
     }
     // Whoever harvested, the threads waiting for a result (poll, the launcher) look again: the
     // batch's callback, which would wake them too, may come tens of microseconds later.
-    if (harvested) signal_completion();
+    if (!harvested) return std::nullopt;
+    return signal_completion();
   }
 
-  void signal_completion() {
+  // Raises the completion count and wakes its waiters; returns the count before.
+  std::uint64_t signal_completion() {
+    std::uint64_t before = 0;
     {
       std::lock_guard<std::mutex> s(signal_mutex_);
-      completions_.fetch_add(1);
+      before = completions_.fetch_add(1);
     }
     signal_cv_.notify_all();
+    return before;
   }
 
   // Sends what is pending while a batch slot is free: the oldest waiting pair (round robin) and
