@@ -3,7 +3,8 @@
 # FPS, background modeling on), the daemon on them, and stereod-sub's capture-to-receive latency
 # over FRAMES frames of all pairs, then the daemon's own stats and its exit summary.
 # Usage: tools/gpu/daemon-latency.sh RIGS WIDTHxHEIGHT MAX_DISPARITY FRAMES [FPS] [ENGINE]
-# STEREOD and STEREOD_SUB name the commands (default: the build tree's binaries).
+# STEREOD and STEREOD_SUB name the commands (default: the build tree's binaries); EXTRA_YAML is
+# appended to the configuration (e.g. EXTRA_YAML='gpu: {watch_ends: false}').
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 rigs=$1 size=$2 disparity=$3 frames=$4 fps=${5:-30} engine=${6:-cuda}
@@ -27,6 +28,7 @@ trap 'rm -rf "$run"' EXIT
     echo "  - {name: pair$i, left: l$i, right: r$i, stereo: {max_disparity: $disparity}}"
   done
   echo "publish: {endpoint: 'ipc://$run/stereod.sock'}"
+  [ -n "${EXTRA_YAML:-}" ] && echo "$EXTRA_YAML"
 } > "$run/config.yaml"
 $STEREOD --config "$run/config.yaml" > "$run/log" 2>&1 &
 pid=$!
