@@ -15,7 +15,10 @@
 //   columns needs at d (the adaptive window's 9 sub-windows of 3 x 3 reach 4 pixels around it),
 //   each computed once;
 // - shared by both views: the right view's cost at (x, d) is the left view's at (x + d, d) (the
-//   same two pixels), so one volume in the left view's coordinates serves both;
+//   same two pixels), so one volume in the left view's coordinates serves both; so is its
+//   aggregated cost (the same windows over the same cells), apart from the 4 columns at the image's
+//   sides where the windows' reads are clamped: the L+R row's "needs" counts the aggregations one
+//   such volume evaluates (each needed (x, y, d) of the left view's coordinates once);
 // - at the finest level, other designs on the same tiles: each cell's exact interval of needs, a
 //   row of cells taking its cells' union, the left view's tiles computing both views' costs.
 // The reach of 4 pixels is the default window's (3 x 3 sub-windows at +-3, match_window.cu);
@@ -372,7 +375,7 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
               "out-rounds", "exact costs", "shared");
   // Level 0's totals, for the summary; and the model's own consistency: the design computes every
   // cost some pixel needs (so never fewer than the floor), and every output visits its needs.
-  long long design0 = 0, exact0 = 0, shared0 = 0;
+  long long design0 = 0, exact0 = 0, shared0 = 0, needs0 = 0, output0 = 0, shared_needs0 = 0;
   bool consistent = true;
   for (int s = levels - 1; s >= 0; --s) {
     const Gray8& g = m.level_gray(s, 0);
@@ -407,6 +410,7 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
         }
     }
     NeedVolume shared(w, h, nd);
+    NeedVolume shared_needs(w, h, nd);  // not dilated: the aggregations both views read
     for (int v = 0; v < 2; ++v) {
       long long candidates = 0, needs = 0;
       const int pad = finest ? 1 : 0;
@@ -421,12 +425,15 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
       mark_needs(r[v], 0, finest, own);  // in the view's own coordinates
       own.dilate(kHalo);
       mark_needs(r[v], v, finest, shared);
+      mark_needs(r[v], v, finest, shared_needs);
       const long long own_count = own.count();
       consistent =
           consistent && kRound * t.cell_rounds >= own_count && kRound * t.output_rounds >= needs;
       if (finest) {
         design0 += kRound * t.cell_rounds;
         exact0 += own_count;
+        needs0 += needs;
+        output0 += kRound * t.output_rounds;
       }
       std::printf("%5d %4s %10lld %11lld %11lld | %7lld %7.2f %11lld %11lld %11lld | %11lld %11s\n",
                   s, v == 0 ? "L" : "R", static_cast<long long>(w) * h, candidates, needs, t.items,
@@ -434,11 +441,12 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
                   kRound * t.output_rounds, own_count, "");
     }
     shared.dilate(kHalo);
-    const long long shared_count = shared.count();
-    std::printf("%5d %4s %10s %11s %11s | %7s %7s %11s %11s %11s | %11s %11lld\n", s, "L+R", "", "",
-                "", "", "", "", "", "", "", shared_count);
+    const long long shared_count = shared.count(), shared_needs_count = shared_needs.count();
+    std::printf("%5d %4s %10s %11s %11lld | %7s %7s %11s %11s %11s | %11s %11lld\n", s, "L+R", "",
+                "", shared_needs_count, "", "", "", "", "", "", shared_count);
     if (!finest) continue;
     shared0 = shared_count;
+    shared_needs0 = shared_needs_count;
     // Other designs' pixel costs at the finest level, on the same tiles (no segments): each
     // cell's exact interval (the 9 x 9 min / max of the needs around it) rather than its row's and
     // column's unions crossed; a row of cells taking its cells' union (one warp per row); the left
@@ -468,7 +476,11 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
       "fewer), one volume for both views %lld (%.2fx fewer)\n",
       design0, exact0, exact0 ? double(design0) / exact0 : 0.0, shared0,
       shared0 ? double(design0) / shared0 : 0.0);
-  if (!consistent || shared0 > exact0) {
+  std::printf(
+      "finest level, aggregations: the tile design evaluates %lld, the two views need %lld, one "
+      "volume for both views %lld (%.2fx fewer than the design)\n",
+      output0, needs0, shared_needs0, shared_needs0 ? double(output0) / shared_needs0 : 0.0);
+  if (!consistent || shared0 > exact0 || shared_needs0 > needs0) {
     std::fprintf(stderr, "stereod-bench matcher-work: the work model is inconsistent\n");
     return 1;
   }
