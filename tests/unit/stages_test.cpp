@@ -386,6 +386,46 @@ INSTANTIATE_TEST_SUITE_P(AllCosts, AdaptiveWindowTest,
                                            MatchingCost::kAdCensus),
                          [](const auto& tp) { return std::string(to_string(tp.param)); });
 
+// The property a matcher computing one cost volume for both views would rest on (issue 11,
+// docs/PERFORMANCE.md "What the 8 x 720p row would take"): the right view's aggregated cost at
+// (x, d) is the left view's at (x + d, d), the same windows over the same pairs of pixels, wherever
+// neither view's windows reach past the image's sides (reach: the sub-window's centres at
+// +-subwindow, each +-subwindow / 2); near the sides the clamped reads differ, and there only.
+TEST(AdaptiveWindow, RightViewAggregatesAreTheLeftViewsShifted) {
+  StereoParams p;
+  p.census_width = 9;
+  p.census_height = 7;
+  const CostTables costs = make_cost_tables(p);
+  constexpr int w = 48, h = 20, disparities = 16;
+  const Gray8 image[2] = {random_image(w, h, 71), random_image(w, h, 72)};
+  Image<std::uint64_t> codes[2];
+  for (int i = 0; i < 2; ++i) census_transform(image[i].view(), 9, 7, codes[i]);
+  const MatchSide left{image[0].view(), image[1].view(), codes[0].view(), codes[1].view(), {}, -1};
+  const MatchSide right{image[1].view(), image[0].view(), codes[1].view(), codes[0].view(), {}, +1};
+  for (int subwindow : {1, 3, 5}) {
+    const int reach = subwindow + subwindow / 2;
+    long long equal_inside = 0, differ_near_sides = 0;
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        for (int d = 0; d < disparities && x + d < w; ++d) {
+          const std::uint32_t r = naive_aggregated_cost(right, costs, subwindow, 4, x, y, d);
+          const std::uint32_t l = naive_aggregated_cost(left, costs, subwindow, 4, x + d, y, d);
+          if (x >= reach && x + d + reach <= w - 1) {
+            ASSERT_EQ(r, l) << "subwindow " << subwindow << " at (" << x << ", " << y << "), d "
+                            << d;
+            ++equal_inside;
+          } else if (r != l) {
+            ++differ_near_sides;
+          }
+        }
+      }
+    }
+    EXPECT_GT(equal_inside, 1000) << "subwindow " << subwindow;
+    // The exception is real (a shared volume must compute those columns per view).
+    EXPECT_GT(differ_near_sides, 0) << "subwindow " << subwindow;
+  }
+}
+
 TEST(CrossCheck, KeepsOnlyConsistentPairs) {
   for (auto s : kSizes) {
     for (int tol = 0; tol <= 2; ++tol) {
