@@ -410,7 +410,6 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
         }
     }
     NeedVolume shared(w, h, nd);
-    NeedVolume shared_needs(w, h, nd);  // not dilated: the aggregations both views read
     for (int v = 0; v < 2; ++v) {
       long long candidates = 0, needs = 0;
       const int pad = finest ? 1 : 0;
@@ -425,7 +424,6 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
       mark_needs(r[v], 0, finest, own);  // in the view's own coordinates
       own.dilate(kHalo);
       mark_needs(r[v], v, finest, shared);
-      mark_needs(r[v], v, finest, shared_needs);
       const long long own_count = own.count();
       consistent =
           consistent && kRound * t.cell_rounds >= own_count && kRound * t.output_rounds >= needs;
@@ -440,8 +438,10 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
                   t.items ? double(t.rounds) / t.items : 0.0, t.cell_rounds, kRound * t.cell_rounds,
                   kRound * t.output_rounds, own_count, "");
     }
+    // Before the dilation: the aggregations both views read; after it: the pixel costs they need.
+    const long long shared_needs_count = shared.count();
     shared.dilate(kHalo);
-    const long long shared_count = shared.count(), shared_needs_count = shared_needs.count();
+    const long long shared_count = shared.count();
     std::printf("%5d %4s %10s %11s %11lld | %7s %7s %11s %11s %11s | %11s %11lld\n", s, "L+R", "",
                 "", shared_needs_count, "", "", "", "", "", "", shared_count);
     if (!finest) continue;

@@ -526,8 +526,10 @@ nlohmann::json speed_json(const SpeedOptions& o, const Run& run, const Summary& 
                       {"percent_correct", run.correct},
                       {"scored_clip_frame", run.scored_frame}};
   for (const auto& [stage, ms] : s.stages) j["stages_ms"][stage] = ms;
-  if (s.batches) j["frames_per_batch"] = double(s.batched_frames) / double(s.batches);
-  if (s.batches) j["watched_ends"] = s.watched_ends;
+  if (s.batches) {
+    j["frames_per_batch"] = double(s.batched_frames) / double(s.batches);
+    j["watched_ends"] = s.watched_ends;
+  }
   if (o.background) {
     j["background"] = true;
     j["foreground_fraction_median"] = median(s.foreground);
