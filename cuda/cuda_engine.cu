@@ -440,10 +440,19 @@ class Group {
   void watch_once(std::unique_lock<std::mutex>& lk, cudaEvent_t done, Clock::time_point until) {
     const std::uint64_t seen = completions_.load();
     lk.unlock();
-    while (cudaEventQuery(done) == cudaErrorNotReady && completions_.load() == seen &&
+    watch_event(done, seen, until);
+    lk.lock();
+  }
+
+  // Queries `done` until it fires, the completion count moves from `seen` (a batch slot may be
+  // reused then, its event recorded again) or `until`; returns the event's last status. The
+  // caller's core spins meanwhile: for watch_once, and for the launcher's watch of a forecast end.
+  cudaError_t watch_event(cudaEvent_t done, std::uint64_t seen, Clock::time_point until) const {
+    cudaError_t status = cudaErrorNotReady;
+    while ((status = cudaEventQuery(done)) == cudaErrorNotReady && completions_.load() == seen &&
            Clock::now() < until) {
     }
-    lk.lock();
+    return status;
   }
 
   // The GPU's clock against the host's (StageTimings::gpu_start_ms): events the host watched
@@ -526,12 +535,8 @@ class Group {
         if (completions_.load() != seen) continue;
       }
       if (!watch || Clock::now() < watch->from) continue;
-      // Until the event fires, another thread harvests something (the batch slot may be reused
-      // and its event recorded again), or the window closes.
-      cudaError_t status = cudaErrorNotReady;
-      while ((status = cudaEventQuery(watch->done)) == cudaErrorNotReady &&
-             completions_.load() == seen && Clock::now() < watch->until) {
-      }
+      // Until the event fires, another thread harvests something, or the window closes.
+      const cudaError_t status = watch_event(watch->done, seen, watch->until);
       caught = status != cudaErrorNotReady && completions_.load() == seen;
     }
   }
@@ -552,7 +557,8 @@ class Group {
       const double compute = elapsed_ms(*b->computing, *b->computed);
       const double down = elapsed_ms(*b->computed, *b->done);
       const auto seen = Clock::now();
-      if (status == cudaSuccess) forecast_.record(b->kind, elapsed_ms(*b->started, *b->done));
+      // The span from the first event to the last: the four parts of its chain.
+      if (status == cudaSuccess) forecast_.record(b->kind, up + wait + compute + down);
       if (b->modeling && status == cudaSuccess) {
         // Each member's word came back with its frame (SlotLayout::fg_word).
         bool busy = false;
