@@ -1,8 +1,11 @@
 #include "device_pipeline.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "background/background_ops.hpp"
+#include "kernels/shared_finest.cuh"
 #include "stereo/sgm.hpp"
 
 namespace stereod::cuda {
@@ -58,6 +61,10 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
   stereo_ = stereo;
   background_ = background;
   layout_ = layout;
+  {
+    const char* v = std::getenv("STEREOD_CUDA_SHARED_FINEST");
+    shared_override_ = v == nullptr ? -1 : (std::strcmp(v, "0") == 0 ? 0 : 1);
+  }
   tables_ = make_cost_tables(stereo);
   color_ = color;
   levels_ = levels;
@@ -142,6 +149,10 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
         keep_if(segments > 1, fl.key[i], n);
         keep_if(s == 0 && segments > 1, fl.cmcp[i], n * static_cast<std::size_t>(segments));
       }
+      const bool shared = s == 0 && shares_finest();
+      keep_if(shared, fl.shared_cands, n);
+      keep_if(shared, fl.right_slots, kRightSlots * n);
+      keep_if(shared, fl.shared_tiles, kSharedTileWords * tiles);
     }
     for (int i = 0; i < 2; ++i) {
       for (int c = 0; c < 3; ++c) {
@@ -328,6 +339,9 @@ MemberArgs DevicePipeline::make_args(int slot) const {
       b.sgm_row[i] = lv.sgm_row[i].get();
       b.sgm_cells[i] = sgm_cells_.get() ? sgm_cells_.get() + 2 * s + i : nullptr;
     }
+    b.shared_cands = fl.shared_cands.get();
+    b.shared_tiles = fl.shared_tiles.get();
+    b.right_slots = fl.right_slots.get();
   }
   return a;
 }
@@ -337,6 +351,20 @@ void DevicePipeline::write_args() {
   for (std::size_t k = 0; k < io_.size(); ++k) host.push_back(make_args(static_cast<int>(k)));
   STEREOD_CUDA(cudaMemcpy(args_.get(), host.data(), sizeof(MemberArgs) * host.size(),
                           cudaMemcpyHostToDevice));
+}
+
+// The window path (below) with more than one level (at one level every pixel searches the whole
+// range, and no right pixel's needs would fit its slots), and the background model off: with it
+// the finest level's work is sparse, and the two kernels sharing adds cost more than it saves
+// (docs/PERFORMANCE.md, "One volume for both views at the finest level"). For comparisons and
+// tests, STEREOD_CUDA_SHARED_FINEST (read at each configure) overrides that: 0 never, 1 wherever
+// the window path has levels.
+bool DevicePipeline::shares_finest() const {
+  const bool window_path = stereo_.aggregation != Aggregation::kSgm &&
+                           !uses_cross_aggregation(stereo_) && stereo_.subwindow == 3 &&
+                           stereo_.uniqueness == 0 && !layout_.confidence;
+  if (!window_path || levels_ < 2) return false;
+  return shared_override_ == 1 || (shared_override_ < 0 && !background_.enabled);
 }
 
 BatchShape DevicePipeline::shape(int count) const {
@@ -367,6 +395,7 @@ BatchShape DevicePipeline::shape(int count) const {
   s.max_disparity = stereo_.max_disparity;
   s.window_path = !s.sgm && !s.cross && stereo_.subwindow == 3 && stereo_.uniqueness == 0 &&
                   !layout_.confidence;
+  s.shared_finest = shares_finest();
   s.best4 = stereo_.best_k == 4;
   s.speckles = stereo_.speckle_size > 0;
   s.fill = stereo_.fill;
@@ -514,6 +543,8 @@ void enqueue_stereo(const BatchShape& batch_shape, const BatchRecord* batch, con
   for (int s = shape.levels - 1; s >= 0; --s) {
     launch_search_ranges(shape, batch, ws, s, stream);
     shape.chained = !marks;
+    if (s == 0 && shape.shared_finest) launch_list_shared_tiles(shape, batch, ws, stream);
+    mark("search ranges level " + std::to_string(s));
     if (shape.sgm || shape.cross) {
       // Marked apart for the profile (--profile): the costs, the paths, the winners.
       launch_sgm_volume(shape, batch, s, stream);
@@ -530,6 +561,10 @@ void enqueue_stereo(const BatchShape& batch_shape, const BatchRecord* batch, con
     }
     mark("match level " + std::to_string(s) + " (" + std::to_string(shape.level_width[s]) + "x" +
          std::to_string(shape.level_height[s]) + ")");
+    if (s == 0 && shape.shared_finest) {
+      launch_right_winners(shape, batch, stream);
+      mark("right view's shared winners level 0");
+    }
   }
   launch_check_and_label(shape, batch, stream);
   if (shape.speckles) {

@@ -122,6 +122,9 @@ class DevicePipeline {
     DeviceBuffer<std::uint8_t> ad[2];
     DeviceBuffer<std::int16_t> disp[2], lo[2], hi[2];
     DeviceBuffer<std::uint32_t> tile_done[2], key[2], cmcp[2];
+    // Finest level, aggregations shared by both views (LevelBuffers; empty without).
+    DeviceBuffer<std::uint32_t> shared_cands, shared_tiles;
+    DeviceBuffer<std::uint16_t> right_slots;
   };
   struct Frame {
     std::vector<FrameLevel> level;
@@ -137,6 +140,8 @@ class DevicePipeline {
   };
 
   MemberArgs make_args(int slot) const;
+  // Whether the finest level shares the two views' aggregations (BatchShape::shared_finest).
+  bool shares_finest() const;
   const Frame& last_frame() const { return frames_[static_cast<std::size_t>(last_slot_)]; }
   void write_args();
 
@@ -149,6 +154,7 @@ class DevicePipeline {
   CostTables tables_;
   bool color_ = false;
   bool configured_ = false;
+  int shared_override_ = -1;  // STEREOD_CUDA_SHARED_FINEST at the last configure: -1 unset, 0, 1
   int levels_ = 0;
   std::vector<Level> level_;
   // Semi-global aggregation: each view's volume (C and S), reused by every level, and the cell

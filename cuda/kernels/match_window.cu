@@ -16,10 +16,17 @@
 // sequential loop would decide, whatever the order of the items; the block that finishes the last
 // segment writes the tile's result, with the subpixel step from the neighbours the winning
 // segment recorded.
+//
+// With the finest level shared (`shared`, shared_finest.cuh), a left view's tile also computes the
+// aggregations the shared right pixels need on its columns (right pixel x - d at d for its column
+// x), and writes them into their slots: each pixel of the tile gets a mask of those d (within the
+// item's segment) beside its own needs, and the cells follow both. A right view's item at that
+// level (a residual one) leaves the shared pixels to the right winners kernel.
 #include <cuda_pipeline.h>
 
 #include "kernels/device_common.cuh"
 #include "kernels/launch.cuh"
+#include "kernels/shared_finest.cuh"
 #include "kernels/stages.hpp"
 
 namespace stereod::cuda {
@@ -108,9 +115,20 @@ __device__ __forceinline__ std::uint32_t resolve_cp(const PixelSearch& p, std::u
   return cp_pending(p) ? (p.cmcp & 0xFFFF0000u) | cp : p.cmcp;
 }
 
+// The right pixels a shared item's tile row may serve: columns x0 - c1 .. x0 + 31 - c0.
+constexpr int kRightSpan = kTileW + kSegment;
+constexpr int kSpanSteps = kTileH * kRightSpan / kThreads;
+static_assert(kTileH * kRightSpan % kThreads == 0,
+              "the right pixels split evenly over the threads");
+static_assert(kSegment <= 32, "a pixel's shared needs within a segment are one 32-bit mask");
+
 struct Shared {
   std::uint32_t pc[kPairs][kTh][kTw];  // pixel costs of the tile and its halo
   std::uint32_t sw[kPairs][kTh][kTw];  // their 3x3 sub-window sums (window_sums)
+  // Shared finest level, per pixel of the tile: bit d - c0 where right pixel x - d is shared and
+  // needs d (c0: the segment's first candidate; read from here each round, not kept in registers).
+  std::uint32_t right_bits[kTileH][kTileW];
+  int c0;
   std::uint64_t ref_code[kTh][kTw];
   std::uint64_t tgt_code[kTh][kSlack + kSpan];  // the target rows, from column tgt_first on
   std::uint8_t ref_val[kTh][kTw];
@@ -221,7 +239,7 @@ __device__ __forceinline__ void window_sums(Shared& sm, int tid) {
 // loads are left out).
 template <bool kK4, bool kMask>
 __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch, int level,
-                                           std::uint64_t entry, Shared& sm) {
+                                           bool shared, std::uint64_t entry, Shared& sm) {
   const std::uint32_t item = entry_item(entry);
   const int tid = threadIdx.y * kBlockW + threadIdx.x;
   const int m = item_member(item), view = item_view(item), seg = item_segment(item);
@@ -261,7 +279,11 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
     sm.tile_lo = tile_lo;
     sm.segments = segments;
     sm.segment = seg_len;
+    sm.c0 = c0;
   }
+  // The masks cleared (every item: the walk reads them, and finds none but in a shared left tile).
+  const bool serves_right = shared && view == 0;
+  for (int i = tid; i < kTileH * kTileW; i += kThreads) (&sm.right_bits[0][0])[i] = 0;
   // The reference tile and halo (clamped to the image, as the CPU's box sums clamp).
   for (int i = tid; i < kCells; i += kThreads) {
     const int r = i / kTw, c = i - r * kTw;
@@ -313,7 +335,8 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
     const int y = y0 + threadIdx.y + k * kBlockH;
     cand_lo[k] = kEmptyLo;
     cand_hi[k] = kEmptyHi;
-    if (x < w && y < h) {
+    // A residual item of the right view leaves the shared pixels to the right winners kernel.
+    if (x < w && y < h && !(shared && view == 1 && lv.shared_cands[y * w + x] != kNotShared)) {
       cand_lo[k] = lv.lo[view][y * w + x];
       cand_hi[k] = lv.hi[view][y * w + x];
     }
@@ -323,6 +346,33 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
   const int last_inside = dir < 0 ? x : w - 1 - x;  // the partner x + dir * d is in the image
   PixelSearch px[kRows];
   __syncthreads();  // the need arrays are initialised, the staged rows in
+  if (serves_right) {
+    // The needs of the shared right pixels whose needs may fall on the tile's columns within this
+    // segment (columns x0 - c1 .. x0 + 31 - c0), onto the masks of the pixels they fall on (left
+    // column xr + d).
+    std::uint32_t span_cands[kSpanSteps];
+#pragma unroll
+    for (int j = 0; j < kSpanSteps; ++j) {
+      const int i = tid + j * kThreads, r = i / kRightSpan, k = i - r * kRightSpan;
+      const int xr = x0 - c1 + k, y = y0 + r;
+      span_cands[j] = xr >= 0 && xr < w && y < h && k < kTileW + c1 - c0
+                          ? lv.shared_cands[y * w + xr]
+                          : kNotShared;
+    }
+#pragma unroll
+    for (int j = 0; j < kSpanSteps; ++j) {
+      const int i = tid + j * kThreads, r = i / kRightSpan, k = i - r * kRightSpan;
+      const std::uint32_t cands = span_cands[j];
+      // Not shared, or no candidates (kSharedNone: lo > hi).
+      if (cands == kNotShared || range_lo_of(cands) > range_hi_of(cands)) continue;
+      const int xr = x0 - c1 + k;
+      const std::uint32_t need = shared_needs_of(range_lo_of(cands), range_hi_of(cands), xr, w, nd);
+      const int lo = max(max(range_lo_of(need), c0), x0 - xr);
+      const int hi = min(min(range_hi_of(need), c1), x0 + kTileW - 1 - xr);
+      for (int d = lo; d <= hi; ++d) atomicOr(&sm.right_bits[r][xr + d - x0], 1u << (d - c0));
+    }
+    __syncthreads();
+  }
 #pragma unroll
   for (int k = 0; k < kRows; ++k) {
     PixelSearch& p = px[k];
@@ -331,8 +381,16 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
       p.c_lo = clo;
       p.c_hi = chi;
     }
-    // The row's union (the warp is the row), the column's and the tile's.
-    const int nlo = need_lo(p, pad), nhi = need_hi(p, pad, nd);
+    int hull_lo = kEmptyLo, hull_hi = kEmptyHi;
+    if (serves_right) {
+      const std::uint32_t bits = sm.right_bits[threadIdx.y + k * kBlockH][threadIdx.x];
+      if (bits != 0) {
+        hull_lo = c0 + __ffs(bits) - 1;
+        hull_hi = c0 + 31 - __clz(bits);
+      }
+    }
+    // The row's union (the warp is the row), the column's and the tile's: of both views' needs.
+    const int nlo = min(need_lo(p, pad), hull_lo), nhi = max(need_hi(p, pad, nd), hull_hi);
     int rlo = nlo, rhi = nhi;
     for (int off = 16; off > 0; off >>= 1) {
       rlo = min(rlo, __shfl_xor_sync(0xFFFFFFFFu, rlo, off));
@@ -415,7 +473,11 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
     for (int k = 0; k < kRows; ++k) {
       PixelSearch& p = px[k];
       const int nlo = need_lo(p, pad), nhi = need_hi(p, pad, nd);
-      if (!meets(nlo, nhi, d0)) {
+      const bool own = meets(nlo, nhi, d0);
+      // The shared right needs among d0 .. d0+3 (bit dd; d0 >= c0 - 1).
+      const std::uint64_t bits = sm.right_bits[threadIdx.y + k * kBlockH][threadIdx.x];
+      const unsigned serve = static_cast<unsigned>((bits << 1) >> (d0 - sm.c0 + 1)) & 0xFu;
+      if (!own && !serve) {
         // Four disparities this pixel does not need: what visiting them would leave behind.
         p.cmcp = resolve_cp(p, kNone16);
         p.prev = kNone16;
@@ -446,6 +508,21 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
         }
         v[2 * q] = agg2 & 0xFFFFu;
         v[2 * q + 1] = agg2 >> 16;
+      }
+      if (serve) {
+        // Right pixel x - d's slot of d (shared_finest.cuh).
+        const int plane = w * h;  // kRightSlots planes of a frame's pixels: int offsets
+#pragma unroll
+        for (int dd = 0; dd < 2 * kPairs; ++dd) {
+          if (!((serve >> dd) & 1u)) continue;
+          const int d = d0 + dd;
+          lv.right_slots[right_slot(d) * plane + y * w + x - d] = static_cast<std::uint16_t>(v[dd]);
+        }
+      }
+      if (!own) {
+        p.cmcp = resolve_cp(p, kNone16);
+        p.prev = kNone16;
+        continue;
       }
       // The round as the sequential walk over d0 .. d0+3 sees it: a cost is visible where the pixel
       // needs it and the partner lies in the image (and, modeling, in the other view's
@@ -562,7 +639,8 @@ constexpr int kBlocksPerSm = 4;
 #endif
 template <bool kK4, bool kMask>
 __global__ void __launch_bounds__(kThreads, kK4 ? kBlocksPerSm : 2)
-    match_window_kernel(const BatchRecord* __restrict__ batch, LevelLists lists, int level) {
+    match_window_kernel(const BatchRecord* __restrict__ batch, LevelLists lists, int level,
+                        bool shared) {
   after_previous_stage();
   __shared__ Shared sm;
   ListCounters* counters = lists.counters;
@@ -571,7 +649,7 @@ __global__ void __launch_bounds__(kThreads, kK4 ? kBlocksPerSm : 2)
     const std::uint64_t entry =
         next_entry(&counters->taken, heavy, lists.heavy, light, lists.light, &sm.entry);
     if (entry == kNoEntry) return;
-    match_item<kK4, kMask>(batch, level, entry, sm);
+    match_item<kK4, kMask>(batch, level, shared, entry, sm);
     __syncthreads();  // the shared arrays are the next item's
   }
 }
@@ -599,7 +677,7 @@ void launch_match_window(const BatchShape& shape, const BatchRecord* batch, cons
           ? (shape.modeling ? match_window_kernel<true, true> : match_window_kernel<true, false>)
           : (shape.modeling ? match_window_kernel<false, true> : match_window_kernel<false, false>);
   launch_stage("match_window_kernel", shape.chained, kernel, dim3(workers), block, 0, stream, batch,
-               lists, level);
+               lists, level, shape.shared_finest && level == 0);
 }
 
 }  // namespace stereod::cuda

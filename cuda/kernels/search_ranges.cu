@@ -10,8 +10,15 @@
 // one work item, or several segments of pieces (piece_length) when they span more than
 // lv.segment, each listed with [lo, hi] (list_entry); at the finest level the tile is also listed
 // for post-processing.
+//
+// With the finest level's aggregations shared (`shared`, shared_finest.cuh), that level lists
+// differently: the left view's tiles only record their union (the list kernel of shared_finest.cu
+// lists them with the right view's needs that may fall on their columns), and the right view's
+// tiles record which pixels are shared (with their candidates), the union of the shared needs and
+// the left columns they fall on, and list items only for their residual pixels.
 #include "kernels/device_common.cuh"
 #include "kernels/launch.cuh"
+#include "kernels/shared_finest.cuh"
 #include "kernels/stages.hpp"
 
 namespace stereod::cuda {
@@ -25,16 +32,61 @@ constexpr std::int16_t kNoneLo = 0x7FFF;  // min over an empty window
 constexpr int kEmptyLo = 1 << 20, kEmptyHi = -(1 << 20);
 constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
 
+// The shared right view's tile (finest level): what this thread's pixels' candidates (in
+// pixel_cands) make of them (shared_cands_of), out for the matcher and the right winners kernel;
+// returns the residual pixels' union, whether any pixel has candidates, and the shared pixels'
+// needs' union and the left columns they fall on (x + need).
+struct SharedNeeds {
+  int lo, hi;
+  bool any;
+  int need_lo, need_hi;
+  int col_lo, col_hi;
+};
+__device__ __forceinline__ SharedNeeds shared_needs(const LevelBuffers& lv,
+                                                    std::uint32_t (*pixel_cands)[kTileW], int x,
+                                                    int y0) {
+  SharedNeeds out{kEmptyLo, kEmptyHi, false, kEmptyLo, kEmptyHi, kEmptyLo, kEmptyHi};
+  const int w = lv.width, h = lv.height, nd = lv.disparities;
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    const int y = y0 + threadIdx.y + k * kBlockH;
+    const std::uint32_t candidates = pixel_cands[threadIdx.y + k * kBlockH][threadIdx.x];
+    std::uint32_t shared = kSharedNone;
+    if (candidates != kSharedNone) {
+      const int lo = range_lo_of(candidates), hi = range_hi_of(candidates);
+      shared = shared_cands_of(lo, hi, x, w, nd);
+      if (shared == kNotShared) {
+        out.lo = min(out.lo, lo);
+        out.hi = max(out.hi, hi);
+      } else {
+        const std::uint32_t needs = shared_needs_of(lo, hi, x, w, nd);
+        out.need_lo = min(out.need_lo, range_lo_of(needs));
+        out.need_hi = max(out.need_hi, range_hi_of(needs));
+        out.col_lo = min(out.col_lo, x + range_lo_of(needs));
+        out.col_hi = max(out.col_hi, x + range_hi_of(needs));
+      }
+      out.any = true;
+    }
+    if (x < w && y < h) lv.shared_cands[y * w + x] = shared;
+  }
+  return out;
+}
+
 // As many blocks per SM as its threads allow (kFullSmBlocks): a block is a short chain of loads
 // and barriers (level 0 at 1024x768 was nearly five waves of 3,072 blocks at 48 registers).
+// kShared: the shared finest level (finest only).
+template <bool kShared>
 __global__ void __launch_bounds__(kBlockW* kBlockH, kFullSmBlocks)
     search_ranges_kernel(const BatchRecord* __restrict__ batch, LevelLists lists, int level) {
+  constexpr bool shared = kShared;
   after_previous_stage();
   __shared__ std::int16_t parent[kParentH][kParentW];
   __shared__ std::int16_t row_min[kParentH][kTileW / 2];
   __shared__ std::int16_t row_max[kParentH][kTileW / 2];
   __shared__ std::int16_t range_lo[kTileH / 2][kTileW / 2], range_hi[kTileH / 2][kTileW / 2];
   __shared__ int tile_lo, tile_hi;
+  __shared__ int right_reach[4];  // the shared right needs' union and left columns (SharedNeeds)
+  __shared__ std::uint32_t pixel_cands[kTileH][kTileW];  // the right pixels' candidates
 
   const int m = blockIdx.z >> 1, view = blockIdx.z & 1;
   const MemberArgs& a = *batch->member[m];
@@ -50,6 +102,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, kFullSmBlocks)
   // Semi-global and cross-based aggregation read every pixel's range, as the CPU has it (sgm.cu,
   // cross.cu): every aggregation but the window's.
   const bool sgm = a.stereo.aggregation != Aggregation::kWindow;
+  const bool shared_right = shared && view == 1;
 
   // A tile without foreground in this view: nothing to match.
   bool active = true;
@@ -66,12 +119,16 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, kFullSmBlocks)
       if (x >= w || y >= h) continue;
       lv.disp[view][y * w + x] = kNoDisparity;
       if (finest) a.q4[view][y * w + x] = kInvalidDisparity;
-      if (sgm && !active) {  // no foreground: not matched
+      // No foreground: not matched. The shared finest level's left tiles may still be listed
+      // (for right pixels' needs), and read these.
+      if ((sgm || shared) && !active) {
         lv.lo[view][y * w + x] = 0;
         lv.hi[view][y * w + x] = -1;
       }
+      if (shared_right) lv.shared_cands[y * w + x] = kNotShared;  // finished here
     }
     if (finest && tid == 0) a.post_active[view][t] = 0;
+    if (shared && tid == 0) lv.shared_tiles[kSharedTileWords * t + view] = kSharedNone;
   };
   if (!active) {
     finish_empty();
@@ -82,6 +139,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, kFullSmBlocks)
     tile_lo = kEmptyLo;
     tile_hi = kEmptyHi;
   }
+  if (tid < 4) right_reach[tid] = tid % 2 == 0 ? kEmptyLo : kEmptyHi;
   const bool has_parent = level + 1 < a.levels;
   const int r = a.stereo.parent_radius;
   const int dir = view == 0 ? -1 : 1;
@@ -141,34 +199,60 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, kFullSmBlocks)
   }
   __syncthreads();
 
-  int my_lo = kEmptyLo, my_hi = kEmptyHi;  // this thread's pixels' candidates
+  // This thread's pixels' candidates (the right view of the shared finest level: below).
+  int my_lo = kEmptyLo, my_hi = kEmptyHi;
 #pragma unroll
   for (int k = 0; k < kRows; ++k) {
     const int y = y0 + threadIdx.y + k * kBlockH;
-    if (x >= w || y >= h) continue;
+    // The shared right view's candidates, packed (none outside the image, or in the background).
+    std::uint32_t candidates = kSharedNone;
+    const bool inside = x < w && y < h;
     const int i = y * w + x;
-    if (mask && mask[i] == 0) {  // background: not matched
+    if (inside && mask && mask[i] == 0) {  // background: not matched
       lv.lo[view][i] = 0;
       lv.hi[view][i] = -1;
-      continue;
+    } else if (inside) {
+      int lo = 0, hi = nd - 1;
+      if (has_parent) {
+        const int pr = (threadIdx.y + k * kBlockH) / 2, j = threadIdx.x / 2;
+        lo = range_lo[pr][j];
+        hi = range_hi[pr][j];
+      }
+      // Candidates whose partner lies outside the image are never allowed. The semi-global volume
+      // keeps them (as kNoCost), so that it holds the CPU's cells and fails where the CPU's does.
+      lv.lo[view][i] = static_cast<std::int16_t>(lo);
+      lv.hi[view][i] = static_cast<std::int16_t>(sgm ? hi : min(hi, dir < 0 ? x : w - 1 - x));
+      const int reach = dir < 0 ? x : w - 1 - x;
+      hi = min(hi, reach);
+      if (shared_right) {
+        if (lo <= hi) candidates = pack_range(lo, hi);
+      } else if (lo <= hi) {
+        my_lo = min(my_lo, lo);
+        my_hi = max(my_hi, hi);
+      }
     }
-    int lo = 0, hi = nd - 1;
-    if (has_parent) {
-      const int pr = (threadIdx.y + k * kBlockH) / 2, j = threadIdx.x / 2;
-      lo = range_lo[pr][j];
-      hi = range_hi[pr][j];
-    }
-    // Candidates whose partner lies outside the image are never allowed. The semi-global volume
-    // keeps them (as kNoCost), so that it holds the CPU's cells and fails where the CPU's does.
-    lv.lo[view][i] = static_cast<std::int16_t>(lo);
-    lv.hi[view][i] = static_cast<std::int16_t>(sgm ? hi : min(hi, dir < 0 ? x : w - 1 - x));
-    const int reach = dir < 0 ? x : w - 1 - x;
-    hi = min(hi, reach);
-    if (lo <= hi) {
-      my_lo = min(my_lo, lo);
-      my_hi = max(my_hi, hi);
+    if (shared_right) pixel_cands[threadIdx.y + k * kBlockH][threadIdx.x] = candidates;
+  }
+  // The shared right view's needs: the residual pixels make the tile's union.
+  bool any = false;  // the shared right view: whether any pixel has candidates
+  if (shared_right) {
+    const SharedNeeds n = shared_needs(lv, pixel_cands, x, y0);
+    my_lo = n.lo;
+    my_hi = n.hi;
+    any = n.any;
+    // The tile's reach for the list kernel: one shared atomic per warp and value.
+    const int need_lo = __reduce_min_sync(0xFFFFFFFFu, n.need_lo);
+    const int need_hi = __reduce_max_sync(0xFFFFFFFFu, n.need_hi);
+    const int col_lo = __reduce_min_sync(0xFFFFFFFFu, n.col_lo);
+    const int col_hi = __reduce_max_sync(0xFFFFFFFFu, n.col_hi);
+    if (threadIdx.x == 0 && need_lo <= need_hi) {
+      atomicMin(&right_reach[0], need_lo);
+      atomicMax(&right_reach[1], need_hi);
+      atomicMin(&right_reach[2], col_lo);
+      atomicMax(&right_reach[3], col_hi);
     }
   }
+
   // The tile's union: one shared atomic per warp (512 on one address serialised).
   my_lo = __reduce_min_sync(0xFFFFFFFFu, my_lo);
   my_hi = __reduce_max_sync(0xFFFFFFFFu, my_hi);
@@ -176,33 +260,51 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, kFullSmBlocks)
     atomicMin(&tile_lo, my_lo);
     atomicMax(&tile_hi, my_hi);
   }
-  __syncthreads();
+  any = __syncthreads_or(any) != 0;  // the tile's union is in too
   const int tlo = tile_lo, thi = tile_hi;
-  if (tlo > thi) {  // matched pixels, but none has a candidate
+  if (!any && tlo > thi) {  // matched pixels, but none has a candidate
     finish_empty();
     return;
   }
-  const int piece = piece_length(tlo, thi, lv.segment, nd, finest);
-  const int segments = (thi - tlo) / piece + 1;
-  if (segments > 1) {
-    // A split tile: its segments merge through the keys, and the last one writes the result.
+  if (shared && view == 0) {  // listed by the list kernel
+    if (tid == 0) {
+      lv.shared_tiles[kSharedTileWords * t] = pack_range(tlo, thi);
+      a.post_active[view][t] = listed_for_post ? 1 : 0;
+    }
+    return;
+  }
+  // The tile's items: of its residual pixels only in the shared right view (none when every
+  // pixel is shared: the right winners kernel writes them).
+  if (tlo <= thi) {
+    const int piece = piece_length(tlo, thi, lv.segment, nd, finest);
+    const int segments = (thi - tlo) / piece + 1;
+    if (segments > 1) {
+      // A split tile: its segments merge through the keys, and the last one writes the result.
 #pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-      const int y = y0 + threadIdx.y + k * kBlockH;
-      if (x < w && y < h) lv.key[view][y * w + x] = kNoKey;
+      for (int k = 0; k < kRows; ++k) {
+        const int y = y0 + threadIdx.y + k * kBlockH;
+        if (x < w && y < h) lv.key[view][y * w + x] = kNoKey;
+      }
+    }
+    if (tid == 0) {
+      ListCounters* c = lists.counters;
+      if (segments == 1) {
+        lists.light[atomicAdd(&c->light, 1u)] = list_entry(pack_item(m, view, 0, t), tlo, thi);
+      } else {
+        lv.tile_done[view][t] = 0;
+        const std::uint32_t first = atomicAdd(&c->heavy, static_cast<unsigned>(segments));
+        for (int s = 0; s < segments; ++s)
+          lists.heavy[first + s] = list_entry(pack_item(m, view, s, t), tlo, thi);
+      }
     }
   }
-  if (tid == 0) {
-    ListCounters* c = lists.counters;
-    if (segments == 1) {
-      lists.light[atomicAdd(&c->light, 1u)] = list_entry(pack_item(m, view, 0, t), tlo, thi);
-    } else {
-      lv.tile_done[view][t] = 0;
-      const std::uint32_t first = atomicAdd(&c->heavy, static_cast<unsigned>(segments));
-      for (int s = 0; s < segments; ++s)
-        lists.heavy[first + s] = list_entry(pack_item(m, view, s, t), tlo, thi);
-    }
-    if (finest) a.post_active[view][t] = listed_for_post ? 1 : 0;
+  if (finest && tid == 0) a.post_active[view][t] = listed_for_post ? 1 : 0;
+  if (shared_right && tid == 0) {
+    // The shared needs' union and the left columns they fall on (shared_finest.cuh).
+    const bool none = right_reach[0] > right_reach[1];
+    lv.shared_tiles[kSharedTileWords * t + 1] =
+        none ? kSharedNone : pack_range(right_reach[0], right_reach[1]);
+    lv.shared_tiles[kSharedTileWords * t + 2] = pack_range(right_reach[2], right_reach[3]);
   }
 }
 
@@ -213,7 +315,9 @@ void launch_search_ranges(const BatchShape& shape, const BatchRecord* batch, con
   const dim3 grid(static_cast<unsigned>(shape.tiles_x(level)),
                   static_cast<unsigned>(shape.tiles_y(level)),
                   static_cast<unsigned>(2 * shape.count));
-  launch_stage("search_ranges_kernel", shape.chained, search_ranges_kernel, grid,
+  const bool shared = shape.shared_finest && level == 0;
+  launch_stage("search_ranges_kernel", shape.chained,
+               shared ? search_ranges_kernel<true> : search_ranges_kernel<false>, grid,
                dim3(kBlockW, kBlockH), 0, stream, batch, ws.level(level), level);
 }
 

@@ -71,6 +71,13 @@ struct LevelBuffers {
   std::uint32_t* tile_done[2] = {nullptr, nullptr};  // segments finished, for split tiles
   std::uint32_t* key[2] = {nullptr, nullptr};        // split tiles: (cost << 16) | d, the minimum
   std::uint32_t* cmcp[2] = {nullptr, nullptr};       // finest level, split tiles: [segment][pixel]
+  // Finest level, aggregations shared by both views (shared_finest.cuh; null without): the right
+  // pixels' packed candidates, the tiles' unions (kSharedTileWords each), and the right pixels'
+  // aggregated costs, that of d in slot right_slot(d) of pixel i at right_slots[slot * width *
+  // height + i].
+  std::uint32_t* shared_cands = nullptr;
+  std::uint32_t* shared_tiles = nullptr;
+  std::uint16_t* right_slots = nullptr;
   // Semi-global aggregation (null without it): where each pixel's cells start in the member's
   // volume, row start + the pixel's offset within its row, and the level's cell count per view.
   std::uint32_t* sgm_rel[2] = {nullptr, nullptr};  // per pixel

@@ -27,6 +27,10 @@ struct BatchShape {
   bool mean_removal = true;   // the AD term reads mean-removed intensities
   // s = 3 without the uniqueness test or the confidence: the work-list matcher.
   bool window_path = true;
+  // The window path's finest level computes the aggregations of both views once, in the left
+  // view's tiles (shared_finest.cuh): more than one level (else every pixel searches the whole
+  // range and none would be shared).
+  bool shared_finest = false;
   bool best4 = true;  // k = 4 (the selection network for four)
   bool speckles = true;
   bool fill = false;
@@ -97,6 +101,13 @@ void launch_background_widen(const BatchShape& shape, const BatchRecord* batch, 
 // the level's work list: tiles without foreground get "no disparity" here and no work.
 void launch_search_ranges(const BatchShape& shape, const BatchRecord* batch, const Workspace& ws,
                           int level, cudaStream_t stream);
+
+// With BatchShape::shared_finest, at the finest level after the search ranges: each tile's work
+// items from both views' unions (shared_finest.cu).
+void launch_list_shared_tiles(const BatchShape& shape, const BatchRecord* batch,
+                              const Workspace& ws, cudaStream_t stream);
+// ... and after the matcher: the shared right pixels' winners from their slots.
+void launch_right_winners(const BatchShape& shape, const BatchRecord* batch, cudaStream_t stream);
 
 // The adaptive-window matcher (s = 3) over the work list: a fixed grid of resident blocks takes
 // the items in turn, split tiles first.

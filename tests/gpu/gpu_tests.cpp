@@ -670,6 +670,40 @@ TEST(Gpu, TargetMarginEqualsCpu) {
   }
 }
 
+// The finest level's aggregations shared by both views (cuda/kernels/shared_finest.cuh) and the
+// per-view finest level, each where the default would not run it: shared with the background
+// model's masks (a candidate whose partner the left mask calls background is refused; the model
+// turns sharing off by default) with and without a target margin, and per view without the model
+// (STEREOD_CUDA_SHARED_FINEST, read when a pair is configured), frame by frame.
+TEST(Gpu, SharedAndPerViewFinestLevelEqualCpu) {
+  REQUIRE_GPU();
+  struct Unset {
+    ~Unset() { unsetenv("STEREOD_CUDA_SHARED_FINEST"); }
+  } unset;
+  SyntheticScene scene(scene_options(320, 240, 48, 3));
+  StereoParams sp;
+  sp.max_disparity = 48;
+  for (const char* mode : {"1", "0"}) {
+    ASSERT_EQ(setenv("STEREOD_CUDA_SHARED_FINEST", mode, 1), 0);
+    for (const int margin : {-1, 0, 2}) {  // -1: the model off
+      BackgroundParams bp;
+      bp.warmup = 10;
+      bp.enabled = margin >= 0;
+      bp.target_margin = std::max(margin, 0);
+      CpuPairProcessor cpu(sp, bp);
+      auto gpu = make_engine("cuda", options_for(320, 240, sp, bp));
+      SyntheticFrame f;
+      for (int i = 0; i < 30; ++i) {
+        scene.render(i, f);
+        expect_same_frame(std::string("STEREOD_CUDA_SHARED_FINEST=") + mode + " margin " +
+                              std::to_string(margin) + " frame " + std::to_string(i),
+                          cpu, *gpu, color_frame(f, i));
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
 // The fused model kernel (classification, closing and learning of a tile and its halo) away from
 // the defaults: every closing radius, the hierarchy off, no shadow test, quick absorption, the
 // intensity model, a low threshold (much foreground, so many halo pixels are tested), on an odd
