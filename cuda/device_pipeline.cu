@@ -413,8 +413,8 @@ std::string DevicePipeline::batch_key() const {
   std::string key =
       std::to_string(width_) + "x" + std::to_string(height_) + "/L" + std::to_string(levels_) + "/";
   for (bool b : {s.rectify, s.derive_gray, s.color, s.modeling, s.widen, s.depth_ghosts, s.census,
-                 s.mean_removal, s.window_path, s.best4, s.speckles, s.fill, s.right_output,
-                 s.confidence, s.cost_ratio}) {
+                 s.mean_removal, s.window_path, s.shared_finest, s.best4, s.speckles, s.fill,
+                 s.right_output, s.confidence, s.cost_ratio}) {
     key += b ? '1' : '0';
   }
   // The refinement's rounds are launches; its histograms follow the disparities.
