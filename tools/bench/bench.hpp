@@ -135,6 +135,7 @@ struct MatcherWorkOptions {
   int max_disparity = 256;
   int tile_w = 32, tile_h = 16;  // cuda/kernels/stage_args.hpp's kTileW x kTileH
   int segment = 32;              // kSegment
+  std::string scene;  // a Middlebury scene folder instead of the benchmark pair (its own range)
 };
 int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o);
 

@@ -272,6 +272,10 @@ void MatcherWorkCommand::add(CLI::App& app) {
   app_->add_option("--segment", mw.segment, "Candidates per work item at the finest level")
       ->capture_default_str()
       ->check(CLI::Range(4, 4096));
+  app_->add_option("--scene", mw.scene,
+                   "A Middlebury scene folder instead of the benchmark pair (its size and "
+                   "disparity range replace --size and --max-disparity)")
+      ->check(CLI::ExistingDirectory);
 }
 
 int MatcherWorkCommand::run() {

@@ -30,6 +30,8 @@
 #include <vector>
 
 #include "bench.hpp"
+#include "kernels/shared_finest.cuh"
+#include "middlebury.hpp"
 #include "plane_scenes.hpp"
 #include "stereo/cross_check.hpp"
 #include "stereo/pixel_ops.hpp"
@@ -348,6 +350,22 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
   PairParams params = resolve_stereo_only(common, false);
   StereoParams& sp = params.stereo;
   sp.max_disparity = o.max_disparity;
+  // The images: the benchmark pair, or a scene at its own size and range.
+  std::optional<Scene> scene;
+  std::string source = "the benchmark pair of `speed` (seed 11)";
+  if (!o.scene.empty()) {
+    std::string dir = o.scene;  // "…/tsukuba/" names its scene as "…/tsukuba" does
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    const std::optional<SceneFiles> files = scene_in(dir);
+    if (!files) {
+      std::fprintf(stderr, "stereod-bench matcher-work: --scene %s: no Middlebury scene there\n",
+                   o.scene.c_str());
+      return 2;
+    }
+    scene = load_scene(*files);
+    sp.max_disparity = files->max_disparity;
+    source = "scene " + files->name;
+  }
   // The model is match_window.cu's: the window alone, sub-window 3, no uniqueness test.
   if (sp.aggregation != Aggregation::kWindow || sp.subwindow != 3 || sp.uniqueness != 0) {
     std::fprintf(stderr,
@@ -357,19 +375,20 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
                  std::string(to_string(sp.aggregation)).c_str(), sp.subwindow, sp.uniqueness);
     return 2;
   }
-  const SyntheticPair pair = make_benchmark_pair(o.width, o.height, o.max_disparity, 11);
+  const SyntheticPair pair =
+      scene ? SyntheticPair{} : make_benchmark_pair(o.width, o.height, o.max_disparity, 11);
   CpuPairProcessor cpu(sp, params.background, common.threads);
   PairFrame pf;
-  pf.left = pair.left.view();
-  pf.right = pair.right.view();
+  pf.left = scene ? scene->left.view() : pair.left.view();
+  pf.right = scene ? scene->right.view() : pair.right.view();
   PairOutput out;
   cpu.process(pf, out);
   const CpuStereoMatcher& m = cpu.matcher();
   const int levels = effective_levels(sp);
   std::printf(
-      "matcher work, %dx%d D=%d, %d levels, the benchmark pair of `speed` (seed 11); tile "
-      "%dx%d, segment %d at the finest level\n",
-      o.width, o.height, o.max_disparity, levels, o.tile_w, o.tile_h, o.segment);
+      "matcher work, %dx%d D=%d, %d levels, %s; tile %dx%d, segment %d at the finest level\n",
+      pf.left.width, pf.left.height, sp.max_disparity, levels, source.c_str(), o.tile_w, o.tile_h,
+      o.segment);
   std::printf("%5s %4s %10s %11s %11s | %7s %7s %11s %11s %11s | %11s %11s\n", "level", "view",
               "pixels", "candidates", "needs", "items", "rounds", "cell-rounds", "pixel costs",
               "out-rounds", "exact costs", "shared");
@@ -470,6 +489,28 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
     std::printf("  each cell's exact interval          %11lld / %11lld\n", kRound * exact_apart,
                 kRound * exact_together);
     std::printf("  a row of cells takes their union    %11lld\n", kRound * row_apart);
+    // The shared finest level as built (cuda/kernels/shared_finest.cuh): the left view's tiles
+    // serve the shared right pixels only, the others keep right items of their own.
+    ViewRanges served = r[1], residual = r[1];
+    long long with_candidates = 0, shared_pixels = 0;
+    for (std::size_t i = 0; i < r[1].lo.size(); ++i) {
+      if (r[1].lo[i] > r[1].hi[i]) continue;
+      ++with_candidates;
+      const int x = static_cast<int>(i % static_cast<std::size_t>(w));
+      const bool is_shared =
+          cuda::shared_cands_of(r[1].lo[i], r[1].hi[i], x, w, nd) != cuda::kNotShared;
+      ViewRanges& without = is_shared ? residual : served;
+      without.lo[i] = 0;
+      without.hi[i] = -1;
+      shared_pixels += is_shared ? 1 : 0;
+    }
+    const long long as_built = union_cell_rounds(r[0], &served, true, o.tile_w, o.tile_h) +
+                               union_cell_rounds(residual, nullptr, true, o.tile_w, o.tile_h);
+    std::printf(
+        "  as built: shared right pixels served (%.1f %% of those with candidates), the others "
+        "apart  %11lld (%.2f of each view's)\n",
+        with_candidates ? 100.0 * shared_pixels / with_candidates : 0.0, kRound * as_built,
+        apart ? double(as_built) / apart : 0.0);
   }
   std::printf(
       "finest level, pixel costs: the tile design %lld, each view's floor %lld (%.2fx "
