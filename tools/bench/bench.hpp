@@ -94,6 +94,9 @@ struct SpeedOptions {
   bool busy_poll = false;   // the caller watches the GPU while it waits (EngineOptions::busy_poll)
   bool watch_ends = true;   // the engine watches batches' forecast ends (EngineOptions::watch_ends)
   std::string timeline;     // CSV of per-frame times
+  // A Middlebury scene folder timed instead of the generated pairs (background off; its size and
+  // disparity range replace width, height and max_disparity).
+  std::string scene;
 };
 int run_speed(const CommonOptions& common, const SpeedOptions& o);
 

@@ -135,6 +135,11 @@ void SpeedCommand::add(CLI::App& app) {
                "CUDA engine: results woken by the driver's completion callback alone, not watched "
                "for around each batch's forecast end (EngineOptions::watch_ends)");
   sp->add_option("--timeline", speed.timeline, "Write each timed frame's times to this CSV");
+  sp->add_option("--scene", speed.scene,
+                 "Time a Middlebury scene folder instead of the generated pairs (the same frame "
+                 "each time; its size and disparity range replace --size and --max-disparity)")
+      ->check(CLI::ExistingDirectory)
+      ->excludes("--background");
 }
 
 int SpeedCommand::run() {

@@ -23,6 +23,7 @@
 #include "bench.hpp"
 #include "foreground_score.hpp"
 #include "frame.hpp"
+#include "middlebury.hpp"
 #include "plane_scenes.hpp"
 #include "stereo/pixel_ops.hpp"
 #include "synthetic/synthetic_scene.hpp"
@@ -166,8 +167,19 @@ struct Source {
   }
 };
 
-Source make_source(const SpeedOptions& o, bool pinned, int scored) {
+Source make_source(const SpeedOptions& o, bool pinned, int scored, const Scene* real) {
   Source src;
+  if (real) {  // one real pair, every frame; scored against its ground truth where it has one
+    src.clip = std::make_unique<Clip>(o.width, o.height, 1, false, pinned);
+    src.clip->set(0, real->left, real->right, nullptr, nullptr);
+    src.truth.frame = 0;
+    src.truth.disparity = real->ground_truth;
+    src.truth.visible = Gray8(o.width, o.height);
+    for (int y = 0; y < o.height; ++y)
+      for (int x = 0; x < o.width; ++x)
+        src.truth.visible(x, y) = std::isfinite(real->ground_truth(x, y)) ? 255 : 0;
+    return src;
+  }
   if (!o.background) {
     src.clip = std::make_unique<Clip>(o.width, o.height, 3, false, pinned);
     for (std::uint32_t seed = 0; seed < 3; ++seed) {
@@ -561,7 +573,9 @@ void print_speed(const SpeedOptions& o, const Run& run, const Summary& s) {
       median(field(run, &StageTimings::wait_ms)), median(s.compute),
       median(field(run, &StageTimings::download_ms)), 100 * s.gpu_busy_ms / (1000 * run.seconds),
       run.correct,
-      o.background ? "the foreground the right view shows" : "the pixels both views show",
+      o.background       ? "the foreground the right view shows"
+      : !o.scene.empty() ? "the pixels with ground truth"
+                         : "the pixels both views show",
       run.scored_frame);
   const std::vector<double> enqueued = field(run, &StageTimings::enqueued_ms);
   if (median(enqueued) > 0) {
@@ -598,14 +612,30 @@ void print_speed(const SpeedOptions& o, const Run& run, const Summary& s) {
 
 }  // namespace
 
-int run_speed(const CommonOptions& common, const SpeedOptions& o) {
+int run_speed(const CommonOptions& common, const SpeedOptions& options) {
+  // With --scene: its images, size and range.
+  SpeedOptions o = options;
+  std::optional<Scene> scene;
+  if (!o.scene.empty()) {
+    std::string dir = o.scene;  // "…/tsukuba/" names its scene as "…/tsukuba" does
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    const std::optional<SceneFiles> files = scene_in(dir);
+    if (!files) {
+      std::cerr << "stereod-bench speed: --scene " << o.scene << ": no Middlebury scene there\n";
+      return 2;
+    }
+    scene = load_scene(*files);
+    o.width = scene->left.width();
+    o.height = scene->left.height();
+    o.max_disparity = files->max_disparity;
+  }
   const PairParams params = speed_params(common, o);
   const bool cuda = common.engine != "cpu" && cuda_engine_available();
   const bool pinned = cuda && !o.pageable;
   int warmup = o.warmup;
   if (o.background)
     warmup = std::max(o.warmup, params.background.warmup + 10);  // the model at work
-  Source src = make_source(o, pinned, warmup + o.frames - 1);
+  Source src = make_source(o, pinned, warmup + o.frames - 1, scene ? &*scene : nullptr);
 
   std::shared_ptr<EngineGroup> group = o.batch ? make_engine_group() : nullptr;
   std::vector<std::unique_ptr<Engine>> engines;
