@@ -3,9 +3,9 @@
 //
 // Why: the right view's aggregated cost at (x, d) is the left view's at (x + d, d), the same
 // windows over the same pixel costs (the cost is symmetric in its two pixels), wherever neither
-// view's windows are clamped at the image's sides
-// (AdaptiveWindow.RightViewAggregatesAreTheLeftViews Shifted in the stage tests). Matching both
-// views tile by tile computed most of those twice. Here the left view's tiles compute, beside their
+// view's windows are clamped at the image's sides (the stage test
+// AdaptiveWindow.RightViewAggregatesAreTheLeftViewsShifted). Matching both views tile by tile
+// computed most of those twice. Here the left view's tiles compute, beside their
 // own needs, the aggregations the right pixels need (mapped onto the left view's columns), write
 // them into a per-pixel slot buffer, and a light kernel takes each right pixel's winner from its
 // slots (shared_finest.cu). docs/PERFORMANCE.md, "One volume for both views at the finest level".
