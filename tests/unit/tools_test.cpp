@@ -76,6 +76,19 @@ TEST(Middlebury, FindsTheFourV2ScenesWithTheirRanges) {
   EXPECT_EQ(scenes[3].max_disparity, 20);
 }
 
+// A scene folder named with a trailing slash (as a shell completes it) is the same scene, named
+// by its folder.
+TEST(Middlebury, SceneInNamesTheFolderWithOrWithoutATrailingSlash) {
+  const std::string dir = std::string(STEREOD_TEST_DATA) + "/middlebury_v2/tsukuba";
+  for (const std::string& d : {dir, dir + "/", dir + "//"}) {
+    const auto files = scene_in(d);
+    ASSERT_TRUE(files.has_value()) << d;
+    EXPECT_EQ(files->name, "tsukuba") << d;
+    EXPECT_EQ(files->max_disparity, 16) << d;
+  }
+  EXPECT_FALSE(scene_in(std::string(STEREOD_TEST_DATA) + "/middlebury_v2").has_value());
+}
+
 TEST(Middlebury, PerfectEstimateScoresZeroAndNoEstimateScoresHundred) {
   const auto files = find_scenes(STEREOD_TEST_DATA);
   const Scene s = load_scene(files[2]);  // tsukuba

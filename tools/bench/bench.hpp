@@ -3,12 +3,14 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cpu_pair_processor.hpp"
 #include "engine.hpp"
 #include "image.hpp"
+#include "middlebury.hpp"
 #include "stereo/params.hpp"
 #include "stereo_yaml.hpp"
 #include "synthetic/synthetic_scene.hpp"
@@ -27,6 +29,10 @@ struct CommonOptions {
 PairParams resolve_params(const CommonOptions& o, const PairParams& base = {});
 // For single images: no background model (it would only be warming up).
 PairParams resolve_stereo_only(const CommonOptions& o, bool fill);
+
+// The Middlebury scene in folder `dir` (a --scene option of `command`), or none, having said on
+// stderr that there is no scene there.
+std::optional<Scene> load_scene_option(const char* command, const std::string& dir);
 
 std::unique_ptr<Engine> open_engine(const CommonOptions& o, int width, int height,
                                     const PairParams& params, int inflight = 2,

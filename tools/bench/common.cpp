@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstdio>
+#include <iostream>
 #include <stdexcept>
 
 #include "background_yaml.hpp"
@@ -82,6 +83,16 @@ PairParams resolve_stereo_only(const CommonOptions& o, bool fill) {
   if (fill) p.stereo.fill = true;
   p.background.enabled = false;
   return p;
+}
+
+std::optional<Scene> load_scene_option(const char* command, const std::string& dir) {
+  const std::optional<SceneFiles> files = scene_in(dir);
+  if (!files) {
+    std::cerr << "stereod-bench " << command << ": --scene " << dir
+              << ": no Middlebury scene there\n";
+    return std::nullopt;
+  }
+  return load_scene(*files);
 }
 
 std::unique_ptr<Engine> open_engine(const CommonOptions& o, int width, int height,

@@ -354,17 +354,10 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
   std::optional<Scene> scene;
   std::string source = "the benchmark pair of `speed` (seed 11)";
   if (!o.scene.empty()) {
-    std::string dir = o.scene;  // "…/tsukuba/" names its scene as "…/tsukuba" does
-    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    const std::optional<SceneFiles> files = scene_in(dir);
-    if (!files) {
-      std::fprintf(stderr, "stereod-bench matcher-work: --scene %s: no Middlebury scene there\n",
-                   o.scene.c_str());
-      return 2;
-    }
-    scene = load_scene(*files);
-    sp.max_disparity = files->max_disparity;
-    source = "scene " + files->name;
+    scene = load_scene_option("matcher-work", o.scene);
+    if (!scene) return 2;
+    sp.max_disparity = scene->files.max_disparity;
+    source = "scene " + scene->files.name;
   }
   // The model is match_window.cu's: the window alone, sub-window 3, no uniqueness test.
   if (sp.aggregation != Aggregation::kWindow || sp.subwindow != 3 || sp.uniqueness != 0) {

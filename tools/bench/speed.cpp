@@ -617,17 +617,11 @@ int run_speed(const CommonOptions& common, const SpeedOptions& options) {
   SpeedOptions o = options;
   std::optional<Scene> scene;
   if (!o.scene.empty()) {
-    std::string dir = o.scene;  // "…/tsukuba/" names its scene as "…/tsukuba" does
-    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    const std::optional<SceneFiles> files = scene_in(dir);
-    if (!files) {
-      std::cerr << "stereod-bench speed: --scene " << o.scene << ": no Middlebury scene there\n";
-      return 2;
-    }
-    scene = load_scene(*files);
+    scene = load_scene_option("speed", o.scene);
+    if (!scene) return 2;
     o.width = scene->left.width();
     o.height = scene->left.height();
-    o.max_disparity = files->max_disparity;
+    o.max_disparity = scene->files.max_disparity;
   }
   const PairParams params = speed_params(common, o);
   const bool cuda = common.engine != "cpu" && cuda_engine_available();

@@ -138,7 +138,10 @@ std::vector<SceneFiles> find_scenes(const std::string& dir) {
 
 std::optional<SceneFiles> scene_in(const std::string& dir) {
   if (!fs::is_directory(dir)) return std::nullopt;
-  return classify(fs::path(dir));
+  // "…/tsukuba/" is "…/tsukuba": the scene is named by its folder.
+  fs::path folder(dir);
+  while (!folder.has_filename() && folder.parent_path() != folder) folder = folder.parent_path();
+  return classify(folder);
 }
 
 Image<float> load_ground_truth(const SceneFiles& files) {

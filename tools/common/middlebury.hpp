@@ -43,7 +43,8 @@ struct SceneScore {
 // Every scene below `dir` (searched recursively), sorted by family then name. The disparity range
 // comes from calib.txt's ndisp where present, else from the range the family was published with.
 std::vector<SceneFiles> find_scenes(const std::string& dir);
-// The scene in exactly this folder (not below it), if it holds one.
+// The scene in exactly this folder (not below it), if it holds one; named by the folder, trailing
+// slashes or not.
 std::optional<SceneFiles> scene_in(const std::string& dir);
 Scene load_scene(const SceneFiles& files);
 // The left view's ground truth alone, as disparities: +inf where unknown.
