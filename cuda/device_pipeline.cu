@@ -1,8 +1,8 @@
 #include "device_pipeline.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 #include "background/background_ops.hpp"
 #include "kernels/shared_finest.cuh"
@@ -63,7 +63,15 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
   layout_ = layout;
   {
     const char* v = std::getenv("STEREOD_CUDA_SHARED_FINEST");
-    shared_override_ = v == nullptr ? -1 : (std::strcmp(v, "0") == 0 ? 0 : 1);
+    bool refused = false;
+    shared_override_ = shared_finest_override(v, &refused);
+    // The engine has no logger; the daemon's stderr goes to the journal.
+    if (refused) {
+      std::fprintf(stderr,
+                   "stereod: STEREOD_CUDA_SHARED_FINEST=\"%s\" ignored: it takes 0 or 1 (the "
+                   "default policy applies)\n",
+                   v);
+    }
   }
   tables_ = make_cost_tables(stereo);
   color_ = color;
@@ -353,17 +361,22 @@ void DevicePipeline::write_args() {
                           cudaMemcpyHostToDevice));
 }
 
-// The window path (below) with more than one level (at one level every pixel searches the whole
-// range, and no right pixel's needs would fit its slots), and the background model off: with it
-// the finest level's work is sparse, and the two kernels sharing adds cost more than it saves
+// The window path: s = 3, no uniqueness test, no semi-global or cross-based aggregation. It does
+// not keep the runner-up cost the confidence needs: with confidence, the general matcher (which
+// keeps the four lowest costs of each pixel anyway) runs instead.
+bool DevicePipeline::window_path() const {
+  return stereo_.aggregation != Aggregation::kSgm && !uses_cross_aggregation(stereo_) &&
+         stereo_.subwindow == 3 && stereo_.uniqueness == 0 && !layout_.confidence;
+}
+
+// The window path with more than one level (at one level every pixel searches the whole range, and
+// no right pixel's needs would fit its slots), and the background model off: with it the finest
+// level's work is sparse, and the two kernels sharing adds cost more than it saves
 // (docs/PERFORMANCE.md, "One volume for both views at the finest level"). For comparisons and
 // tests, STEREOD_CUDA_SHARED_FINEST (read at each configure) overrides that: 0 never, 1 wherever
 // the window path has levels.
 bool DevicePipeline::shares_finest() const {
-  const bool window_path = stereo_.aggregation != Aggregation::kSgm &&
-                           !uses_cross_aggregation(stereo_) && stereo_.subwindow == 3 &&
-                           stereo_.uniqueness == 0 && !layout_.confidence;
-  if (!window_path || levels_ < 2) return false;
+  if (!window_path() || levels_ < 2) return false;
   return shared_override_ == 1 || (shared_override_ < 0 && !background_.enabled);
 }
 
@@ -385,16 +398,13 @@ BatchShape DevicePipeline::shape(int count) const {
   s.depth_ghosts = background_.enabled && background_.depth_ghosts;
   s.census = tables_.uses_census;
   s.mean_removal = stereo_.ad_mean_radius > 0 && stereo_.cost != MatchingCost::kCensus;
-  // The window path does not keep the runner-up cost the confidence needs: with confidence, the
-  // general matcher (which keeps the four lowest costs of each pixel anyway) runs instead.
   s.sgm = stereo_.aggregation == Aggregation::kSgm;
   s.sgm_window_cost = stereo_.sgm_cost == SgmCost::kWindow;
   s.cross = uses_cross_aggregation(stereo_);
   s.cross_iterations = stereo_.cross_iterations;
   s.sgm_paths = stereo_.sgm_paths;
   s.max_disparity = stereo_.max_disparity;
-  s.window_path = !s.sgm && !s.cross && stereo_.subwindow == 3 && stereo_.uniqueness == 0 &&
-                  !layout_.confidence;
+  s.window_path = window_path();
   s.shared_finest = shares_finest();
   s.best4 = stereo_.best_k == 4;
   s.speckles = stereo_.speckle_size > 0;

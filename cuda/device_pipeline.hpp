@@ -140,7 +140,9 @@ class DevicePipeline {
   };
 
   MemberArgs make_args(int slot) const;
-  // Whether the finest level shares the two views' aggregations (BatchShape::shared_finest).
+  // Whether the pair runs the window matcher (BatchShape::window_path), and whether its finest
+  // level shares the two views' aggregations (BatchShape::shared_finest).
+  bool window_path() const;
   bool shares_finest() const;
   const Frame& last_frame() const { return frames_[static_cast<std::size_t>(last_slot_)]; }
   void write_args();

@@ -11,6 +11,13 @@
 
 namespace stereod::cuda {
 
+// Sentinels several stages share: an empty [lo, hi] union (any real value replaces both under
+// min/max), a split tile's key before any segment joined, and "no cost" among 16-bit costs (costs
+// stay below 2^16 with s = 3: at most 5 * 9 * 128).
+constexpr int kEmptyLo = 1 << 20, kEmptyHi = -(1 << 20);
+constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
+constexpr std::uint32_t kNone16 = 0xFFFFu;
+
 // Ghosts seen in depth (background.depth_ghosts): the left camera's record of model frame n at the
 // finest level, or null without the option.
 // The ring slot of model frame n. n >= 0: unsigned, so that the remainder is a mask
@@ -125,6 +132,36 @@ __device__ __forceinline__ std::uint64_t next_entry(std::uint32_t* taken, std::u
   const std::uint64_t entry = *shared_slot;
   __syncthreads();  // the slot is rewritten for the next entry
   return entry;
+}
+
+// A tile's work items for the candidates [lo, hi] (lo <= hi), as search_ranges.cu and the shared
+// finest level's list kernel list them: one light item, or several segments of pieces
+// (piece_length) when they span more than lv.segment. A split tile's segments merge their winners
+// through the pixels' keys, and the last one writes the result: the caller clears the keys
+// (clear_tile_keys) wherever tile_segments is more than one, and one thread lists the items.
+__device__ __forceinline__ int tile_segments(const LevelBuffers& lv, int lo, int hi, bool finest) {
+  const int piece = piece_length(lo, hi, lv.segment, lv.disparities, finest);
+  return (hi - lo) / piece + 1;
+}
+// Column x of tile row y0's rows first, first + step, ...: keys cleared (within the image).
+__device__ __forceinline__ void clear_tile_keys(const LevelBuffers& lv, int view, int x, int y0,
+                                                int first, int step) {
+  for (int r = first; r < kTileH; r += step) {
+    const int y = y0 + r;
+    if (x < lv.width && y < lv.height) lv.key[view][y * lv.width + x] = kNoKey;
+  }
+}
+__device__ __forceinline__ void list_tile(const LevelLists& lists, const LevelBuffers& lv, int m,
+                                          int view, int t, int lo, int hi, int segments) {
+  ListCounters* c = lists.counters;
+  if (segments == 1) {
+    lists.light[atomicAdd(&c->light, 1u)] = list_entry(pack_item(m, view, 0, t), lo, hi);
+    return;
+  }
+  lv.tile_done[view][t] = 0;
+  const std::uint32_t first = atomicAdd(&c->heavy, static_cast<unsigned>(segments));
+  for (int s = 0; s < segments; ++s)
+    lists.heavy[first + s] = list_entry(pack_item(m, view, s, t), lo, hi);
 }
 
 // Block-wide sum of one value per thread, added to *total once (skipped when 0).

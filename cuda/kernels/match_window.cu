@@ -54,9 +54,6 @@ constexpr int kStageRows = kTh / kBlockH;
 constexpr int kStageSteps = (kSpan + kBlockW - 1) / kBlockW;
 static_assert(kTh % kBlockH == 0, "the tile and halo rows split evenly over the warps");
 constexpr std::uint32_t kNone = 0xFFFFFFFFu;
-constexpr std::uint32_t kNone16 = 0xFFFFu;  // costs stay below 2^16 with s = 3 (at most 5*9*128)
-constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
-constexpr int kEmptyLo = 1 << 20, kEmptyHi = -(1 << 20);
 
 static_assert(kTileW == kBlockW && kTileH == kRows * kBlockH, "a thread owns two rows of a tile");
 
@@ -113,6 +110,12 @@ __device__ __forceinline__ bool cp_pending(const PixelSearch& p) {
 // cmcp with a pending cp resolved to `cp`.
 __device__ __forceinline__ std::uint32_t resolve_cp(const PixelSearch& p, std::uint32_t cp) {
   return cp_pending(p) ? (p.cmcp & 0xFFFF0000u) | cp : p.cmcp;
+}
+
+// A round of four disparities this pixel does not need: what visiting them would leave behind.
+__device__ __forceinline__ void pass_round(PixelSearch& p) {
+  p.cmcp = resolve_cp(p, kNone16);
+  p.prev = kNone16;
 }
 
 // The right pixels a shared item's tile row may serve: columns x0 - c1 .. x0 + 31 - c0.
@@ -478,9 +481,7 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
       const std::uint64_t bits = sm.right_bits[threadIdx.y + k * kBlockH][threadIdx.x];
       const unsigned serve = static_cast<unsigned>((bits << 1) >> (d0 - sm.c0 + 1)) & 0xFu;
       if (!own && !serve) {
-        // Four disparities this pixel does not need: what visiting them would leave behind.
-        p.cmcp = resolve_cp(p, kNone16);
-        p.prev = kNone16;
+        pass_round(p);
         continue;
       }
       const int y = y0 + threadIdx.y + k * kBlockH;
@@ -519,9 +520,8 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
           lv.right_slots[right_slot(d) * plane + y * w + x - d] = static_cast<std::uint16_t>(v[dd]);
         }
       }
-      if (!own) {
-        p.cmcp = resolve_cp(p, kNone16);
-        p.prev = kNone16;
+      if (!own) {  // computed for the right pixels only
+        pass_round(p);
         continue;
       }
       // The round as the sequential walk over d0 .. d0+3 sees it: a cost is visible where the pixel

@@ -29,8 +29,6 @@ constexpr int kParentW = kTileW / 2 + 2 * kMaxRadius;
 constexpr int kParentH = kTileH / 2 + 2 * kMaxRadius;
 constexpr int kRows = kTileH / kBlockH;
 constexpr std::int16_t kNoneLo = 0x7FFF;  // min over an empty window
-constexpr int kEmptyLo = 1 << 20, kEmptyHi = -(1 << 20);
-constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
 
 // The shared right view's tile (finest level): what this thread's pixels' candidates (in
 // pixel_cands) make of them (shared_cands_of), out for the matcher and the right winners kernel;
@@ -276,27 +274,9 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, kFullSmBlocks)
   // The tile's items: of its residual pixels only in the shared right view (none when every
   // pixel is shared: the right winners kernel writes them).
   if (tlo <= thi) {
-    const int piece = piece_length(tlo, thi, lv.segment, nd, finest);
-    const int segments = (thi - tlo) / piece + 1;
-    if (segments > 1) {
-      // A split tile: its segments merge through the keys, and the last one writes the result.
-#pragma unroll
-      for (int k = 0; k < kRows; ++k) {
-        const int y = y0 + threadIdx.y + k * kBlockH;
-        if (x < w && y < h) lv.key[view][y * w + x] = kNoKey;
-      }
-    }
-    if (tid == 0) {
-      ListCounters* c = lists.counters;
-      if (segments == 1) {
-        lists.light[atomicAdd(&c->light, 1u)] = list_entry(pack_item(m, view, 0, t), tlo, thi);
-      } else {
-        lv.tile_done[view][t] = 0;
-        const std::uint32_t first = atomicAdd(&c->heavy, static_cast<unsigned>(segments));
-        for (int s = 0; s < segments; ++s)
-          lists.heavy[first + s] = list_entry(pack_item(m, view, s, t), tlo, thi);
-      }
-    }
+    const int segments = tile_segments(lv, tlo, thi, finest);
+    if (segments > 1) clear_tile_keys(lv, view, x, y0, threadIdx.y, kBlockH);
+    if (tid == 0) list_tile(lists, lv, m, view, t, tlo, thi, segments);
   }
   if (finest && tid == 0) a.post_active[view][t] = listed_for_post ? 1 : 0;
   if (shared_right && tid == 0) {

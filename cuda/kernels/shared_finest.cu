@@ -17,10 +17,6 @@
 namespace stereod::cuda {
 namespace {
 
-constexpr int kEmptyLo = 1 << 20, kEmptyHi = -(1 << 20);
-constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
-constexpr std::uint32_t kNone16 = 0xFFFFu;  // no cost (costs stay below 2^16 with s = 3)
-
 // The right tiles whose needs may fall on a left tile's columns: its own column of tiles and
 // those up to (kTileW - 1 + kMaxDisparity - 1) / kTileW to its left.
 constexpr int kMappedTiles = (kTileW - 1 + kMaxDisparity - 1) / kTileW + 1;
@@ -34,7 +30,8 @@ __global__ void __launch_bounds__(32 * kListWarps)
   const LevelBuffers& lv = a.level[0];
   const int tx = static_cast<int>(blockIdx.x * kListWarps + threadIdx.y);
   if (tx >= lv.tiles_x) return;
-  const int t = static_cast<int>(blockIdx.y) * lv.tiles_x + tx;
+  const int ty = static_cast<int>(blockIdx.y);
+  const int t = ty * lv.tiles_x + tx;
   const std::uint32_t left = lv.shared_tiles[kSharedTileWords * t];
   int lo = kEmptyLo, hi = kEmptyHi;
   if (range_lo_of(left) <= range_hi_of(left)) {
@@ -56,28 +53,10 @@ __global__ void __launch_bounds__(32 * kListWarps)
   lo = __reduce_min_sync(0xFFFFFFFFu, lo);
   hi = __reduce_max_sync(0xFFFFFFFFu, hi);
   if (lo > hi) return;  // no candidate of either view here: search_ranges.cu finished it
-  const int nd = lv.disparities;
-  const int piece = piece_length(lo, hi, lv.segment, nd, true);
-  const int segments = (hi - lo) / piece + 1;
-  if (segments > 1) {
-    // A split tile: its segments merge through the keys, and the last one writes the result.
-    const int w = lv.width, h = lv.height;
-    const int x = x0 + static_cast<int>(threadIdx.x);
-    for (int r = 0; r < kTileH; ++r) {
-      const int y = static_cast<int>(blockIdx.y) * kTileH + r;
-      if (x < w && y < h) lv.key[0][y * w + x] = kNoKey;
-    }
-  }
-  if (threadIdx.x != 0) return;
-  ListCounters* c = lists.counters;
-  if (segments == 1) {
-    lists.light[atomicAdd(&c->light, 1u)] = list_entry(pack_item(m, 0, 0, t), lo, hi);
-  } else {
-    lv.tile_done[0][t] = 0;
-    const std::uint32_t first = atomicAdd(&c->heavy, static_cast<unsigned>(segments));
-    for (int s = 0; s < segments; ++s)
-      lists.heavy[first + s] = list_entry(pack_item(m, 0, s, t), lo, hi);
-  }
+  // Cut into segments as search_ranges.cu cuts a tile; a split tile's keys cleared by the warp.
+  const int segments = tile_segments(lv, lo, hi, true);
+  if (segments > 1) clear_tile_keys(lv, 0, x0 + static_cast<int>(threadIdx.x), ty * kTileH, 0, 1);
+  if (threadIdx.x == 0) list_tile(lists, lv, m, 0, t, lo, hi, segments);
 }
 
 // One pass of a few loads per pixel: its costs are loaded eight at a time before any is used (into

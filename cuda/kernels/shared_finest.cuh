@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "stereo/pixel_ops.hpp"  // STEREOD_HD
 
@@ -77,5 +78,18 @@ STEREOD_HD int right_slot(int d) {
 // right view's shared needs there (kSharedNone when none), and the left columns those fall on
 // (x + need, packed the same way). The list kernel reads them.
 constexpr int kSharedTileWords = 3;
+
+// STEREOD_CUDA_SHARED_FINEST, for comparisons and tests (read at each configure): "0" never shares,
+// "1" shares wherever the window path has levels, unset (null) leaves the policy (-1). Any other
+// value is refused (-1, *refused set) rather than read as one of them: "off" must not turn the
+// sharing on.
+inline int shared_finest_override(const char* value, bool* refused) {
+  *refused = false;
+  if (value == nullptr) return -1;
+  if (std::strcmp(value, "0") == 0) return 0;
+  if (std::strcmp(value, "1") == 0) return 1;
+  *refused = true;
+  return -1;
+}
 
 }  // namespace stereod::cuda

@@ -1,5 +1,6 @@
 // The finest level's sharing of aggregations between the views (cuda/kernels/shared_finest.cuh):
-// which right pixels are shared, their needs, and their slots. Host-side arithmetic, no GPU.
+// which right pixels are shared, their needs, their slots, and the override's values. Host-side
+// arithmetic, no GPU.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -47,6 +48,21 @@ TEST(SharedFinest, EveryNeedOfASharedPixelHasASlotOfItsOwn) {
       EXPECT_EQ(static_cast<int>(slots.size()), range_hi_of(needs) - range_lo_of(needs) + 1)
           << lo << ".." << hi;
     }
+  }
+}
+
+// The override takes 0 or 1 only: before, any value but "0" (such as "off") turned sharing on.
+TEST(SharedFinest, TheOverrideTakesZeroOrOneAndRefusesAnythingElse) {
+  bool refused = true;
+  EXPECT_EQ(shared_finest_override(nullptr, &refused), -1);
+  EXPECT_FALSE(refused);
+  EXPECT_EQ(shared_finest_override("0", &refused), 0);
+  EXPECT_FALSE(refused);
+  EXPECT_EQ(shared_finest_override("1", &refused), 1);
+  EXPECT_FALSE(refused);
+  for (const char* bad : {"off", "on", "", "2", "1 ", "true", "00"}) {
+    EXPECT_EQ(shared_finest_override(bad, &refused), -1) << '"' << bad << '"';
+    EXPECT_TRUE(refused) << '"' << bad << '"';
   }
 }
 
