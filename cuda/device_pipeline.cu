@@ -69,7 +69,7 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
     if (refused) {
       std::fprintf(stderr,
                    "stereod: STEREOD_CUDA_SHARED_FINEST=\"%s\" ignored: it takes 0 or 1 (the "
-                   "default policy applies)\n",
+                   "default, each view on its own, applies)\n",
                    v);
     }
   }
@@ -369,15 +369,14 @@ bool DevicePipeline::window_path() const {
          stereo_.subwindow == 3 && stereo_.uniqueness == 0 && !layout_.confidence;
 }
 
-// The window path with more than one level (at one level every pixel searches the whole range, and
-// no right pixel's needs would fit its slots), and the background model off: with it the finest
-// level's work is sparse, and the two kernels sharing adds cost more than it saves
-// (docs/PERFORMANCE.md, "One volume for both views at the finest level"). For comparisons and
-// tests, STEREOD_CUDA_SHARED_FINEST (read at each configure) overrides that: 0 never, 1 wherever
-// the window path has levels.
+// Off unless STEREOD_CUDA_SHARED_FINEST=1 (read at each configure) asks for it, and then only on
+// the window path with more than one level (at one level every pixel searches the whole range, and
+// no right pixel's needs would fit its slots). Measured on an H200 (docs/PERFORMANCE.md, "One
+// volume for both views at the finest level", session 20): it gains 2-5 % on the generated
+// benchmark pairs but loses 2-14 % on real Middlebury scenes, one pair or eight at once, and with
+// the background model; so the default is each view on its own.
 bool DevicePipeline::shares_finest() const {
-  if (!window_path() || levels_ < 2) return false;
-  return shared_override_ == 1 || (shared_override_ < 0 && !background_.enabled);
+  return shared_override_ == 1 && window_path() && levels_ >= 2;
 }
 
 BatchShape DevicePipeline::shape(int count) const {

@@ -1,5 +1,6 @@
 // The finest level's aggregations shared by both views (the window path, s = 3, more than one
-// level, the background model off: DevicePipeline::shares_finest).
+// level; off unless STEREOD_CUDA_SHARED_FINEST=1: DevicePipeline::shares_finest, where the
+// measurements that set that default are named).
 //
 // Why: the right view's aggregated cost at (x, d) is the left view's at (x + d, d), the same
 // windows over the same pixel costs (the cost is symmetric in its two pixels), wherever neither
@@ -79,10 +80,10 @@ STEREOD_HD int right_slot(int d) {
 // (x + need, packed the same way). The list kernel reads them.
 constexpr int kSharedTileWords = 3;
 
-// STEREOD_CUDA_SHARED_FINEST, for comparisons and tests (read at each configure): "0" never shares,
-// "1" shares wherever the window path has levels, unset (null) leaves the policy (-1). Any other
-// value is refused (-1, *refused set) rather than read as one of them: "off" must not turn the
-// sharing on.
+// STEREOD_CUDA_SHARED_FINEST, for comparisons and tests (read at each configure): "1" shares
+// wherever the window path has levels, "0" never, unset (null) leaves the default (-1: off). Any
+// other value is refused (-1, *refused set) rather than read as one of them: "off" must not turn
+// the sharing on.
 inline int shared_finest_override(const char* value, bool* refused) {
   *refused = false;
   if (value == nullptr) return -1;

@@ -125,6 +125,16 @@ EngineOptions options_for(int w, int h, const StereoParams& sp, const Background
   return o;
 }
 
+// STEREOD_CUDA_SHARED_FINEST set for the engines configured while it lives ("1": the finest level
+// shared by both views, off by default; "0": each view on its own), unset again at its end.
+class SharedFinest {
+ public:
+  explicit SharedFinest(const char* mode) { setenv("STEREOD_CUDA_SHARED_FINEST", mode, 1); }
+  ~SharedFinest() { unsetenv("STEREOD_CUDA_SHARED_FINEST"); }
+  SharedFinest(const SharedFinest&) = delete;
+  SharedFinest& operator=(const SharedFinest&) = delete;
+};
+
 BackgroundParams background_off() {
   BackgroundParams b;
   b.enabled = false;
@@ -465,6 +475,7 @@ TEST(Gpu, StagesMatchCpu) {
   }
 }
 
+// The bundled scenes, each view on its own (the default) and with the finest level shared.
 TEST(Gpu, MiddleburyScenesBitExact) {
   REQUIRE_GPU();
   const auto scenes = find_scenes(data_dir());
@@ -475,9 +486,13 @@ TEST(Gpu, MiddleburyScenesBitExact) {
     sp.max_disparity = files.max_disparity;
     sp.fill = true;
     CpuPairProcessor cpu(sp, background_off());
-    auto gpu = make_engine(
-        "cuda", options_for(scene.left.width(), scene.left.height(), sp, background_off()));
-    expect_same_frame(files.name, cpu, *gpu, frame_of(scene.left, scene.right));
+    for (const char* shared : {"0", "1"}) {
+      const SharedFinest mode(shared);
+      auto gpu = make_engine(
+          "cuda", options_for(scene.left.width(), scene.left.height(), sp, background_off()));
+      expect_same_frame(files.name + " shared finest " + shared, cpu, *gpu,
+                        frame_of(scene.left, scene.right));
+    }
   }
 }
 
@@ -580,8 +595,12 @@ TEST(Gpu, RandomImagesOverSizesRangesAndLevels) {
   };
   std::vector<const Job*> small, big;
   for (const Job& j : jobs) (cost(j) > 2e8 ? big : small).push_back(&j);
+  // Each job through the default engine and, with more than one level, again with the finest
+  // level shared by both views (off by default): the CPU side, the slow one, is taken once.
   int compared = 0, rejected = 0;
-  auto compare = [&](const Job& job, const Reference& ref) {
+  auto compare_one = [&](const Job& job, const Reference& ref, const char* shared) {
+    const SharedFinest mode(shared);
+    const std::string what = job.what + " shared finest " + shared;
     std::unique_ptr<Engine> gpu;
     std::string gpu_error;
     try {
@@ -589,18 +608,22 @@ TEST(Gpu, RandomImagesOverSizesRangesAndLevels) {
     } catch (const ParameterError& e) {
       gpu_error = e.what();
     }
-    EXPECT_EQ(ref.error, gpu_error) << job.what;
+    EXPECT_EQ(ref.error, gpu_error) << what;
     if (!ref.error.empty()) {
       ++rejected;
       return;
     }
-    ASSERT_TRUE(gpu) << job.what;
+    ASSERT_TRUE(gpu) << what;
     const RunResult got = run_gpu(*gpu, frame_of(ref.pair.left, ref.pair.right));
     EXPECT_EQ(first_difference(ref.out.stereo.left.data(), got.left.data(), job.w, job.h), "")
-        << job.what << " (left)";
+        << what << " (left)";
     EXPECT_EQ(first_difference(ref.out.stereo.right.data(), got.right.data(), job.w, job.h), "")
-        << job.what << " (right)";
+        << what << " (right)";
     ++compared;
+  };
+  auto compare = [&](const Job& job, const Reference& ref) {
+    compare_one(job, ref, "0");
+    if (job.sp.levels >= 2) compare_one(job, ref, "1");
   };
   const std::size_t workers = std::max(2u, std::thread::hardware_concurrency());
   for (std::size_t first = 0; first < small.size(); first += workers) {
@@ -670,21 +693,17 @@ TEST(Gpu, TargetMarginEqualsCpu) {
   }
 }
 
-// The finest level's aggregations shared by both views (cuda/kernels/shared_finest.cuh) and the
-// per-view finest level, each where the default would not run it: shared with the background
-// model's masks (a candidate whose partner the left mask calls background is refused; the model
-// turns sharing off by default) with and without a target margin, and per view without the model
-// (STEREOD_CUDA_SHARED_FINEST, read when a pair is configured), frame by frame.
+// The finest level's aggregations shared by both views (cuda/kernels/shared_finest.cuh; off by
+// default) and the per-view finest level, with and without the background model's masks (a
+// candidate whose partner the left mask calls background is refused), with and without a target
+// margin (STEREOD_CUDA_SHARED_FINEST, read when a pair is configured), frame by frame.
 TEST(Gpu, SharedAndPerViewFinestLevelEqualCpu) {
   REQUIRE_GPU();
-  struct Unset {
-    ~Unset() { unsetenv("STEREOD_CUDA_SHARED_FINEST"); }
-  } unset;
   SyntheticScene scene(scene_options(320, 240, 48, 3));
   StereoParams sp;
   sp.max_disparity = 48;
   for (const char* mode : {"1", "0"}) {
-    ASSERT_EQ(setenv("STEREOD_CUDA_SHARED_FINEST", mode, 1), 0);
+    const SharedFinest shared(mode);
     for (const int margin : {-1, 0, 2}) {  // -1: the model off
       BackgroundParams bp;
       bp.warmup = 10;
@@ -1494,8 +1513,10 @@ TEST(Gpu, SaysWhenAResultIsReady) {
 // way. Every pair, every frame, bit for bit against its own CPU processor, model state included.
 // Refined pairs (refine: true) batch with each other, whatever their thresholds, apart from the
 // others.
-TEST(Gpu, BatchedPairsEqualCpu) {
-  REQUIRE_GPU();
+namespace {
+
+// BatchedPairsEqualCpu's pairs and frames, with the engines configured as the caller set them.
+void expect_batched_pairs_equal_cpu() {
   struct Setup {
     int w, h, d;
     bool modeling;
@@ -1574,7 +1595,7 @@ TEST(Gpu, BatchedPairsEqualCpu) {
       EXPECT_EQ(first_difference(ref.foreground.data(), got.foreground.data(), w, h), "")
           << "pair " << k << " frame " << frame << " (mask)";
       EXPECT_EQ(ref.background_active, got.background_active) << "pair " << k;
-      if (HasFailure()) return;
+      if (::testing::Test::HasFailure()) return;
     }
   }
   // The model state of every pair that models, after the last frame.
@@ -1597,6 +1618,20 @@ TEST(Gpu, BatchedPairsEqualCpu) {
   // Seven pairs of 320x240 in four kinds of batch per frame: 16 x 4 batches at most.
   EXPECT_EQ(stats.frames, 16u * 7u);
   EXPECT_LE(stats.batches, 16u * 4u);
+}
+
+}  // namespace
+
+// Pairs submitted together, batched where their kernels allow, each equal to the CPU frame by
+// frame: each view on its own (the default), and with the finest level shared by both views.
+TEST(Gpu, BatchedPairsEqualCpu) {
+  REQUIRE_GPU();
+  for (const char* shared : {"0", "1"}) {
+    SCOPED_TRACE(std::string("STEREOD_CUDA_SHARED_FINEST=") + shared);
+    const SharedFinest mode(shared);
+    expect_batched_pairs_equal_cpu();
+    if (HasFailure()) return;
+  }
 }
 
 // Frames that arrive in color only: both engines match the luma (with and without
