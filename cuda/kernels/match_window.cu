@@ -239,10 +239,12 @@ __device__ __forceinline__ void window_sums(Shared& sm, int tid) {
 
 // kMask: the batch models the background, so a candidate whose partner the other view's mask
 // calls background is refused (the shape says it for every member; without it the test and its
-// loads are left out).
-template <bool kK4, bool kMask>
+// loads are left out). kShared: the finest level shared by both views (shared_finest.cuh; off by
+// default, so the per-view items leave out its masks, their loads and the slot stores).
+template <bool kK4, bool kMask, bool kShared>
 __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch, int level,
-                                           bool shared, std::uint64_t entry, Shared& sm) {
+                                           std::uint64_t entry, Shared& sm) {
+  constexpr bool shared = kShared;
   const std::uint32_t item = entry_item(entry);
   const int tid = threadIdx.y * kBlockW + threadIdx.x;
   const int m = item_member(item), view = item_view(item), seg = item_segment(item);
@@ -284,9 +286,12 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
     sm.segment = seg_len;
     sm.c0 = c0;
   }
-  // The masks cleared (every item: the walk reads them, and finds none but in a shared left tile).
+  // The masks cleared (every item of the shared level: the walk reads them, and finds none but in
+  // a left tile).
   const bool serves_right = shared && view == 0;
-  for (int i = tid; i < kTileH * kTileW; i += kThreads) (&sm.right_bits[0][0])[i] = 0;
+  if (shared) {
+    for (int i = tid; i < kTileH * kTileW; i += kThreads) (&sm.right_bits[0][0])[i] = 0;
+  }
   // The reference tile and halo (clamped to the image, as the CPU's box sums clamp).
   for (int i = tid; i < kCells; i += kThreads) {
     const int r = i / kTw, c = i - r * kTw;
@@ -478,8 +483,11 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
       const int nlo = need_lo(p, pad), nhi = need_hi(p, pad, nd);
       const bool own = meets(nlo, nhi, d0);
       // The shared right needs among d0 .. d0+3 (bit dd; d0 >= c0 - 1).
-      const std::uint64_t bits = sm.right_bits[threadIdx.y + k * kBlockH][threadIdx.x];
-      const unsigned serve = static_cast<unsigned>((bits << 1) >> (d0 - sm.c0 + 1)) & 0xFu;
+      unsigned serve = 0;
+      if (shared) {
+        const std::uint64_t bits = sm.right_bits[threadIdx.y + k * kBlockH][threadIdx.x];
+        serve = static_cast<unsigned>((bits << 1) >> (d0 - sm.c0 + 1)) & 0xFu;
+      }
       if (!own && !serve) {
         pass_round(p);
         continue;
@@ -637,10 +645,9 @@ constexpr int kBlocksPerSm = 2;
 #else
 constexpr int kBlocksPerSm = 4;
 #endif
-template <bool kK4, bool kMask>
+template <bool kK4, bool kMask, bool kShared>
 __global__ void __launch_bounds__(kThreads, kK4 ? kBlocksPerSm : 2)
-    match_window_kernel(const BatchRecord* __restrict__ batch, LevelLists lists, int level,
-                        bool shared) {
+    match_window_kernel(const BatchRecord* __restrict__ batch, LevelLists lists, int level) {
   after_previous_stage();
   __shared__ Shared sm;
   ListCounters* counters = lists.counters;
@@ -649,7 +656,7 @@ __global__ void __launch_bounds__(kThreads, kK4 ? kBlocksPerSm : 2)
     const std::uint64_t entry =
         next_entry(&counters->taken, heavy, lists.heavy, light, lists.light, &sm.entry);
     if (entry == kNoEntry) return;
-    match_item<kK4, kMask>(batch, level, shared, entry, sm);
+    match_item<kK4, kMask, kShared>(batch, level, entry, sm);
     __syncthreads();  // the shared arrays are the next item's
   }
 }
@@ -663,7 +670,7 @@ int match_window_workers() {
   // Every instantiation has the same shared memory, and those of k = 4 the same launch bounds;
   // ask for the default one.
   STEREOD_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, match_window_kernel<true, false>, kThreads, 0));
+      &per_sm, match_window_kernel<true, false, false>, kThreads, 0));
   return std::max(1, sms * per_sm);
 }
 
@@ -672,12 +679,17 @@ void launch_match_window(const BatchShape& shape, const BatchRecord* batch, cons
   const dim3 block(kBlockW, kBlockH);
   const unsigned workers = static_cast<unsigned>(std::max(ws.workers, 1));
   const LevelLists lists = ws.level(level);
-  const auto kernel =
-      shape.best4
-          ? (shape.modeling ? match_window_kernel<true, true> : match_window_kernel<true, false>)
-          : (shape.modeling ? match_window_kernel<false, true> : match_window_kernel<false, false>);
+  // The instantiation for the shape: k = 4 or not, the model's masks or not, and the finest level
+  // shared or not (the shared kernel runs only there).
+  using Kernel = void (*)(const BatchRecord*, LevelLists, int);
+  static constexpr Kernel kKernels[2][2][2] = {
+      {{match_window_kernel<false, false, false>, match_window_kernel<false, false, true>},
+       {match_window_kernel<false, true, false>, match_window_kernel<false, true, true>}},
+      {{match_window_kernel<true, false, false>, match_window_kernel<true, false, true>},
+       {match_window_kernel<true, true, false>, match_window_kernel<true, true, true>}}};
+  const Kernel kernel = kKernels[shape.best4][shape.modeling][shape.shared_finest && level == 0];
   launch_stage("match_window_kernel", shape.chained, kernel, dim3(workers), block, 0, stream, batch,
-               lists, level, shape.shared_finest && level == 0);
+               lists, level);
 }
 
 }  // namespace stereod::cuda
