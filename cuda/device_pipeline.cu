@@ -373,7 +373,7 @@ bool DevicePipeline::window_path() const {
 // the window path with more than one level (at one level every pixel searches the whole range, and
 // no right pixel's needs would fit its slots). Measured on an H200 (docs/PERFORMANCE.md, "One
 // volume for both views at the finest level", session 20): it gains 2-5 % on the generated
-// benchmark pairs but loses 2-14 % on real Middlebury scenes, one pair or eight at once, and with
+// benchmark pairs but loses 2-19 % on real Middlebury scenes, one pair or eight at once, and with
 // the background model; so the default is each view on its own.
 bool DevicePipeline::shares_finest() const {
   return shared_override_ == 1 && window_path() && levels_ >= 2;
