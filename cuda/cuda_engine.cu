@@ -690,6 +690,7 @@ class Group {
       // foreground from 0.289 to 0.214 (docs/PERFORMANCE.md). STEREOD_CUDA_OVERLAP=0 puts
       // everything on the compute stream, one batch after the other, as before.
       const cuda::BatchShape shape = members.front()->device->shape(rec->count);
+      if (shape.shared_finest) ++stats_.shared_finest_batches;
       // The gate while the scene was empty: the last batch of this key whose word came back
       // found no foreground (a key not seen yet starts gated; while warming up every pixel is
       // foreground, so the first word back switches to the plain graph). Either graph computes

@@ -65,6 +65,9 @@ struct CudaBatchStats {
   // Batches whose end the launcher saw while it watched their event (EngineOptions::watch_ends),
   // rather than woken by the completion callback.
   std::uint64_t watched_ends = 0;
+  // Batches whose finest level both views shared (BatchShape::shared_finest: only with
+  // STEREOD_CUDA_SHARED_FINEST=1), so that a test or a benchmark can tell which path ran.
+  std::uint64_t shared_finest_batches = 0;
   double graph_build_ms = 0;      // host time spent capturing and instantiating them, in all
   double graph_build_max_ms = 0;  // and the longest (the launch that needed it waited so long)
 };

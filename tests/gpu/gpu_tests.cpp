@@ -719,6 +719,11 @@ TEST(Gpu, SharedAndPerViewFinestLevelEqualCpu) {
                           cpu, *gpu, color_frame(f, i));
         if (HasFailure()) return;
       }
+      // The path asked for is the one that ran: every batch shared, or none did.
+      const CudaBatchStats st = cuda_engine_batch_stats(*gpu);
+      EXPECT_GT(st.batches, 0u);
+      EXPECT_EQ(st.shared_finest_batches, std::string(mode) == "1" ? st.batches : 0u)
+          << "STEREOD_CUDA_SHARED_FINEST=" << mode << " margin " << margin;
     }
   }
 }

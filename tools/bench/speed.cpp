@@ -474,7 +474,7 @@ struct Summary {
   std::vector<double> foreground, tested;  // foreground: only the frames that counted it
   std::uint64_t batches = 0, batched_frames = 0;
   std::uint64_t gated_graphs = 0, plain_graphs = 0, gated_batches = 0, plain_batches = 0;
-  std::uint64_t watched_ends = 0;
+  std::uint64_t watched_ends = 0, shared_finest_batches = 0;
   double graph_build_ms = 0, graph_build_max_ms = 0;
   std::vector<std::pair<std::string, double>> stages;
 };
@@ -503,6 +503,7 @@ Summary summarise(const SpeedOptions& o, const Run& run, Engine& engine) {
     s.plain_batches = b.plain_batches;
     s.plain_graphs = b.plain_graphs;
     s.watched_ends = b.watched_ends;
+    s.shared_finest_batches = b.shared_finest_batches;
     s.graph_build_ms = b.graph_build_ms;
     s.graph_build_max_ms = b.graph_build_max_ms;
   }
@@ -541,6 +542,7 @@ nlohmann::json speed_json(const SpeedOptions& o, const Run& run, const Summary& 
   if (s.batches) {
     j["frames_per_batch"] = double(s.batched_frames) / double(s.batches);
     j["watched_ends"] = s.watched_ends;
+    j["shared_finest_batches"] = s.shared_finest_batches;
   }
   if (o.background) {
     j["background"] = true;
@@ -590,13 +592,14 @@ void print_speed(const SpeedOptions& o, const Run& run, const Summary& s) {
     std::printf(
         "  %llu batches, %.2f pairs per batch (modeling: %llu gated, %llu plain); batch graphs: "
         "%llu gated, %llu plain, built in %.1f ms in all (longest %.1f ms); %llu ends seen "
-        "while watched\n",
+        "while watched; %llu with the finest level shared\n",
         static_cast<unsigned long long>(s.batches), double(s.batched_frames) / double(s.batches),
         static_cast<unsigned long long>(s.gated_batches),
         static_cast<unsigned long long>(s.plain_batches),
         static_cast<unsigned long long>(s.gated_graphs),
         static_cast<unsigned long long>(s.plain_graphs), s.graph_build_ms, s.graph_build_max_ms,
-        static_cast<unsigned long long>(s.watched_ends));
+        static_cast<unsigned long long>(s.watched_ends),
+        static_cast<unsigned long long>(s.shared_finest_batches));
   }
   if (o.background) {
     std::printf(
