@@ -20,7 +20,9 @@
 //   sides where the windows' reads are clamped: the L+R row's "needs" counts the aggregations one
 //   such volume evaluates (each needed (x, y, d) of the left view's coordinates once);
 // - at the finest level, other designs on the same tiles: each cell's exact interval of needs, a
-//   row of cells taking its cells' union, the left view's tiles computing both views' costs.
+//   row of cells taking its cells' union, the left view's tiles computing both views' costs; and
+//   without tiles, one banded volume for both views (each cell once, for the hull of the needs
+//   within 4 pixels of it) with the widths of its bands.
 // The reach of 4 pixels is the default window's (3 x 3 sub-windows at +-3, match_window.cu);
 // other `subwindow` settings run the generic matcher, which this does not model.
 #include <algorithm>
@@ -215,13 +217,14 @@ long long union_cell_rounds(const ViewRanges& own, const ViewRanges* mapped, boo
   return cell_rounds;
 }
 
-// Cell-rounds of a tile design in which each cell is computed exactly for the interval of the
-// needs within 4 pixels of it (a 9 x 9 min and max of the needs; the fourth session's variant), in
-// rounds of four from the tile's first need: for one view, or (with `mapped`) for the left view's
-// tiles serving both views (the right view's pixel x at d is the left's x + d). With `per_row`, a
-// row of cells takes the rounds of its cells' union (one warp on a row runs its lanes together).
-long long exact_cell_rounds(const ViewRanges& own, const ViewRanges* mapped, bool finest,
-                            int tile_w, int tile_h, bool per_row) {
+// Per pixel of `own`'s coordinates: the hull of the needs there (`need`: its own pixels' and, with
+// `mapped`, the other view's mapped in: the right view's pixel x at d is the left's x + d), and
+// each cell's hull of the needs within 4 pixels of it (`cell`: their 9 x 9 min and max, taken
+// separably and clamped at the borders): what a cell must be computed for.
+struct NeedHulls {
+  std::vector<int> need_lo, need_hi, cell_lo, cell_hi;
+};
+NeedHulls need_hulls(const ViewRanges& own, const ViewRanges* mapped, bool finest) {
   const int pad = finest ? 1 : 0;
   const int w = own.w, h = own.h;
   std::vector<int> lo(static_cast<std::size_t>(w) * h, kEmptyLo),
@@ -240,9 +243,9 @@ long long exact_cell_rounds(const ViewRanges& own, const ViewRanges* mapped, boo
       const Interval n = need_of(*mapped, i, pad);
       for (int d = n.lo; d <= n.hi; ++d) add(x + d, y, Interval{d, d});
     }
-  // The outputs' own needs make the tiles' unions; each cell's interval is their 9 x 9 min / max,
-  // taken separably and clamped at the borders.
-  const std::vector<int> need_lo = lo, need_hi = hi;
+  NeedHulls out;
+  out.need_lo = lo;
+  out.need_hi = hi;
   auto spread = [&](bool along_x) {
     std::vector<int> l2(lo.size()), h2(hi.size());
     for (int y = 0; y < h; ++y)
@@ -263,6 +266,22 @@ long long exact_cell_rounds(const ViewRanges& own, const ViewRanges* mapped, boo
   };
   spread(true);
   spread(false);
+  out.cell_lo = std::move(lo);
+  out.cell_hi = std::move(hi);
+  return out;
+}
+
+// Cell-rounds of a tile design in which each cell is computed exactly for the interval of the
+// needs within 4 pixels of it (need_hulls; the fourth session's variant), in rounds of four from
+// the tile's first need: for one view, or (with `mapped`) for the left view's tiles serving both
+// views. With `per_row`, a row of cells takes the rounds of its cells' union (one warp on a row
+// runs its lanes together).
+long long exact_cell_rounds(const ViewRanges& own, const ViewRanges* mapped, bool finest,
+                            int tile_w, int tile_h, bool per_row) {
+  const int w = own.w, h = own.h;
+  const NeedHulls hulls = need_hulls(own, mapped, finest);
+  const std::vector<int>&need_lo = hulls.need_lo, &need_hi = hulls.need_hi;
+  const std::vector<int>&lo = hulls.cell_lo, &hi = hulls.cell_hi;
   long long cell_rounds = 0;
   for (int y0 = 0; y0 < h; y0 += tile_h)
     for (int x0 = 0; x0 < w; x0 += tile_w) {
@@ -291,6 +310,32 @@ long long exact_cell_rounds(const ViewRanges& own, const ViewRanges* mapped, boo
       }
     }
   return cell_rounds;
+}
+
+// One banded volume for both views, without tiles (a design not built; docs/PERFORMANCE.md): each
+// cell of the left view's coordinates computed once, for the hull of the needs within 4 pixels of
+// it, both views' mapped in (need_hulls), and each output aggregated once for the hull of the
+// needs at it. `bands_within[k]`: the cells whose band is at most 8 << k wide (8, 16, 32), for a
+// layout of fixed-width bands.
+struct BandedVolume {
+  long long pixel_costs = 0, aggregations = 0, cells = 0;
+  long long bands_within[3] = {0, 0, 0};
+  int widest = 0;
+};
+BandedVolume banded_volume(const ViewRanges& left, const ViewRanges& right) {
+  const NeedHulls hulls = need_hulls(left, &right, true);
+  BandedVolume b;
+  for (std::size_t i = 0; i < hulls.cell_lo.size(); ++i) {
+    if (hulls.need_lo[i] <= hulls.need_hi[i])
+      b.aggregations += hulls.need_hi[i] - hulls.need_lo[i] + 1;
+    if (hulls.cell_lo[i] > hulls.cell_hi[i]) continue;
+    const int width = hulls.cell_hi[i] - hulls.cell_lo[i] + 1;
+    b.pixel_costs += width;
+    ++b.cells;
+    b.widest = std::max(b.widest, width);
+    for (int k = 0; k < 3; ++k) b.bands_within[k] += width <= (8 << k) ? 1 : 0;
+  }
+  return b;
 }
 
 // Bit planes over the disparities, one word per 64 of them, per pixel.
@@ -388,6 +433,7 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
   // Level 0's totals, for the summary; and the model's own consistency: the design computes every
   // cost some pixel needs (so never fewer than the floor), and every output visits its needs.
   long long design0 = 0, exact0 = 0, shared0 = 0, needs0 = 0, output0 = 0, shared_needs0 = 0;
+  BandedVolume banded0;
   bool consistent = true;
   for (int s = levels - 1; s >= 0; --s) {
     const Gray8& g = m.level_gray(s, 0);
@@ -504,6 +550,7 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
         "apart  %11lld (%.2f of each view's)\n",
         with_candidates ? 100.0 * shared_pixels / with_candidates : 0.0, kRound * as_built,
         apart ? double(as_built) / apart : 0.0);
+    banded0 = banded_volume(r[0], r[1]);
   }
   std::printf(
       "finest level, pixel costs: the tile design %lld, each view's floor %lld (%.2fx "
@@ -514,6 +561,21 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
       "finest level, aggregations: the tile design evaluates %lld, the two views need %lld, one "
       "volume for both views %lld (%.2fx fewer than the design)\n",
       output0, needs0, shared_needs0, shared_needs0 ? double(output0) / shared_needs0 : 0.0);
+  if (banded0.cells > 0) {
+    const double cells = static_cast<double>(banded0.cells);
+    std::printf(
+        "finest level, one banded volume for both views (each cell once, for the hull of the "
+        "needs within 4 of it): pixel costs %lld (%.2fx fewer than the design), aggregations "
+        "%lld (%.2fx fewer); bands at most 8 / 16 / 32 wide: %.1f / %.1f / %.1f %% of the cells, "
+        "the widest %d\n",
+        banded0.pixel_costs, banded0.pixel_costs ? double(design0) / banded0.pixel_costs : 0.0,
+        banded0.aggregations, banded0.aggregations ? double(output0) / banded0.aggregations : 0.0,
+        100.0 * banded0.bands_within[0] / cells, 100.0 * banded0.bands_within[1] / cells,
+        100.0 * banded0.bands_within[2] / cells, banded0.widest);
+  }
+  // The bands hold every cell the one volume needs, and its aggregations.
+  consistent =
+      consistent && banded0.pixel_costs >= shared0 && banded0.aggregations >= shared_needs0;
   if (!consistent || shared0 > exact0 || shared_needs0 > needs0) {
     std::fprintf(stderr, "stereod-bench matcher-work: the work model is inconsistent\n");
     return 1;
