@@ -42,6 +42,8 @@ for n in 0 3; do
   base --size 1024x768 --max-disparity 256 --frames 3000 --warmup 100 --background --objects $n \
     --set background.color=false --inflight 4
 done
+echo "#### 16 % foreground with six frames in flight (the row's setting since session 16)"
+run --size 1024x768 --max-disparity 256 --frames 3000 --warmup 100 --background --objects 3 --inflight 6
 echo "#### 1920x1080, D=256 (target >= 1200 frames/s)"
 run --size 1920x1080 --max-disparity 256 --frames 1000 --warmup 100
 run --size 1920x1080 --max-disparity 256 --frames 1000 --warmup 100 --inflight 4
@@ -55,6 +57,15 @@ run --size 1280x720 --max-disparity 128 --frames 1000 --warmup 20 --pairs 8 --in
 base --size 1280x720 --max-disparity 128 --frames 500 --warmup 20 --pairs 8
 echo "#### 640x480, D=128"
 run --size 640x480 --max-disparity 128 --frames 2000 --warmup 100
+echo "#### real scenes: each Middlebury scene under DATA at its own size and range, each view on its"
+echo "#### own (the default), then with the finest level shared (why that is off: docs/PERFORMANCE.md)"
+for scene in "$DATA"/*/*/; do
+  # A scene folder holds its ground truth (2001: truedisp or disp2, 2003/2006: disp2,
+  # 2014: disp0GT.pfm); other folders (tests/data's fuzz corpora) are skipped.
+  compgen -G "$scene/disp*" >/dev/null || compgen -G "$scene/truedisp*" >/dev/null || continue
+  run --scene "$scene" --frames 3000 --warmup 200 --inflight 4
+  STEREOD_CUDA_SHARED_FINEST=1 run --scene "$scene" --frames 3000 --warmup 200 --inflight 4
+done
 echo "#### L-shaped trinocular rig (issue 17), 1280x720, D=128: fused against the horizontal pair alone"
 $BENCH trinocular --speed --engine cuda --size 1280x720 --max-disparity 128 --frames 500 2>&1
 echo "#### trinocular accuracy on the CUDA engine (must equal docs/PERFORMANCE.md's CPU table)"
