@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "disparity_io.hpp"
 #include "ingest/frame_pattern.hpp"
@@ -87,6 +88,24 @@ TEST(Middlebury, SceneInNamesTheFolderWithOrWithoutATrailingSlash) {
     EXPECT_EQ(files->max_disparity, 16) << d;
   }
   EXPECT_FALSE(scene_in(std::string(STEREOD_TEST_DATA) + "/middlebury_v2").has_value());
+}
+
+// The pixels with ground truth, as the scores count them: +inf and NaN are unknown.
+TEST(Middlebury, GroundTruthMaskMarksTheKnownPixels) {
+  Scene s;
+  s.ground_truth = Image<float>(3, 2);
+  s.ground_truth(0, 0) = 0.0f;
+  s.ground_truth(1, 0) = std::numeric_limits<float>::infinity();
+  s.ground_truth(2, 0) = 12.5f;
+  s.ground_truth(0, 1) = std::numeric_limits<float>::quiet_NaN();
+  s.ground_truth(1, 1) = 63.75f;
+  s.ground_truth(2, 1) = -std::numeric_limits<float>::infinity();
+  const Gray8 mask = ground_truth_mask(s);
+  ASSERT_EQ(mask.width(), 3);
+  ASSERT_EQ(mask.height(), 2);
+  const int expected[2][3] = {{255, 0, 255}, {0, 255, 0}};
+  for (int y = 0; y < 2; ++y)
+    for (int x = 0; x < 3; ++x) EXPECT_EQ(mask(x, y), expected[y][x]) << x << "," << y;
 }
 
 TEST(Middlebury, PerfectEstimateScoresZeroAndNoEstimateScoresHundred) {

@@ -174,10 +174,7 @@ Source make_source(const SpeedOptions& o, bool pinned, int scored, const Scene* 
     src.clip->set(0, real->left, real->right, nullptr, nullptr);
     src.truth.frame = 0;
     src.truth.disparity = real->ground_truth;
-    src.truth.visible = Gray8(o.width, o.height);
-    for (int y = 0; y < o.height; ++y)
-      for (int x = 0; x < o.width; ++x)
-        src.truth.visible(x, y) = std::isfinite(real->ground_truth(x, y)) ? 255 : 0;
+    src.truth.visible = ground_truth_mask(*real);
     return src;
   }
   if (!o.background) {

@@ -107,6 +107,14 @@ double percent_bad(const Disparity16& est, const Image<float>& gt, double thresh
 
 }  // namespace
 
+Gray8 ground_truth_mask(const Scene& scene) {
+  const Image<float>& gt = scene.ground_truth;
+  Gray8 mask(gt.width(), gt.height());
+  for (int y = 0; y < gt.height(); ++y)
+    for (int x = 0; x < gt.width(); ++x) mask(x, y) = known(gt(x, y)) ? 255 : 0;
+  return mask;
+}
+
 const char* family_name(SceneFamily f) {
   switch (f) {
     case SceneFamily::kV2:

@@ -49,6 +49,8 @@ std::optional<SceneFiles> scene_in(const std::string& dir);
 Scene load_scene(const SceneFiles& files);
 // The left view's ground truth alone, as disparities: +inf where unknown.
 Image<float> load_ground_truth(const SceneFiles& files);
+// The pixels whose ground truth is known (255; 0 elsewhere), as the scores count them.
+Gray8 ground_truth_mask(const Scene& scene);
 SceneScore score_scene(const Scene& scene, const Disparity16& estimate);
 
 // Where the estimate is right or wrong, over the family's main mask (v2 and 2014: nonocc, 2006: all
