@@ -24,6 +24,8 @@
 // level (a residual one) leaves the shared pixels to the right winners kernel.
 #include <cuda_pipeline.h>
 
+#include <type_traits>
+
 #include "kernels/device_common.cuh"
 #include "kernels/launch.cuh"
 #include "kernels/shared_finest.cuh"
@@ -125,12 +127,15 @@ static_assert(kTileH * kRightSpan % kThreads == 0,
               "the right pixels split evenly over the threads");
 static_assert(kSegment <= 32, "a pixel's shared needs within a segment are one 32-bit mask");
 
+// The sub-window sums exist for the cells at least 1 inside the tile and halo (the outputs read
+// those within 3 of a pixel): sw[r - 1][c - 1] holds cell (r, c).
+constexpr int kSumCols = kTw - 2, kSumRows = kTh - 2;
+
+// What a block keeps in shared memory: 45.4 KB for the per-view instances (four blocks an SM on
+// Hopper, where registers set the limit; three on Orin).
 struct Shared {
-  std::uint32_t pc[kPairs][kTh][kTw];  // pixel costs of the tile and its halo
-  std::uint32_t sw[kPairs][kTh][kTw];  // their 3x3 sub-window sums (window_sums)
-  // Shared finest level, per pixel of the tile: bit d - c0 where right pixel x - d is shared and
-  // needs d (c0: the segment's first candidate; read from here each round, not kept in registers).
-  std::uint32_t right_bits[kTileH][kTileW];
+  std::uint32_t pc[kPairs][kTh][kTw];            // pixel costs of the tile and its halo
+  std::uint32_t sw[kPairs][kSumRows][kSumCols];  // their 3x3 sub-window sums (window_sums)
   int c0;
   std::uint64_t ref_code[kTh][kTw];
   std::uint64_t tgt_code[kTh][kSlack + kSpan];  // the target rows, from column tgt_first on
@@ -154,6 +159,22 @@ struct Shared {
   std::uint64_t entry;
   int last;
 };
+// The shared finest level (kShared) also keeps, per pixel of the tile, bit d - c0 where right pixel
+// x - d is shared and needs d (c0: the segment's first candidate; read from here each round, not
+// kept in registers). The per-view instances leave these 2 KB out.
+struct SharedServingRight : Shared {
+  std::uint32_t right_bits[kTileH][kTileW];
+};
+template <bool kShared>
+using SharedFor = std::conditional_t<kShared, SharedServingRight, Shared>;
+// The masks, or none for a per-view block (whose code never reads them: `shared` is false).
+using RightBits = std::uint32_t (*)[kTileW];
+__device__ __forceinline__ RightBits right_bits_of(SharedServingRight& sm) {
+  return sm.right_bits;
+}
+__device__ __forceinline__ RightBits right_bits_of(Shared&) {
+  return nullptr;
+}
 
 __device__ __forceinline__ bool meets(int lo, int hi, int d0) {
   return lo <= d0 + 3 && hi >= d0;
@@ -172,12 +193,16 @@ __device__ __forceinline__ void union_within(const int* lo, const int* hi, int c
   out_hi = h;
 }
 
-// The costs a pixel needs: its candidates, widened by `pad` (at most to 0 .. nd - 1).
-__device__ __forceinline__ int need_lo(const PixelSearch& p, int pad) {
-  return p.c_lo <= p.c_hi ? max(0, p.c_lo - pad) : kEmptyLo;
+// The costs a pixel needs: its candidates, widened by kPad (at most to 0 .. nd - 1). A pixel
+// without candidates has c_lo = kEmptyLo > c_hi = kEmptyHi, which stay far apart when widened:
+// its needs are as empty as its candidates, with no test.
+template <int kPad>
+__device__ __forceinline__ int need_lo(const PixelSearch& p) {
+  return kPad == 0 ? p.c_lo : max(0, p.c_lo - kPad);
 }
-__device__ __forceinline__ int need_hi(const PixelSearch& p, int pad, int nd) {
-  return p.c_lo <= p.c_hi ? min(nd - 1, p.c_hi + pad) : kEmptyHi;
+template <int kPad>
+__device__ __forceinline__ int need_hi(const PixelSearch& p, int nd) {
+  return kPad == 0 ? p.c_hi : min(nd - 1, p.c_hi + kPad);
 }
 
 // Bit j: this thread's cell j is computed in the round of d0 .. d0+3: cell_rounds holds
@@ -212,7 +237,6 @@ __device__ __forceinline__ void for_cells(unsigned mask, int tid, const F& f) {
 // columns) and keeps the horizontal 3-sums of the rows above and below in registers: each is taken
 // once instead of three times, and the two passes need no barrier between them. Every cell gets a
 // sum, cells that no pixel needs this round from stale costs; no output reads those.
-constexpr int kSumCols = kTw - 2, kSumRows = kTh - 2;
 constexpr int kRunRows = 4;
 constexpr int kRuns = (kSumRows + kRunRows - 1) / kRunRows;
 static_assert(kSumCols * kRuns <= kThreads, "one run of a column per thread");
@@ -230,21 +254,24 @@ __device__ __forceinline__ void window_sums(Shared& sm, int tid) {
       const int r = r0 + k;
       if (r > kSumRows) break;
       const std::uint32_t below = row3(r + 1);
-      sm.sw[q][r][c] = above + here + below;
+      sm.sw[q][r - 1][c - 1] = above + here + below;
       above = here;
       here = below;
     }
   }
 }
 
+// kFinest: the level is the finest, whose pixels also need the costs beside their candidates (for
+// the parabola) and write the subpixel disparity; a constant, so that each round's needs fold.
 // kMask: the batch models the background, so a candidate whose partner the other view's mask
 // calls background is refused (the shape says it for every member; without it the test and its
 // loads are left out). kShared: the finest level shared by both views (shared_finest.cuh; off by
 // default, so the per-view items leave out its masks, their loads and the slot stores).
-template <bool kK4, bool kMask, bool kShared>
+template <bool kK4, bool kMask, bool kFinest, bool kShared>
 __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch, int level,
-                                           std::uint64_t entry, Shared& sm) {
+                                           std::uint64_t entry, SharedFor<kShared>& sm) {
   constexpr bool shared = kShared;
+  const RightBits right_bits = right_bits_of(sm);
   const std::uint32_t item = entry_item(entry);
   const int tid = threadIdx.y * kBlockW + threadIdx.x;
   const int m = item_member(item), view = item_view(item), seg = item_segment(item);
@@ -261,8 +288,9 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
   const std::uint64_t* tgt_census = lv.census[other];
   const std::uint8_t* tgt_fg = kMask ? lv.mask[other] : nullptr;
   const bool census = ref_census != nullptr;
-  const bool finest = level == 0;
-  const int pad = finest ? 1 : 0;
+  static_assert(kFinest || !kShared, "only the finest level is shared");
+  constexpr bool finest = kFinest;
+  constexpr int pad = kFinest ? 1 : 0;
   const int tile_lo = entry_lo(entry), tile_hi = entry_hi(entry);  // search_ranges.cu's
   const int seg_len = piece_length(tile_lo, tile_hi, lv.segment, nd, finest);
   const int segments = (tile_hi - tile_lo) / seg_len + 1;
@@ -290,7 +318,7 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
   // a left tile).
   const bool serves_right = shared && view == 0;
   if (shared) {
-    for (int i = tid; i < kTileH * kTileW; i += kThreads) (&sm.right_bits[0][0])[i] = 0;
+    for (int i = tid; i < kTileH * kTileW; i += kThreads) (&right_bits[0][0])[i] = 0;
   }
   // The reference tile and halo (clamped to the image, as the CPU's box sums clamp).
   for (int i = tid; i < kCells; i += kThreads) {
@@ -377,7 +405,7 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
       const std::uint32_t need = shared_needs_of(range_lo_of(cands), range_hi_of(cands), xr, w, nd);
       const int lo = max(max(range_lo_of(need), c0), x0 - xr);
       const int hi = min(min(range_hi_of(need), c1), x0 + kTileW - 1 - xr);
-      for (int d = lo; d <= hi; ++d) atomicOr(&sm.right_bits[r][xr + d - x0], 1u << (d - c0));
+      for (int d = lo; d <= hi; ++d) atomicOr(&right_bits[r][xr + d - x0], 1u << (d - c0));
     }
     __syncthreads();
   }
@@ -391,14 +419,14 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
     }
     int hull_lo = kEmptyLo, hull_hi = kEmptyHi;
     if (serves_right) {
-      const std::uint32_t bits = sm.right_bits[threadIdx.y + k * kBlockH][threadIdx.x];
+      const std::uint32_t bits = right_bits[threadIdx.y + k * kBlockH][threadIdx.x];
       if (bits != 0) {
         hull_lo = c0 + __ffs(bits) - 1;
         hull_hi = c0 + 31 - __clz(bits);
       }
     }
     // The row's union (the warp is the row), the column's and the tile's: of both views' needs.
-    const int nlo = min(need_lo(p, pad), hull_lo), nhi = max(need_hi(p, pad, nd), hull_hi);
+    const int nlo = min(need_lo<pad>(p), hull_lo), nhi = max(need_hi<pad>(p, nd), hull_hi);
     int rlo = nlo, rhi = nhi;
     for (int off = 16; off > 0; off >>= 1) {
       rlo = min(rlo, __shfl_xor_sync(0xFFFFFFFFu, rlo, off));
@@ -480,12 +508,12 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       PixelSearch& p = px[k];
-      const int nlo = need_lo(p, pad), nhi = need_hi(p, pad, nd);
+      const int nlo = need_lo<pad>(p), nhi = need_hi<pad>(p, nd);
       const bool own = meets(nlo, nhi, d0);
       // The shared right needs among d0 .. d0+3 (bit dd; d0 >= c0 - 1).
       unsigned serve = 0;
       if (shared) {
-        const std::uint64_t bits = sm.right_bits[threadIdx.y + k * kBlockH][threadIdx.x];
+        const std::uint64_t bits = right_bits[threadIdx.y + k * kBlockH][threadIdx.x];
         serve = static_cast<unsigned>((bits << 1) >> (d0 - sm.c0 + 1)) & 0xFu;
       }
       if (!own && !serve) {
@@ -497,11 +525,12 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
       std::uint32_t v[2 * kPairs];  // the aggregated costs of d0 .. d0+3
 #pragma unroll
       for (int q = 0; q < kPairs; ++q) {
-        const auto& sw = sm.sw[q];
-        std::uint32_t nb[8] = {sw[R - 3][C - 3], sw[R - 3][C],    sw[R - 3][C + 3],
-                               sw[R][C - 3],     sw[R][C + 3],    sw[R + 3][C - 3],
-                               sw[R + 3][C],     sw[R + 3][C + 3]};
-        const std::uint32_t centre = sw[R][C];
+        const auto& sw = sm.sw[q];  // cell (r, c) at [r - 1][c - 1]
+        const int R1 = R - 1, C1 = C - 1;
+        std::uint32_t nb[8] = {sw[R1 - 3][C1 - 3], sw[R1 - 3][C1],    sw[R1 - 3][C1 + 3],
+                               sw[R1][C1 - 3],     sw[R1][C1 + 3],    sw[R1 + 3][C1 - 3],
+                               sw[R1 + 3][C1],     sw[R1 + 3][C1 + 3]};
+        const std::uint32_t centre = sw[R1][C1];
         std::uint32_t agg2;
         if (kK4) {
           agg2 = centre + sum_smallest_4_of_8_x2(nb);
@@ -639,24 +668,25 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
 
 // Four blocks per SM (64 registers) for the default k = 4 on Hopper, three (80 registers) on
 // Orin's sm_87, whose code for the same source needs more; the general selection (k != 4) needs
-// more registers on both and runs two.
+// more registers on both and runs two. Five on Hopper (48 registers; the shared memory fits since
+// session 21) spill 56-112 bytes and lost 2-8 % in every row (docs/PERFORMANCE.md).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 constexpr int kBlocksPerSm = 3;
 #else
 constexpr int kBlocksPerSm = 4;
 #endif
-template <bool kK4, bool kMask, bool kShared>
+template <bool kK4, bool kMask, bool kFinest, bool kShared>
 __global__ void __launch_bounds__(kThreads, kK4 ? kBlocksPerSm : 2)
     match_window_kernel(const BatchRecord* __restrict__ batch, LevelLists lists, int level) {
   after_previous_stage();
-  __shared__ Shared sm;
+  __shared__ SharedFor<kShared> sm;
   ListCounters* counters = lists.counters;
   const std::uint32_t heavy = counters->heavy, light = counters->light;
   for (;;) {
     const std::uint64_t entry =
         next_entry(&counters->taken, heavy, lists.heavy, light, lists.light, &sm.entry);
     if (entry == kNoEntry) return;
-    match_item<kK4, kMask, kShared>(batch, level, entry, sm);
+    match_item<kK4, kMask, kFinest, kShared>(batch, level, entry, sm);
     __syncthreads();  // the shared arrays are the next item's
   }
 }
@@ -670,7 +700,7 @@ int match_window_workers() {
   // Every instantiation has the same shared memory, and those of k = 4 the same launch bounds;
   // ask for the default one.
   STEREOD_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, match_window_kernel<true, false, false>, kThreads, 0));
+      &per_sm, match_window_kernel<true, false, true, false>, kThreads, 0));
   return std::max(1, sms * per_sm);
 }
 
@@ -679,15 +709,20 @@ void launch_match_window(const BatchShape& shape, const BatchRecord* batch, cons
   const dim3 block(kBlockW, kBlockH);
   const unsigned workers = static_cast<unsigned>(std::max(ws.workers, 1));
   const LevelLists lists = ws.level(level);
-  // The instantiation for the shape: k = 4 or not, the model's masks or not, and the finest level
-  // shared or not (the shared kernel runs only there).
+  // The instantiation for the shape and level: k = 4 or not, the model's masks or not, and a
+  // coarse level, the finest per view, or the finest shared.
   using Kernel = void (*)(const BatchRecord*, LevelLists, int);
-  static constexpr Kernel kKernels[2][2][2] = {
-      {{match_window_kernel<false, false, false>, match_window_kernel<false, false, true>},
-       {match_window_kernel<false, true, false>, match_window_kernel<false, true, true>}},
-      {{match_window_kernel<true, false, false>, match_window_kernel<true, false, true>},
-       {match_window_kernel<true, true, false>, match_window_kernel<true, true, true>}}};
-  const Kernel kernel = kKernels[shape.best4][shape.modeling][shape.shared_finest && level == 0];
+#define STEREOD_MATCHERS(k4, mask)                                                           \
+  {                                                                                          \
+    match_window_kernel<k4, mask, false, false>, match_window_kernel<k4, mask, true, false>, \
+        match_window_kernel<k4, mask, true, true>                                            \
+  }
+  static constexpr Kernel kKernels[2][2][3] = {
+      {STEREOD_MATCHERS(false, false), STEREOD_MATCHERS(false, true)},
+      {STEREOD_MATCHERS(true, false), STEREOD_MATCHERS(true, true)}};
+#undef STEREOD_MATCHERS
+  const int kind = level > 0 ? 0 : shape.shared_finest ? 2 : 1;
+  const Kernel kernel = kKernels[shape.best4][shape.modeling][kind];
   launch_stage("match_window_kernel", shape.chained, kernel, dim3(workers), block, 0, stream, batch,
                lists, level);
 }
