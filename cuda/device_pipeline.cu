@@ -64,7 +64,7 @@ bool DevicePipeline::configure(const StereoParams& stereo, const BackgroundParam
   {
     const char* v = std::getenv("STEREOD_CUDA_SHARED_FINEST");
     bool refused = false;
-    shared_override_ = shared_finest_override(v, &refused);
+    share_finest_ = shared_finest_override(v, &refused) == 1;
     // The engine has no logger; the daemon's stderr goes to the journal.
     if (refused) {
       std::fprintf(stderr,
@@ -376,7 +376,7 @@ bool DevicePipeline::window_path() const {
 // benchmark pairs but loses 2-19 % on real Middlebury scenes, one pair or eight at once, and with
 // the background model; so the default is each view on its own.
 bool DevicePipeline::shares_finest() const {
-  return shared_override_ == 1 && window_path() && levels_ >= 2;
+  return share_finest_ && window_path() && levels_ >= 2;
 }
 
 BatchShape DevicePipeline::shape(int count) const {

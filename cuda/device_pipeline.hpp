@@ -156,7 +156,7 @@ class DevicePipeline {
   CostTables tables_;
   bool color_ = false;
   bool configured_ = false;
-  int shared_override_ = -1;  // STEREOD_CUDA_SHARED_FINEST at the last configure: -1 unset, 0, 1
+  bool share_finest_ = false;  // STEREOD_CUDA_SHARED_FINEST=1 at the last configure
   int levels_ = 0;
   std::vector<Level> level_;
   // Semi-global aggregation: each view's volume (C and S), reused by every level, and the cell
