@@ -668,8 +668,8 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
 
 // Four blocks per SM (64 registers) for the default k = 4 on Hopper, three (80 registers) on
 // Orin's sm_87, whose code for the same source needs more; the general selection (k != 4) needs
-// more registers on both and runs two. Five on Hopper (48 registers; the shared memory fits since
-// session 21) spill 56-112 bytes and lost 2-8 % in every row (docs/PERFORMANCE.md).
+// more registers on both and runs two. Five on Hopper (48 registers; the shared memory would fit)
+// spill 56-112 bytes and lost 2-8 % in every row (docs/PERFORMANCE.md, session 21).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 constexpr int kBlocksPerSm = 3;
 #else
@@ -697,8 +697,8 @@ int match_window_workers() {
   int device = 0, sms = 0, per_sm = 0;
   STEREOD_CUDA(cudaGetDevice(&device));
   STEREOD_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  // Every instantiation has the same shared memory, and those of k = 4 the same launch bounds;
-  // ask for the default one.
+  // The k = 4 instances have the same launch bounds, and their shared memory (the shared level's
+  // 2 KB more included) fits as many blocks as their registers: ask for the default one.
   STEREOD_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &per_sm, match_window_kernel<true, false, true, false>, kThreads, 0));
   return std::max(1, sms * per_sm);
