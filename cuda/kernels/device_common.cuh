@@ -18,6 +18,24 @@ constexpr int kEmptyLo = 1 << 20, kEmptyHi = -(1 << 20);
 constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
 constexpr std::uint32_t kNone16 = 0xFFFFu;
 
+// A finest-level winner's published outputs from the costs beside it (cm below, cp above; `none`
+// where that disparity was no candidate): its subpixel disparity (subpixel_disparity) and its
+// cost ratio (winner_cost_ratio). No winner (kNoDisparity) gives kInvalidDisparity and kNoCost.
+// Every matcher's last step, so that the rule is written once.
+struct WinnerOutputs {
+  std::uint16_t q4;
+  std::uint32_t ratio;
+};
+__device__ __forceinline__ WinnerOutputs winner_outputs(int d, int nd, std::uint32_t best,
+                                                        std::uint32_t cm, std::uint32_t cp,
+                                                        std::uint32_t none, bool refine) {
+  if (d == kNoDisparity) return {kInvalidDisparity, kNoCost};
+  const bool neighbours = d >= 1 && d + 1 < nd && cm != none && cp != none;
+  return {subpixel_disparity(
+              d, nd, best, [&](int dd) { return dd < d ? cm : cp; }, none, refine),
+          winner_cost_ratio(cm, best, cp, neighbours)};
+}
+
 // Ghosts seen in depth (background.depth_ghosts): the left camera's record of model frame n at the
 // finest level, or null without the option.
 // The ring slot of model frame n. n >= 0: unsigned, so that the remainder is a mask

@@ -297,20 +297,12 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, 1)
         best_d == kNoDisparity ? std::uint8_t{0} : match_confidence(best, second, second != kNone);
   }
   if (v.out_q4) {
-    std::uint16_t q = kInvalidDisparity;
-    const bool neighbours = best_d >= 1 && best_d + 1 < nd && cm != kNone && cp != kNone;
-    if (best_d != kNoDisparity) {
-      const int d = best_d;
-      q = subpixel_disparity(
-          d, nd, best, [&](int dd) { return dd < d ? cm : cp; }, kNone, a.refine_subpixel);
-    }
-    v.out_q4[i] = q;
+    const WinnerOutputs o = winner_outputs(best_d, nd, best, cm, cp, kNone, a.refine_subpixel);
+    v.out_q4[i] = o.q4;
     // Read late from the batch record (a kernel parameter): nothing of it stays live in the loop.
     std::uint32_t* out_ratio =
         kRatio && view == 0 ? batch->member[blockIdx.z >> 1]->out_cost_ratio : nullptr;
-    if (out_ratio) {
-      out_ratio[i] = best_d == kNoDisparity ? kNoCost : winner_cost_ratio(cm, best, cp, neighbours);
-    }
+    if (out_ratio) out_ratio[i] = o.ratio;
   }
 }
 

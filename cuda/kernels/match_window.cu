@@ -136,7 +136,6 @@ constexpr int kSumCols = kTw - 2, kSumRows = kTh - 2;
 struct Shared {
   std::uint32_t pc[kPairs][kTh][kTw];            // pixel costs of the tile and its halo
   std::uint32_t sw[kPairs][kSumRows][kSumCols];  // their 3x3 sub-window sums (window_sums)
-  int c0;
   std::uint64_t ref_code[kTh][kTw];
   std::uint64_t tgt_code[kTh][kSlack + kSpan];  // the target rows, from column tgt_first on
   std::uint8_t ref_val[kTh][kTw];
@@ -164,6 +163,7 @@ struct Shared {
 // kept in registers). The per-view instances leave these 2 KB out.
 struct SharedServingRight : Shared {
   std::uint32_t right_bits[kTileH][kTileW];
+  int c0;
 };
 template <bool kShared>
 using SharedFor = std::conditional_t<kShared, SharedServingRight, Shared>;
@@ -236,7 +236,9 @@ __device__ __forceinline__ void for_cells(unsigned mask, int tid, const F& f) {
 // A thread walks down a run of kRunRows cells of one column (consecutive threads, consecutive
 // columns) and keeps the horizontal 3-sums of the rows above and below in registers: each is taken
 // once instead of three times, and the two passes need no barrier between them. Every cell gets a
-// sum, cells that no pixel needs this round from stale costs; no output reads those.
+// sum, cells that no pixel needs this round from stale costs; no output reads those. (Summing only
+// the runs some output reads in the round cost more instructions than it saved:
+// docs/PERFORMANCE.md, session 22.)
 constexpr int kRunRows = 4;
 constexpr int kRuns = (kSumRows + kRunRows - 1) / kRunRows;
 static_assert(kSumCols * kRuns <= kThreads, "one run of a column per thread");
@@ -312,7 +314,7 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
     sm.tile_lo = tile_lo;
     sm.segments = segments;
     sm.segment = seg_len;
-    sm.c0 = c0;
+    if constexpr (kShared) sm.c0 = c0;
   }
   // The masks cleared (every item of the shared level: the walk reads them, and finds none but in
   // a left tile).
@@ -512,7 +514,7 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
       const bool own = meets(nlo, nhi, d0);
       // The shared right needs among d0 .. d0+3 (bit dd; d0 >= c0 - 1).
       unsigned serve = 0;
-      if (shared) {
+      if constexpr (kShared) {
         const std::uint64_t bits = right_bits[threadIdx.y + k * kBlockH][threadIdx.x];
         serve = static_cast<unsigned>((bits << 1) >> (d0 - sm.c0 + 1)) & 0xFu;
       }
@@ -602,19 +604,11 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
       const int i = y * w + x;
       out_disp[i] = static_cast<std::int16_t>(p.best_d);
       if (out_q4) {
-        std::uint16_t q = kInvalidDisparity;
-        std::uint32_t ratio = kNoCost;
-        if (p.best_d != kNoDisparity) {
-          const int d = p.best_d;
-          const std::uint32_t both = resolve_cp(p, kNone16);
-          const std::uint32_t cm = both >> 16, cp = both & 0xFFFFu;
-          const bool neighbours = d >= 1 && d + 1 < nd && cm != kNone16 && cp != kNone16;
-          ratio = winner_cost_ratio(cm, p.best, cp, neighbours);
-          q = subpixel_disparity(
-              d, nd, p.best, [&](int dd) { return dd < d ? cm : cp; }, kNone16, a.stereo.subpixel);
-        }
-        out_q4[i] = q;
-        if (out_ratio) out_ratio[i] = ratio;
+        const std::uint32_t both = resolve_cp(p, kNone16);
+        const WinnerOutputs o = winner_outputs(p.best_d, nd, p.best, both >> 16, both & 0xFFFFu,
+                                               kNone16, a.stereo.subpixel);
+        out_q4[i] = o.q4;
+        if (out_ratio) out_ratio[i] = o.ratio;
       }
     }
     return;
@@ -649,20 +643,16 @@ __device__ __forceinline__ void match_item(const BatchRecord* __restrict__ batch
     const int d = key == kNoKey ? kNoDisparity : static_cast<int>(key & 0xFFFFu);
     out_disp[i] = static_cast<std::int16_t>(d);
     if (!out_q4) continue;
-    std::uint16_t q = kInvalidDisparity;
-    std::uint32_t ratio = kNoCost;
-    if (d != kNoDisparity) {
-      const int winner_seg = (d - sm.tile_lo) / sm.segment;
-      const std::uint32_t both =
-          __ldcg(&lv.cmcp[view][static_cast<std::size_t>(winner_seg) * plane + i]);
-      const std::uint32_t cm = both >> 16, cp = both & 0xFFFFu;
-      const bool neighbours = d >= 1 && d + 1 < nd && cm != kNone16 && cp != kNone16;
-      ratio = winner_cost_ratio(cm, key >> 16, cp, neighbours);
-      q = subpixel_disparity(
-          d, nd, key >> 16, [&](int dd) { return dd < d ? cm : cp; }, kNone16, a.stereo.subpixel);
-    }
-    out_q4[i] = q;
-    if (out_ratio) out_ratio[i] = ratio;
+    // The winning segment recorded the costs beside the winner.
+    const std::uint32_t both =
+        d == kNoDisparity
+            ? 0u
+            : __ldcg(&lv.cmcp[view]
+                             [static_cast<std::size_t>((d - sm.tile_lo) / sm.segment) * plane + i]);
+    const WinnerOutputs o =
+        winner_outputs(d, nd, key >> 16, both >> 16, both & 0xFFFFu, kNone16, a.stereo.subpixel);
+    out_q4[i] = o.q4;
+    if (out_ratio) out_ratio[i] = o.ratio;
   }
 }
 

@@ -125,8 +125,8 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   RightWalk walk;
   walk.lo = range_lo_of(cands);
   walk.hi = range_hi_of(cands);
-  std::uint16_t q = kInvalidDisparity;
-  if (walk.lo <= walk.hi) {  // kSharedNone: no candidates
+  std::uint16_t q = kInvalidDisparity;  // the right view has no cost ratio
+  if (walk.lo <= walk.hi) {             // kSharedNone: no candidates
     const std::uint32_t needs = shared_needs_of(walk.lo, walk.hi, p.x, p.w, lv.disparities);
     const int need_lo = range_lo_of(needs), need_hi = range_hi_of(needs);
     const int plane = p.w * p.h;  // kRightSlots planes: int offsets
@@ -136,13 +136,9 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
     walk_chunk<0>(walk, slots, plane, partner_fg, need_lo, need_hi);
     if (need_hi - need_lo >= kChunk)
       walk_chunk<kChunk>(walk, slots, plane, partner_fg, need_lo, need_hi);
-    if (walk.best_d != kNoDisparity) {
-      const int d = walk.best_d;
-      const std::uint32_t cm = walk.cm, cp = walk.cp;
-      q = subpixel_disparity(
-          d, lv.disparities, walk.best, [&](int dd) { return dd < d ? cm : cp; }, kNone16,
-          p.a.stereo.subpixel);
-    }
+    q = winner_outputs(walk.best_d, lv.disparities, walk.best, walk.cm, walk.cp, kNone16,
+                       p.a.stereo.subpixel)
+            .q4;
   }
   lv.disp[1][p.i] = static_cast<std::int16_t>(walk.best_d);
   p.a.q4[1][p.i] = q;
