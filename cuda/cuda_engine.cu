@@ -17,6 +17,7 @@
 #include "background/background_ops.hpp"
 #include "batch_forecast.hpp"
 #include "batch_graph.hpp"
+#include "batch_policy.hpp"
 #include "cuda_check.hpp"
 #include "cuda_device.hpp"
 #include "device_buffer.hpp"
@@ -612,16 +613,18 @@ class Group {
   }
 
   // Sends what is pending while a batch slot is free: the oldest waiting pair (round robin) and
-  // every other pair with a frame waiting that can share its batch.
+  // every other pair with a frame waiting that can share its batch; once a few batches are on
+  // their way, only a batch that every pair able to share it has joined (batch_policy.hpp).
   void launch_ready() {
     if (draining_ || held_) return;
     for (;;) {
       BatchSlot* slot = nullptr;
+      int in_flight = 0;
       for (auto& b : batches_) {
-        if (!b->busy) {
+        if (b->busy)
+          ++in_flight;
+        else if (!slot)
           slot = b.get();
-          break;
-        }
       }
       if (!slot) return;
       const std::size_t n = pairs_.size();
@@ -629,19 +632,41 @@ class Group {
       std::vector<std::shared_ptr<PairState>> members;
       std::string key;
       const std::size_t first = next_pair_ % n;
-      for (std::size_t k = 0; k < n && static_cast<int>(members.size()) < cuda::kMaxBatch; ++k) {
+      std::size_t next = next_pair_;
+      // The pairs of the batch's key that have a frame ready or could submit one now (a slot
+      // free, or one being filled); a pair whose frames are all on their way cannot join before
+      // a batch comes back, so no batch waits for it.
+      int joinable = 0;
+      const auto could_join = [](const PairState& p) {
+        if (!p.pending.empty()) return true;
+        for (const auto& s : p.slots) {
+          if (s->state == SlotState::kFree || s->state == SlotState::kReserved) return true;
+        }
+        return false;
+      };
+      for (std::size_t k = 0; k < n; ++k) {
         const auto& p = pairs_[(first + k) % n];
-        if (p->pending.empty()) continue;
+        const bool ready = !p->pending.empty();
+        if (members.empty() && !ready) continue;
         const std::string pk = p->device->batch_key();
         if (members.empty()) {
           key = pk;
-          next_pair_ = (first + k + 1) % n;  // the next batch starts after this pair
+          next = (first + k + 1) % n;  // the next batch starts after this pair
         } else if (pk != key) {
           continue;
         }
-        members.push_back(p);
+        if (joinable < cuda::kMaxBatch && could_join(*p)) ++joinable;
+        if (ready && static_cast<int>(members.size()) < cuda::kMaxBatch) members.push_back(p);
       }
-      if (members.empty()) return;
+      // Pairs before the first ready one were passed over above: those of the key count too.
+      for (std::size_t k = 0; !members.empty() && k < n; ++k) {
+        const auto& p = pairs_[(first + k) % n];
+        if (p == members.front()) break;
+        if (joinable < cuda::kMaxBatch && could_join(*p) && p->device->batch_key() == key)
+          ++joinable;
+      }
+      if (!cuda::launch_batch_now(in_flight, static_cast<int>(members.size()), joinable)) return;
+      next_pair_ = next;
       launch(*slot, members, key);
     }
   }

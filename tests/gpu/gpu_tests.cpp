@@ -974,6 +974,81 @@ TEST(Gpu, ThousandFramesThroughTheSlotRing) {
   EXPECT_EQ(gpu->in_flight(), 0);
 }
 
+// Several pairs of one size, each keeping its frames in flight: once a few batches are on their
+// way, a batch waits for the pairs that can join it (batch_policy.hpp). Every pair still gets
+// every frame back, in order and right, and the frames went out in shared batches.
+TEST(Gpu, PairsKeepingFramesInFlightShareBatches) {
+  REQUIRE_GPU();
+  constexpr int kPairs = 6, kFrames = 40;
+  StereoParams sp;
+  sp.max_disparity = 32;
+  auto group = make_engine_group();
+  std::vector<std::unique_ptr<Engine>> gpus;
+  std::vector<std::vector<SyntheticPair>> inputs(kPairs);
+  std::vector<std::vector<Disparity16>> expected(kPairs);
+  CpuPairProcessor cpu(sp, background_off());
+  for (int k = 0; k < kPairs; ++k) {
+    EngineOptions o = options_for(320, 240, sp, background_off());
+    o.inflight = 4;
+    o.group = group;
+    gpus.push_back(make_engine("cuda", o));
+    for (int i = 0; i < 2; ++i) {
+      inputs[k].push_back(random_pair(320, 240, 32, 1300 + 10 * k + i, false));
+      PairOutput out;
+      cpu.process(PairFrame{inputs[k][i].left.view(), inputs[k][i].right.view(), {}, {}}, out);
+      expected[k].push_back(out.stereo.left);
+    }
+  }
+  std::vector<std::uint64_t> submitted(kPairs, 0), received(kPairs, 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto all_received = [&] {
+    for (int k = 0; k < kPairs; ++k)
+      if (received[k] < kFrames) return false;
+    return true;
+  };
+  while (!all_received()) {
+    ASSERT_LT(std::chrono::steady_clock::now() - start, 60s) << "frames stopped coming back";
+    bool progress = false;
+    for (int k = 0; k < kPairs; ++k) {
+      while (submitted[k] < kFrames) {
+        const auto& p = inputs[k][submitted[k] % 2];
+        if (gpus[k]->submit(frame_of(p.left, p.right, submitted[k])) != SubmitStatus::kAccepted)
+          break;
+        ++submitted[k];
+        progress = true;
+      }
+      while (auto r = gpus[k]->poll(std::chrono::nanoseconds(0))) {
+        ASSERT_TRUE(r->ok) << r->error;
+        ASSERT_EQ(r->sequence, received[k]) << "pair " << k << ": out of order, lost or duplicated";
+        const RunResult got = collect(*r);
+        ASSERT_EQ(got.left, expected[k][received[k] % 2])
+            << "pair " << k << " frame " << received[k];
+        ++received[k];
+        progress = true;
+      }
+    }
+    if (!progress) {
+      for (int k = 0; k < kPairs; ++k) {
+        if (received[k] < submitted[k]) {
+          if (auto r = gpus[k]->poll(2ms)) {
+            ASSERT_TRUE(r->ok) << r->error;
+            ASSERT_EQ(r->sequence, received[k]) << "pair " << k;
+            ASSERT_EQ(collect(*r).left, expected[k][received[k] % 2]) << "pair " << k;
+            ++received[k];
+          }
+          break;
+        }
+      }
+    }
+  }
+  const CudaBatchStats stats = cuda_engine_batch_stats(*gpus.front());
+  std::printf("[ GPU      ] %d pairs x %d frames in %llu batches\n", kPairs, kFrames,
+              static_cast<unsigned long long>(stats.batches));
+  EXPECT_EQ(stats.frames, static_cast<std::uint64_t>(kPairs) * kFrames);
+  EXPECT_LT(stats.batches, stats.frames) << "no batch held more than one pair";
+  for (const auto& g : gpus) EXPECT_EQ(g->in_flight(), 0);
+}
+
 TEST(Gpu, ParameterChangeMidStream) {
   REQUIRE_GPU();
   StereoParams sp;
