@@ -174,6 +174,17 @@ struct PairState {
   // of frame n + depth_lag, which reads that record, waits for it. Created when first used.
   std::unique_ptr<Event> depth_written[kMaxDepthLag];
 
+  // Whether a batch could have this pair's next frame now: one is ready, or a slot is free for one
+  // (or being filled). A pair whose frames are all on their way cannot join before a batch comes
+  // back, so no batch waits for it (batch_policy.hpp).
+  bool could_join_batch() const {
+    if (!pending.empty()) return true;
+    for (const auto& s : slots) {
+      if (s->state == SlotState::kFree || s->state == SlotState::kReserved) return true;
+    }
+    return false;
+  }
+
   bool busy_on_gpu() const {
     for (const auto& s : slots) {
       if (s->state == SlotState::kPending || s->state == SlotState::kInFlight) return true;
@@ -629,44 +640,25 @@ class Group {
       if (!slot) return;
       const std::size_t n = pairs_.size();
       if (n == 0) return;
+      // The batch's lead: the first pair with a frame ready, round robin from next_pair_.
+      std::size_t lead = 0;
+      while (lead < n && pairs_[(next_pair_ + lead) % n]->pending.empty()) ++lead;
+      if (lead == n) return;
+      lead = (next_pair_ + lead) % n;
+      const std::string key = pairs_[lead]->device->batch_key();
+      // From the lead round: the pairs of its key with a frame ready join; those that could join
+      // (batch_policy.hpp) are counted.
       std::vector<std::shared_ptr<PairState>> members;
-      std::string key;
-      const std::size_t first = next_pair_ % n;
-      std::size_t next = next_pair_;
-      // The pairs of the batch's key that have a frame ready or could submit one now (a slot
-      // free, or one being filled); a pair whose frames are all on their way cannot join before
-      // a batch comes back, so no batch waits for it.
       int joinable = 0;
-      const auto could_join = [](const PairState& p) {
-        if (!p.pending.empty()) return true;
-        for (const auto& s : p.slots) {
-          if (s->state == SlotState::kFree || s->state == SlotState::kReserved) return true;
-        }
-        return false;
-      };
       for (std::size_t k = 0; k < n; ++k) {
-        const auto& p = pairs_[(first + k) % n];
-        const bool ready = !p->pending.empty();
-        if (members.empty() && !ready) continue;
-        const std::string pk = p->device->batch_key();
-        if (members.empty()) {
-          key = pk;
-          next = (first + k + 1) % n;  // the next batch starts after this pair
-        } else if (pk != key) {
-          continue;
-        }
-        if (joinable < cuda::kMaxBatch && could_join(*p)) ++joinable;
-        if (ready && static_cast<int>(members.size()) < cuda::kMaxBatch) members.push_back(p);
-      }
-      // Pairs before the first ready one were passed over above: those of the key count too.
-      for (std::size_t k = 0; !members.empty() && k < n; ++k) {
-        const auto& p = pairs_[(first + k) % n];
-        if (p == members.front()) break;
-        if (joinable < cuda::kMaxBatch && could_join(*p) && p->device->batch_key() == key)
-          ++joinable;
+        const auto& p = pairs_[(lead + k) % n];
+        if (k > 0 && p->device->batch_key() != key) continue;
+        if (joinable < cuda::kMaxBatch && p->could_join_batch()) ++joinable;
+        if (!p->pending.empty() && static_cast<int>(members.size()) < cuda::kMaxBatch)
+          members.push_back(p);
       }
       if (!cuda::launch_batch_now(in_flight, static_cast<int>(members.size()), joinable)) return;
-      next_pair_ = next;
+      next_pair_ = (lead + 1) % n;  // the next batch starts after this one's lead
       launch(*slot, members, key);
     }
   }
