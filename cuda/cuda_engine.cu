@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -173,16 +174,22 @@ struct PairState {
   // frame n's stereo part (which writes the disparity into its record) is queued; the model part
   // of frame n + depth_lag, which reads that record, waits for it. Created when first used.
   std::unique_ptr<Event> depth_written[kMaxDepthLag];
+  // When it last sent a frame or had one back (submit, harvest), if it has: a pair that keeps
+  // sending frames sends the next one soon after one comes back.
+  Clock::time_point last_activity;
+  bool active_any = false;
 
-  // Whether a batch could have this pair's next frame now: one is ready, or a slot is free for one
-  // (or being filled). A pair whose frames are all on their way cannot join before a batch comes
-  // back, so no batch waits for it (batch_policy.hpp).
-  bool could_join_batch() const {
-    if (!pending.empty()) return true;
-    for (const auto& s : slots) {
-      if (s->state == SlotState::kFree || s->state == SlotState::kReserved) return true;
-    }
-    return false;
+  // Whether a batch could have this pair's next frame now (cuda::pair_could_join): one is ready,
+  // or a slot is off the GPU and the pair keeps sending frames (it sent one or had one back within
+  // `horizon_ms`).
+  bool could_join_batch(Clock::time_point now, double horizon_ms) const {
+    bool off_gpu = false;
+    for (const auto& s : slots)
+      off_gpu = off_gpu || (s->state != SlotState::kPending && s->state != SlotState::kInFlight);
+    const double since =
+        active_any ? std::chrono::duration<double, std::milli>(now - last_activity).count()
+                   : std::numeric_limits<double>::infinity();
+    return cuda::pair_could_join(!pending.empty(), off_gpu, since, horizon_ms);
   }
 
   bool busy_on_gpu() const {
@@ -329,6 +336,8 @@ class Group {
       throw;
     }
     slot->submitted = t0;
+    pair->last_activity = t0;
+    pair->active_any = true;
     slot->state = SlotState::kPending;
     pair->pending.push_back(slot);
     pair->in_order.push_back(slot);
@@ -570,7 +579,10 @@ class Group {
       const double down = elapsed_ms(*b->computed, *b->done);
       const auto seen = Clock::now();
       // The span from the first event to the last: the four parts of its chain.
-      if (status == cudaSuccess) forecast_.record(b->kind, up + wait + compute + down);
+      if (status == cudaSuccess) {
+        forecast_.record(b->kind, up + wait + compute + down);
+        key_span_ms_[b->key] = forecast_.expected_ms(b->kind).value_or(cuda::kNoHorizon);
+      }
       if (b->modeling && status == cudaSuccess) {
         // Each member's word came back with its frame (SlotLayout::fg_word).
         bool busy = false;
@@ -601,6 +613,7 @@ class Group {
         s->timings.gpu_end_ms = gpu_end - submitted;
         s->state = SlotState::kDone;
         s->batch = nullptr;
+        m.first->last_activity = seen;
         if (m.first->options.on_result) m.first->options.on_result();
       }
       b->members.clear();
@@ -625,7 +638,8 @@ class Group {
 
   // Sends what is pending while a batch slot is free: the oldest waiting pair (round robin) and
   // every other pair with a frame waiting that can share its batch; once a few batches are on
-  // their way, only a batch that every pair able to share it has joined (batch_policy.hpp).
+  // their way, only a batch that every pair able to share it has joined (batch_policy.hpp). A
+  // batch that must wait does not hold up one of another kind (other parameters) that may go.
   void launch_ready() {
     if (draining_ || held_) return;
     for (;;) {
@@ -639,27 +653,26 @@ class Group {
       }
       if (!slot) return;
       const std::size_t n = pairs_.size();
-      if (n == 0) return;
-      // The batch's lead: the first pair with a frame ready, round robin from next_pair_.
-      std::size_t lead = 0;
-      while (lead < n && pairs_[(next_pair_ + lead) % n]->pending.empty()) ++lead;
-      if (lead == n) return;
-      lead = (next_pair_ + lead) % n;
-      const std::string key = pairs_[lead]->device->batch_key();
-      // From the lead round: the pairs of its key with a frame ready join; those that could join
-      // (batch_policy.hpp) are counted.
-      std::vector<std::shared_ptr<PairState>> members;
-      int joinable = 0;
-      for (std::size_t k = 0; k < n; ++k) {
-        const auto& p = pairs_[(lead + k) % n];
-        if (k > 0 && p->device->batch_key() != key) continue;
-        if (joinable < cuda::kMaxBatch && p->could_join_batch()) ++joinable;
-        if (!p->pending.empty() && static_cast<int>(members.size()) < cuda::kMaxBatch)
-          members.push_back(p);
+      const auto now = Clock::now();
+      // Each pair's outlook; keys as small numbers, equal for equal batch keys.
+      std::vector<std::string> keys;
+      std::vector<cuda::PairOutlook> outlook(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::string key = pairs_[i]->device->batch_key();
+        const auto at = std::find(keys.begin(), keys.end(), key);
+        outlook[i].key = static_cast<int>(at - keys.begin());
+        if (at == keys.end()) keys.push_back(key);
+        const auto known = key_span_ms_.find(key);
+        const double horizon = known == key_span_ms_.end() ? cuda::kNoHorizon : known->second;
+        outlook[i].ready = !pairs_[i]->pending.empty();
+        outlook[i].could_join = pairs_[i]->could_join_batch(now, horizon);
       }
-      if (!cuda::launch_batch_now(in_flight, static_cast<int>(members.size()), joinable)) return;
-      next_pair_ = (lead + 1) % n;  // the next batch starts after this one's lead
-      launch(*slot, members, key);
+      const auto choice = cuda::choose_batch(outlook, next_pair_, in_flight, cuda::kMaxBatch);
+      if (!choice) return;
+      std::vector<std::shared_ptr<PairState>> members;
+      for (std::size_t j : choice->members) members.push_back(pairs_[j]);
+      next_pair_ = (choice->lead + 1) % n;  // the next batch starts after this one's lead
+      launch(*slot, members, keys[outlook[choice->lead].key]);
     }
   }
 
@@ -1063,6 +1076,9 @@ class Group {
   Clock::time_point anchor_host_;
   CudaBatchStats stats_;
   cuda::BatchForecast forecast_;  // the batches' spans by kind (run_launcher())
+  // The expected span of the last batch of each key that came back: how recently a pair must
+  // have submitted for a batch of its key to wait for it (cuda::pair_could_join).
+  std::map<std::string, double> key_span_ms_;
   // Completion signalling, apart from the main lock: the host callback takes only this one, so a
   // thread that holds the main lock while it waits on the GPU can never block the callback.
   std::mutex signal_mutex_;
