@@ -182,9 +182,17 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, kFullSmBlocks)
     if (tid < (kTileH / 2) * (kTileW / 2)) {
       const int pr = tid / (kTileW / 2), j = tid % (kTileW / 2);
       int mn = kNoneLo, mx = kNoDisparity;
-      for (int rr = pr; rr <= pr + 2 * r; ++rr) {
-        mn = min(mn, static_cast<int>(row_min[rr][j]));
-        mx = max(mx, static_cast<int>(row_max[rr][j]));
+      if (r == 2) {  // the default radius unrolled (the general loop's count and test cost more)
+#pragma unroll
+        for (int rr = pr; rr < pr + 5; ++rr) {
+          mn = min(mn, static_cast<int>(row_min[rr][j]));
+          mx = max(mx, static_cast<int>(row_max[rr][j]));
+        }
+      } else {
+        for (int rr = pr; rr <= pr + 2 * r; ++rr) {
+          mn = min(mn, static_cast<int>(row_min[rr][j]));
+          mx = max(mx, static_cast<int>(row_max[rr][j]));
+        }
       }
       int lo = 0, hi = nd - 1;
       if (mx >= 0) {
@@ -274,9 +282,10 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, kFullSmBlocks)
   // The tile's items: of its residual pixels only in the shared right view (none when every
   // pixel is shared: the right winners kernel writes them).
   if (tlo <= thi) {
-    const int segments = tile_segments(lv, tlo, thi, finest);
-    if (segments > 1) clear_tile_keys(lv, view, x, y0, threadIdx.y, kBlockH);
-    if (tid == 0) list_tile(lists, lv, m, view, t, tlo, thi, segments);
+    // Whether the tile is split, without tile_segments' division in every thread.
+    if (thi - tlo >= piece_length(tlo, thi, lv.segment, nd, finest))
+      clear_tile_keys(lv, view, x, y0, threadIdx.y, kBlockH);
+    if (tid == 0) list_tile(lists, lv, m, view, t, tlo, thi, tile_segments(lv, tlo, thi, finest));
   }
   if (finest && tid == 0) a.post_active[view][t] = listed_for_post ? 1 : 0;
   if (shared_right && tid == 0) {

@@ -243,6 +243,42 @@ TEST(PixelOps, SubpixelOffsetIsRoundedParabolaVertex) {
   }
 }
 
+// subpixel_offset takes costs below 2^24 in 32-bit arithmetic: the same as the definition in 64
+// bits, also at the edge of that range, with large spreads, and above it (the 64-bit path).
+TEST(PixelOps, SubpixelOffsetIn32BitsEqualsTheDefinition) {
+  const auto definition = [](std::uint32_t cm, std::uint32_t c, std::uint32_t cp) {
+    const long long den = static_cast<long long>(cm) + cp - 2ll * c;
+    if (den <= 0) return 0;
+    const long long num = 8ll * (static_cast<long long>(cm) - cp);
+    long long q = (2 * (num < 0 ? -num : num) + den) / (2 * den);
+    if (num < 0) q = -q;
+    return q > 8 ? 8 : (q < -8 ? -8 : static_cast<int>(q));
+  };
+  std::mt19937 rng(7);
+  const std::uint32_t edge = (1u << 24) - 1;
+  const std::uint32_t specials[] = {0,        1,
+                                    2,        255,
+                                    1u << 17, (1u << 18) - 1,
+                                    edge - 1, edge,
+                                    1u << 24, (1u << 24) + 1,
+                                    1u << 30, 0xFFFFFFFFu / 4};
+  for (std::uint32_t cm : specials) {
+    for (std::uint32_t c : specials) {
+      for (std::uint32_t cp : specials)
+        ASSERT_EQ(subpixel_offset(cm, c, cp), definition(cm, c, cp)) << cm << " " << c << " " << cp;
+    }
+  }
+  for (int bits : {8, 18, 24, 25}) {
+    std::uniform_int_distribution<std::uint32_t> cost(0, (1u << bits) - 1);
+    for (int i = 0; i < 200000; ++i) {
+      const std::uint32_t c = cost(rng) / 2, cm = c + cost(rng) / 64, cp = c + cost(rng) / 64;
+      ASSERT_EQ(subpixel_offset(cm, c, cp), definition(cm, c, cp)) << cm << " " << c << " " << cp;
+      const std::uint32_t a = cost(rng), b = cost(rng), d = cost(rng);
+      ASSERT_EQ(subpixel_offset(a, b, d), definition(a, b, d)) << a << " " << b << " " << d;
+    }
+  }
+}
+
 TEST(SearchRange, ParentNeighbourhoodRule) {
   ThreadPool pool(2);
   for (auto s : kSizes) {
