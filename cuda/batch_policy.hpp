@@ -11,11 +11,11 @@
 //
 // A pair could join when it has a frame ready, or a slot that is not on the GPU (free, being
 // filled, or holding a result its caller has not taken yet) and it keeps sending frames: it sent
-// one or had one back within the horizon (a batch's span on the GPU). A pair whose frames are all
-// on their way cannot join before a batch comes back, and no batch waits for it (with sixteen
-// pairs of two frames in flight each, waiting for those cost 13 %); nor for a pair whose camera
-// has stopped or runs far slower than the GPU. A lone pair's batches are always full, so it keeps
-// all its frames in flight as before.
+// one or had one back within the horizon (a few batch spans on the GPU, horizon_for_span). A pair
+// whose frames are all on their way cannot join before a batch comes back, and no batch waits for
+// it (with sixteen pairs of two frames in flight each, waiting for those cost 13 %); nor for a pair
+// whose camera has stopped or runs far slower than the GPU. A lone pair's batches are always full,
+// so it keeps all its frames in flight as before.
 #pragma once
 
 #include <cstddef>
@@ -41,9 +41,20 @@ inline bool launch_batch_now(int in_flight, int ready, int joinable) {
 // Whether a batch should count on a pair's next frame. frame_ready: it has one waiting;
 // slot_off_gpu: one of its slots is not on the GPU (a frame can come into it once its caller has
 // what it holds); since_ms: since it last sent a frame or had one back (infinite if never);
-// horizon_ms: how long a batch of its kind takes on the GPU, kNoHorizon before one came back (then
-// a pair with a slot off the GPU counts, as a free slot did before the horizon existed).
+// horizon_ms: horizon_for_span of its kind's batches on the GPU, kNoHorizon before one came back
+// (then a pair with a slot off the GPU counts, as a free slot did before the horizon existed).
 constexpr double kNoHorizon = -1.0;
+
+// The horizon for a kind whose batches take `span_ms` on the GPU: a few spans, and never less
+// than a couple of milliseconds, so that a host that feeds its pairs in turn (one thread, a
+// round over them slower than a small batch's span) is still waited for, while a stopped camera
+// holds its kind's batches for a few spans at most. One span alone was too short: at 320x240 the
+// GPU test's six pairs of four in flight fell to one pair a batch on a slower host.
+constexpr double kHorizonSpans = 4.0, kMinHorizonMs = 2.0;
+inline double horizon_for_span(double span_ms) {
+  const double h = kHorizonSpans * span_ms;
+  return h > kMinHorizonMs ? h : kMinHorizonMs;
+}
 inline bool pair_could_join(bool frame_ready, bool slot_off_gpu, double since_ms,
                             double horizon_ms) {
   if (frame_ready) return true;

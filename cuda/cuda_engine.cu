@@ -581,7 +581,8 @@ class Group {
       // The span from the first event to the last: the four parts of its chain.
       if (status == cudaSuccess) {
         forecast_.record(b->kind, up + wait + compute + down);
-        key_span_ms_[b->key] = forecast_.expected_ms(b->kind).value_or(cuda::kNoHorizon);
+        const auto span = forecast_.expected_ms(b->kind);
+        key_horizon_ms_[b->key] = span ? cuda::horizon_for_span(*span) : cuda::kNoHorizon;
       }
       if (b->modeling && status == cudaSuccess) {
         // Each member's word came back with its frame (SlotLayout::fg_word).
@@ -662,8 +663,8 @@ class Group {
         const auto at = std::find(keys.begin(), keys.end(), key);
         outlook[i].key = static_cast<int>(at - keys.begin());
         if (at == keys.end()) keys.push_back(key);
-        const auto known = key_span_ms_.find(key);
-        const double horizon = known == key_span_ms_.end() ? cuda::kNoHorizon : known->second;
+        const auto known = key_horizon_ms_.find(key);
+        const double horizon = known == key_horizon_ms_.end() ? cuda::kNoHorizon : known->second;
         outlook[i].ready = !pairs_[i]->pending.empty();
         outlook[i].could_join = pairs_[i]->could_join_batch(now, horizon);
       }
@@ -1076,9 +1077,9 @@ class Group {
   Clock::time_point anchor_host_;
   CudaBatchStats stats_;
   cuda::BatchForecast forecast_;  // the batches' spans by kind (run_launcher())
-  // The expected span of the last batch of each key that came back: how recently a pair must
-  // have submitted for a batch of its key to wait for it (cuda::pair_could_join).
-  std::map<std::string, double> key_span_ms_;
+  // From the expected span of the last batch of each key that came back: how recently a pair must
+  // have sent or received a frame for a batch of its key to wait for it (cuda::pair_could_join).
+  std::map<std::string, double> key_horizon_ms_;
   // Completion signalling, apart from the main lock: the host callback takes only this one, so a
   // thread that holds the main lock while it waits on the GPU can never block the callback.
   std::mutex signal_mutex_;

@@ -54,6 +54,15 @@ TEST(BatchPolicy, APairIsWaitedForOnlyWhileItKeepsSubmitting) {
   EXPECT_TRUE(pair_could_join(false, true, 50.0, kNoHorizon));
 }
 
+TEST(BatchPolicy, TheHorizonIsAFewSpansAndAtLeastTheFloor) {
+  EXPECT_DOUBLE_EQ(horizon_for_span(0.1), kMinHorizonMs) << "small batches: the floor";
+  EXPECT_DOUBLE_EQ(horizon_for_span(10.0), kHorizonSpans * 10.0);
+  EXPECT_GE(horizon_for_span(kMinHorizonMs), kMinHorizonMs);
+  // A camera at 30 frames/s beside batches of a millisecond is not waited for.
+  EXPECT_FALSE(pair_could_join(false, true, 33.0, horizon_for_span(1.0)));
+  EXPECT_TRUE(pair_could_join(false, true, 1.5, horizon_for_span(0.2)));
+}
+
 std::vector<PairOutlook> outlooks(std::initializer_list<PairOutlook> l) {
   return l;
 }
