@@ -38,11 +38,7 @@ inline bool launch_batch_now(int in_flight, int ready, int joinable) {
   return in_flight < kEagerBatches || ready >= joinable;
 }
 
-// Whether a batch should count on a pair's next frame. frame_ready: it has one waiting;
-// slot_off_gpu: one of its slots is not on the GPU (a frame can come into it once its caller has
-// what it holds); since_ms: since it last sent a frame or had one back (infinite if never);
-// horizon_ms: horizon_for_span of its kind's batches on the GPU, kNoHorizon before one came back
-// (then a pair with a slot off the GPU counts, as a free slot did before the horizon existed).
+// Before a batch of a kind came back, no horizon is known.
 constexpr double kNoHorizon = -1.0;
 
 // The horizon for a kind whose batches take `span_ms` on the GPU: a few spans, and never less
@@ -55,6 +51,12 @@ inline double horizon_for_span(double span_ms) {
   const double h = kHorizonSpans * span_ms;
   return h > kMinHorizonMs ? h : kMinHorizonMs;
 }
+
+// Whether a batch should count on a pair's next frame. frame_ready: it has one waiting;
+// slot_off_gpu: one of its slots is not on the GPU (a frame can come into it once its caller has
+// what it holds); since_ms: since it last sent a frame or had one back (infinite if never);
+// horizon_ms: horizon_for_span of its kind's batches on the GPU, kNoHorizon before one came back
+// (then a pair with a slot off the GPU counts, as a free slot did before the horizon existed).
 inline bool pair_could_join(bool frame_ready, bool slot_off_gpu, double since_ms,
                             double horizon_ms) {
   if (frame_ready) return true;
