@@ -88,6 +88,9 @@ struct SpeedOptions {
   int frames = 200;
   int warmup = 10;
   int pairs = 1;
+  // Of the pairs, the last `stalled` send nothing after the warm-up, as cameras that stopped:
+  // their slots stay free; the others are timed (the CUDA engine's batches must not wait for them).
+  int stalled = 0;
   int inflight = 2;
   bool profile = false;     // also time each stage of a frame (median of 21)
   bool background = false;  // background modeling on, over the synthetic video

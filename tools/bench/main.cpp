@@ -112,6 +112,10 @@ void SpeedCommand::add(CLI::App& app) {
   sp->add_option("--warmup", speed.warmup, "Frames run before timing")->check(CLI::Range(0, 10000));
   sp->add_option("--pairs", speed.pairs, "Pairs processed at once")->check(CLI::Range(1, 256));
   sp->add_option("--inflight", speed.inflight, "Slots per pair")->check(CLI::Range(1, 64));
+  sp->add_option("--stalled", speed.stalled,
+                 "Of the pairs, the last N send nothing after the warm-up (cameras that stopped); "
+                 "the others are timed")
+      ->check(CLI::Range(0, 255));
   sp->add_flag("--profile", speed.profile,
                "Also time each stage of a frame (CPU and CUDA engines)");
   sp->add_flag("--background", speed.background,

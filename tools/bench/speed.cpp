@@ -257,16 +257,23 @@ class Runner {
   void set_warmup(int w) { warmup_ = w; }
   int total() const { return warmup_ + o_.frames; }
 
-  // Every pair's engine kept full: submit until busy, take what is ready.
+  // Every pair's engine kept full: submit until busy, take what is ready. Stalled pairs
+  // (SpeedOptions::stalled) stop after the warm-up.
   Run throughput() {
     const int pairs = static_cast<int>(engines_.size());
+    const auto stalled = [&](int k) { return k >= pairs - o_.stalled; };
+    const auto unfinished = [&] {
+      for (int k = 0; k < pairs; ++k)
+        if (completed_[k] < (stalled(k) ? warmup_ : total())) return true;
+      return false;
+    };
     bool timing = warmup_ == 0;
     if (timing) start_ = Clock::now();
-    while (std::any_of(completed_.begin(), completed_.end(), [&](int c) { return c < total(); })) {
+    while (unfinished()) {
       bool progress = false;
       for (int k = 0; k < pairs; ++k) {
         // Warm-up frames first on every pair, so the timed window starts with all pairs warm.
-        const int limit = timing ? total() : warmup_;
+        const int limit = timing && !stalled(k) ? total() : warmup_;
         while (submitted_[k] < limit) {
           if (!submit(k)) break;
           progress = true;
@@ -458,6 +465,10 @@ PairParams speed_params(const CommonOptions& common, const SpeedOptions& o) {
   if (o.yuv == "nv12" && (o.width % 2 || o.height % 2))
     throw std::invalid_argument("--yuv nv12 needs an even width and height");
   if (o.yuv == "uyvy" && o.width % 2) throw std::invalid_argument("--yuv uyvy needs an even width");
+  if (o.stalled >= o.pairs)
+    throw std::invalid_argument("--stalled must leave at least one of the --pairs sending");
+  if (o.stalled > 0 && o.latency)
+    throw std::invalid_argument("--stalled needs several pairs kept busy, not --latency");
   return params;
 }
 
@@ -479,7 +490,7 @@ struct Summary {
 Summary summarise(const SpeedOptions& o, const Run& run, Engine& engine) {
   Summary s;
   s.fps_total = run.timed / run.seconds;
-  s.fps_pair = s.fps_total / o.pairs;
+  s.fps_pair = s.fps_total / (o.pairs - o.stalled);
   s.ms_per_frame = 1000.0 / s.fps_pair;
   s.mde = double(o.width) * o.height * o.max_disparity * s.fps_total / 1e6;
   s.engine_name = std::string(engine.name());
@@ -515,6 +526,7 @@ nlohmann::json speed_json(const SpeedOptions& o, const Run& run, const Summary& 
                       {"max_disparity", o.max_disparity},
                       {"levels", run.levels},
                       {"pairs", o.pairs},
+                      {"stalled", o.stalled},
                       {"frames", o.frames},
                       {"inflight", o.latency ? 1 : o.inflight},
                       {"mode", o.latency ? "latency" : "throughput"},
@@ -550,6 +562,8 @@ nlohmann::json speed_json(const SpeedOptions& o, const Run& run, const Summary& 
 }
 
 void print_speed(const SpeedOptions& o, const Run& run, const Summary& s) {
+  std::string pairs_note = o.batch && o.pairs > 1 ? " batched" : "";
+  if (o.stalled > 0) pairs_note += " (" + std::to_string(o.stalled) + " stalled after the warm-up)";
   std::printf(
       "engine %s  %dx%d  D=%d  L=%d  pairs=%d%s  inflight=%d  frames=%d  %s%s  input %s%s\n"
       "  %.3f ms/frame per pair   %.1f fps per pair   %.1f pair-frames/s total   %.0f MDE/s\n"
@@ -558,7 +572,7 @@ void print_speed(const SpeedOptions& o, const Run& run, const Summary& s) {
       "%.3f ms; GPU busy %.0f%% of the wall time\n"
       "  %.1f%% of %s within 1 of the truth (the last frame: clip frame %d)\n",
       s.engine_name.c_str(), o.width, o.height, o.max_disparity, run.levels, o.pairs,
-      o.batch && o.pairs > 1 ? " batched" : "", o.latency ? 1 : o.inflight, o.frames,
+      pairs_note.c_str(), o.latency ? 1 : o.inflight, o.frames,
       o.latency ? "one frame at a time" : "throughput",
       o.busy_poll     ? " (busy poll)"
       : !o.watch_ends ? " (no watch)"
