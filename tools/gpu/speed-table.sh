@@ -55,6 +55,17 @@ run --size 1280x720 --max-disparity 128 --frames 1000 --warmup 20 --pairs 8 --no
 run --size 1280x720 --max-disparity 128 --frames 1000 --warmup 20 --pairs 8 --inflight 4
 run --size 1280x720 --max-disparity 128 --frames 1000 --warmup 20 --pairs 8 --inflight 4 --no-batch
 base --size 1280x720 --max-disparity 128 --frames 500 --warmup 20 --pairs 8
+# With the model: pairs that keep frames in flight share batches (docs/PERFORMANCE.md, "Batches
+# that fill before they go"); a camera that stopped must not hold them up (eight pairs, one
+# stalled, against seven).
+run --size 1280x720 --max-disparity 128 --frames 1000 --warmup 100 --pairs 8 --inflight 4 \
+  --background --objects 3
+run --size 1280x720 --max-disparity 128 --frames 1000 --warmup 100 --pairs 16 --inflight 2 \
+  --background --objects 3
+run --size 1280x720 --max-disparity 128 --frames 1000 --warmup 100 --pairs 8 --stalled 1 \
+  --inflight 4 --background --objects 3
+run --size 1280x720 --max-disparity 128 --frames 1000 --warmup 100 --pairs 7 --inflight 4 \
+  --background --objects 3
 echo "#### 640x480, D=128"
 run --size 640x480 --max-disparity 128 --frames 2000 --warmup 100
 echo "#### real scenes: each Middlebury scene under DATA at its own size and range, each view on its"
