@@ -562,7 +562,8 @@ nlohmann::json speed_json(const SpeedOptions& o, const Run& run, const Summary& 
 }
 
 void print_speed(const SpeedOptions& o, const Run& run, const Summary& s) {
-  std::string pairs_note = o.batch && o.pairs > 1 ? " batched" : "";
+  // Only the CUDA engine batches pairs (the CPU engine has no engine group).
+  std::string pairs_note = o.batch && o.pairs > 1 && s.engine_name == "cuda" ? " batched" : "";
   if (o.stalled > 0) pairs_note += " (" + std::to_string(o.stalled) + " stalled after the warm-up)";
   std::printf(
       "engine %s  %dx%d  D=%d  L=%d  pairs=%d%s  inflight=%d  frames=%d  %s%s  input %s%s\n"
