@@ -655,18 +655,23 @@ class Group {
       if (!slot) return;
       const std::size_t n = pairs_.size();
       const auto now = Clock::now();
-      // Each pair's outlook; keys as small numbers, equal for equal batch keys.
+      // Each pair's outlook; keys as small numbers, equal for equal batch keys, each key's
+      // horizon looked up once.
       std::vector<std::string> keys;
+      std::vector<double> horizons;
       std::vector<cuda::PairOutlook> outlook(n);
       for (std::size_t i = 0; i < n; ++i) {
         const std::string key = pairs_[i]->device->batch_key();
         const auto at = std::find(keys.begin(), keys.end(), key);
-        outlook[i].key = static_cast<int>(at - keys.begin());
-        if (at == keys.end()) keys.push_back(key);
-        const auto known = key_horizon_ms_.find(key);
-        const double horizon = known == key_horizon_ms_.end() ? cuda::kNoHorizon : known->second;
+        const std::size_t k = static_cast<std::size_t>(at - keys.begin());
+        if (at == keys.end()) {
+          const auto known = key_horizon_ms_.find(key);
+          keys.push_back(key);
+          horizons.push_back(known == key_horizon_ms_.end() ? cuda::kNoHorizon : known->second);
+        }
+        outlook[i].key = static_cast<int>(k);
         outlook[i].ready = !pairs_[i]->pending.empty();
-        outlook[i].could_join = pairs_[i]->could_join_batch(now, horizon);
+        outlook[i].could_join = pairs_[i]->could_join_batch(now, horizons[k]);
       }
       const auto choice = cuda::choose_batch(outlook, next_pair_, in_flight, cuda::kMaxBatch);
       if (!choice) return;

@@ -182,17 +182,15 @@ __global__ void __launch_bounds__(kBlockW* kBlockH, kFullSmBlocks)
     if (tid < (kTileH / 2) * (kTileW / 2)) {
       const int pr = tid / (kTileW / 2), j = tid % (kTileW / 2);
       int mn = kNoneLo, mx = kNoDisparity;
+      const auto take_row = [&](int rr) {
+        mn = min(mn, static_cast<int>(row_min[rr][j]));
+        mx = max(mx, static_cast<int>(row_max[rr][j]));
+      };
       if (r == 2) {  // the default radius unrolled (the general loop's count and test cost more)
 #pragma unroll
-        for (int rr = pr; rr < pr + 5; ++rr) {
-          mn = min(mn, static_cast<int>(row_min[rr][j]));
-          mx = max(mx, static_cast<int>(row_max[rr][j]));
-        }
+        for (int k = 0; k < 5; ++k) take_row(pr + k);
       } else {
-        for (int rr = pr; rr <= pr + 2 * r; ++rr) {
-          mn = min(mn, static_cast<int>(row_min[rr][j]));
-          mx = max(mx, static_cast<int>(row_max[rr][j]));
-        }
+        for (int k = 0; k <= 2 * r; ++k) take_row(pr + k);
       }
       int lo = 0, hi = nd - 1;
       if (mx >= 0) {

@@ -335,26 +335,25 @@ STEREOD_HD std::uint32_t sum_smallest_4_of_8(std::uint32_t v[8]) {
   return sum_smallest_4_of_8_t(v);
 }
 
+// subpixel_offset's arithmetic in the unsigned type U, wide enough for 2 (8 |cm - cp|) + den.
+template <typename U>
+STEREOD_HD int parabola_offset(U cm, U c, U cp) {
+  if (cm + cp <= U{2} * c) return 0;  // does not open upwards
+  const U den = cm + cp - U{2} * c;
+  const U mag = U{8} * (cm > cp ? cm - cp : cp - cm);  // |16 (cm - cp) / 2|
+  const U q = (U{2} * mag + den) / (U{2} * den);       // rounded half away from zero
+  const int clamped = q > U{8} ? 8 : static_cast<int>(q);
+  return cm < cp ? -clamped : clamped;
+}
+
 // Parabola through (d-1, cm), (d, c), (d+1, cp): the vertex offset in 1/16 pixel, rounded half away
 // from zero and clamped to +-8. A parabola that does not open upwards gives 0.
 STEREOD_HD int subpixel_offset(std::uint32_t cm, std::uint32_t c, std::uint32_t cp) {
   // Costs below 2^24 (the window's are below 2^18) in 32 bits, the same arithmetic without
   // overflow: den < 2^25 and 2 |num| + den < 2^28 + 2^25. A 64-bit division costs the GPU three
   // times a 32-bit one (1.5 % of the finest level's matcher instructions went to it).
-  if ((cm | c | cp) < (1u << 24)) {
-    if (cm + cp <= 2u * c) return 0;
-    const std::uint32_t den = cm + cp - 2u * c;
-    const std::uint32_t mag = 8u * (cm > cp ? cm - cp : cp - cm);
-    const int q = static_cast<int>((2u * mag + den) / (2u * den));
-    const int s = cm < cp ? -q : q;
-    return s > 8 ? 8 : (s < -8 ? -8 : s);
-  }
-  const long long den = static_cast<long long>(cm) + cp - 2ll * c;
-  if (den <= 0) return 0;
-  const long long num = 8ll * (static_cast<long long>(cm) - cp);  // 16 * (cm - cp) / (2 den)
-  long long q = (2 * (num < 0 ? -num : num) + den) / (2 * den);
-  if (num < 0) q = -q;
-  return q > 8 ? 8 : (q < -8 ? -8 : static_cast<int>(q));
+  if ((cm | c | cp) < (1u << 24)) return parabola_offset<std::uint32_t>(cm, c, cp);
+  return parabola_offset<std::uint64_t>(cm, c, cp);
 }
 
 // How sharply the winner d stands out of its neighbours' costs (the trinocular fusion's "cost

@@ -1000,6 +1000,19 @@ TEST(Gpu, PairsKeepingFramesInFlightShareBatches) {
     }
   }
   std::vector<std::uint64_t> submitted(kPairs, 0), received(kPairs, 0);
+  // A result of pair k: the next in its order, and right.
+  const auto take = [&](int k, const EngineResult& r) -> ::testing::AssertionResult {
+    if (!r.ok) return ::testing::AssertionFailure() << "pair " << k << ": " << r.error;
+    if (r.sequence != received[k]) {
+      return ::testing::AssertionFailure()
+             << "pair " << k << ": frame " << r.sequence << " came as " << received[k]
+             << " (out of order, lost or duplicated)";
+    }
+    if (collect(r).left != expected[k][received[k] % 2])
+      return ::testing::AssertionFailure() << "pair " << k << " frame " << received[k];
+    ++received[k];
+    return ::testing::AssertionSuccess();
+  };
   const auto start = std::chrono::steady_clock::now();
   auto all_received = [&] {
     for (int k = 0; k < kPairs; ++k)
@@ -1018,12 +1031,7 @@ TEST(Gpu, PairsKeepingFramesInFlightShareBatches) {
         progress = true;
       }
       while (auto r = gpus[k]->poll(std::chrono::nanoseconds(0))) {
-        ASSERT_TRUE(r->ok) << r->error;
-        ASSERT_EQ(r->sequence, received[k]) << "pair " << k << ": out of order, lost or duplicated";
-        const RunResult got = collect(*r);
-        ASSERT_EQ(got.left, expected[k][received[k] % 2])
-            << "pair " << k << " frame " << received[k];
-        ++received[k];
+        ASSERT_TRUE(take(k, *r));
         progress = true;
       }
     }
@@ -1031,10 +1039,7 @@ TEST(Gpu, PairsKeepingFramesInFlightShareBatches) {
       for (int k = 0; k < kPairs; ++k) {
         if (received[k] < submitted[k]) {
           if (auto r = gpus[k]->poll(2ms)) {
-            ASSERT_TRUE(r->ok) << r->error;
-            ASSERT_EQ(r->sequence, received[k]) << "pair " << k;
-            ASSERT_EQ(collect(*r).left, expected[k][received[k] % 2]) << "pair " << k;
-            ++received[k];
+            ASSERT_TRUE(take(k, *r));
           }
           break;
         }
