@@ -1,5 +1,7 @@
 // Device helpers shared by several stage kernels: finding a block's member and level, the
-// left-right check of a disparity, union-find, and the persistent loop over a work list.
+// left-right check of a disparity, union-find, the persistent loop over a work list, and the
+// adaptive window's selection network and walk over a pixel's costs (match_window.cu,
+// shared_finest.cu, and stereod-bench's volume prototype).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,6 +19,54 @@ namespace stereod::cuda {
 constexpr int kEmptyLo = 1 << 20, kEmptyHi = -(1 << 20);
 constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
 constexpr std::uint32_t kNone16 = 0xFFFFu;
+
+// Two disparities per 32-bit word: u16 lanes never carry into each other (costs < 2^16).
+__device__ __forceinline__ std::uint32_t sum_smallest_4_of_8_x2(std::uint32_t v[8]) {
+#define STEREOD_VSWAP(i, j)                         \
+  do {                                              \
+    const std::uint32_t lo_ = __vminu2(v[i], v[j]); \
+    const std::uint32_t hi_ = __vmaxu2(v[i], v[j]); \
+    v[i] = lo_;                                     \
+    v[j] = hi_;                                     \
+  } while (0)
+  STEREOD_VSWAP(0, 1);
+  STEREOD_VSWAP(2, 3);
+  STEREOD_VSWAP(0, 2);
+  STEREOD_VSWAP(1, 3);
+  STEREOD_VSWAP(1, 2);
+  STEREOD_VSWAP(4, 5);
+  STEREOD_VSWAP(6, 7);
+  STEREOD_VSWAP(4, 6);
+  STEREOD_VSWAP(5, 7);
+  STEREOD_VSWAP(5, 6);
+#undef STEREOD_VSWAP
+  return __vminu2(v[0], v[7]) + __vminu2(v[1], v[6]) + __vminu2(v[2], v[5]) + __vminu2(v[3], v[4]);
+}
+
+// The sequential walk over a pixel's needs, d upwards, as match_window.cu's rounds see it, one
+// cost at a time (kNone16 where it is not visible): the smallest candidate's cost (in [lo, hi]),
+// the smaller d on a tie, and the costs beside it. shared_finest.cu's right winners and the
+// volume prototype of stereod-bench take their winners with it.
+struct CostWalk {
+  int lo, hi;  // the candidates
+  std::uint32_t best = 0xFFFFFFFFu, cm = kNone16, cp = kNone16, prev = kNone16;
+  int best_d = kNoDisparity;
+  bool pending = false;  // cp is the next cost
+  __device__ void visit(int d, std::uint32_t c) {
+    if (pending) {
+      cp = c;
+      pending = false;
+    }
+    if (d >= lo && d <= hi && c != kNone16 && c < best) {
+      best = c;
+      best_d = d;
+      cm = prev;
+      cp = kNone16;
+      pending = true;
+    }
+    prev = c;
+  }
+};
 
 // A finest-level winner's published outputs from the costs beside it (cm below, cp above; `none`
 // where that disparity was no candidate): its subpixel disparity (subpixel_disparity) and its

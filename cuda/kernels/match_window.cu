@@ -69,29 +69,6 @@ __device__ __forceinline__ void stage_code(std::uint64_t* to, const std::uint64_
     *to = 0;
 }
 
-// Two disparities per 32-bit word: u16 lanes never carry into each other (costs < 2^16).
-__device__ __forceinline__ std::uint32_t sum_smallest_4_of_8_x2(std::uint32_t v[8]) {
-#define STEREOD_VSWAP(i, j)                         \
-  do {                                              \
-    const std::uint32_t lo_ = __vminu2(v[i], v[j]); \
-    const std::uint32_t hi_ = __vmaxu2(v[i], v[j]); \
-    v[i] = lo_;                                     \
-    v[j] = hi_;                                     \
-  } while (0)
-  STEREOD_VSWAP(0, 1);
-  STEREOD_VSWAP(2, 3);
-  STEREOD_VSWAP(0, 2);
-  STEREOD_VSWAP(1, 3);
-  STEREOD_VSWAP(1, 2);
-  STEREOD_VSWAP(4, 5);
-  STEREOD_VSWAP(6, 7);
-  STEREOD_VSWAP(4, 6);
-  STEREOD_VSWAP(5, 7);
-  STEREOD_VSWAP(5, 6);
-#undef STEREOD_VSWAP
-  return __vminu2(v[0], v[7]) + __vminu2(v[1], v[6]) + __vminu2(v[2], v[5]) + __vminu2(v[3], v[4]);
-}
-
 // One pixel's search within an item: its candidates in this segment [c_lo, c_hi] (the costs it
 // needs are these and, at the finest level, one on each side for the parabola: need_lo/need_hi),
 // and the running winner with the costs beside it. Those (cm below, cp above) are 16 bits,

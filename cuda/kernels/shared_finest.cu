@@ -64,33 +64,9 @@ __global__ void __launch_bounds__(32 * kListWarps)
 constexpr int kChunk = 8;
 static_assert(kRightSlots == 2 * kChunk, "two chunks of slots");
 
-// The sequential walk over d = need_lo .. need_hi as match_window.cu's sees it, one cost at a
-// time (kNone16 where it is not visible): the smallest candidate's cost, the smaller d on a tie,
-// and the costs beside it.
-struct RightWalk {
-  int lo, hi;  // the candidates
-  std::uint32_t best = 0xFFFFFFFFu, cm = kNone16, cp = kNone16, prev = kNone16;
-  int best_d = kNoDisparity;
-  bool pending = false;  // cp is the next cost
-  __device__ void visit(int d, std::uint32_t c) {
-    if (pending) {
-      cp = c;
-      pending = false;
-    }
-    if (d >= lo && d <= hi && c != kNone16 && c < best) {
-      best = c;
-      best_d = d;
-      cm = prev;
-      cp = kNone16;
-      pending = true;
-    }
-    prev = c;
-  }
-};
-
 // The costs of d = need_lo + first .. + kChunk - 1 onto the walk.
 template <int kFirst>
-__device__ __forceinline__ void walk_chunk(RightWalk& walk, const std::uint16_t* slots, int plane,
+__device__ __forceinline__ void walk_chunk(CostWalk& walk, const std::uint16_t* slots, int plane,
                                            const std::uint8_t* partner_fg, int need_lo,
                                            int need_hi) {
   std::uint32_t c[kChunk];
@@ -122,7 +98,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH)
   if (lv.shared_tiles[kSharedTileWords * t + 1] == kSharedNone || !p.inside) return;
   const std::uint32_t cands = lv.shared_cands[p.i];
   if (cands == kNotShared) return;  // the residual items matched it
-  RightWalk walk;
+  CostWalk walk;
   walk.lo = range_lo_of(cands);
   walk.hi = range_hi_of(cands);
   std::uint16_t q = kInvalidDisparity;  // the right view has no cost ratio
