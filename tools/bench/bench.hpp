@@ -11,6 +11,7 @@
 #include "engine.hpp"
 #include "image.hpp"
 #include "middlebury.hpp"
+#include "plane_scenes.hpp"
 #include "stereo/params.hpp"
 #include "stereo_yaml.hpp"
 #include "synthetic/synthetic_scene.hpp"
@@ -150,5 +151,42 @@ struct MatcherWorkOptions {
   std::string scene;  // a Middlebury scene folder instead of the benchmark pair (its own range)
 };
 int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o);
+
+// The frame matcher-work and matcher-volume study: the benchmark pair of `speed` (seed 11) at the
+// given size and range, or a Middlebury scene at its own, with the parameters of the command line.
+// Not copied or moved: `frame` views the images it holds.
+struct StudiedFrame {
+  PairParams params;
+  std::optional<Scene> scene;
+  SyntheticPair pair;
+  std::string source;  // what the images are, for the report
+  PairFrame frame;
+  std::unique_ptr<CpuPairProcessor> cpu;
+  StudiedFrame() = default;
+  StudiedFrame(const StudiedFrame&) = delete;
+  StudiedFrame& operator=(const StudiedFrame&) = delete;
+  // The CPU engine's matcher after it matched the frame (with params as they are then).
+  const CpuStereoMatcher& match(unsigned threads);
+};
+// False, having said why on stderr, when the scene cannot be read.
+bool load_studied_frame(const char* command, const CommonOptions& common, int width, int height,
+                        int max_disparity, const std::string& scene_dir, StudiedFrame& out);
+
+// The candidates view v (0 left, 1 right) tried at level s of the frame `m` matched last
+// (search_range.cpp's rule over the cross-checked parents), hi within the image; lo > hi: none.
+struct LevelCandidates {
+  int w = 0, h = 0, nd = 0;
+  std::vector<int> lo, hi;
+};
+LevelCandidates level_candidates(const CpuStereoMatcher& m, const StereoParams& sp, int s, int v);
+
+// The ragged-volume prototype of the finest matcher against the CPU engine (matcher_volume.cpp).
+struct MatcherVolumeOptions {
+  int width = 1280, height = 720;
+  int max_disparity = 128;
+  int iterations = 200;
+  std::string scene;
+};
+int run_matcher_volume(const CommonOptions& common, const MatcherVolumeOptions& o);
 
 }  // namespace stereod::bench

@@ -295,6 +295,38 @@ int MatcherWorkCommand::run() {
   return run_matcher_work(mw_common, mw);
 }
 
+// stereod-bench matcher-volume
+struct MatcherVolumeCommand {
+  CommonOptions mv_common;
+  MatcherVolumeOptions mv;
+  std::string size = "1280x720";
+  CLI::App* app_ = nullptr;
+
+  void add(CLI::App& app) {
+    app_ = app.add_subcommand("matcher-volume",
+                              "Times a prototype of the finest matcher as ragged cost volumes on "
+                              "the GPU and checks it against the CPU engine (left view)");
+    add_common(app_, mv_common);
+    app_->add_option("--size", size, "Image size WxH")->capture_default_str();
+    app_->add_option("--max-disparity", mv.max_disparity, "Disparities 0..N-1 are searched")
+        ->capture_default_str();
+    app_->add_option("--iterations", mv.iterations, "Timed runs of the prototype's kernels")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100000));
+    app_->add_option("--scene", mv.scene,
+                     "A Middlebury scene folder instead of the benchmark pair (its size and "
+                     "disparity range replace --size and --max-disparity)")
+        ->check(CLI::ExistingDirectory);
+  }
+  int run() {
+    if (!parse_size(size, mv.width, mv.height)) {
+      std::cerr << "stereod-bench matcher-volume: --size " << size << ": expected WxH\n";
+      return 2;
+    }
+    return run_matcher_volume(mv_common, mv);
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -313,6 +345,8 @@ int main(int argc, char** argv) {
   trinocular.add(app);
   MatcherWorkCommand matcher_work;
   matcher_work.add(app);
+  MatcherVolumeCommand matcher_volume;
+  matcher_volume.add(app);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -323,6 +357,7 @@ int main(int argc, char** argv) {
     if (*sequence.sq) return sequence.run();
     if (*trinocular.tr) return trinocular.run();
     if (*matcher_work.app_) return matcher_work.run();
+    if (*matcher_volume.app_) return matcher_volume.run();
   } catch (const ConfigError& e) {
     std::cerr << "stereod-bench: configuration error:\n" << e.what() << "\n";
     return 2;

@@ -57,10 +57,7 @@ struct Interval {
   void add(const Interval& o) { add(o.lo, o.hi); }
 };
 
-struct ViewRanges {
-  int w = 0, h = 0, nd = 0;
-  std::vector<int> lo, hi;  // candidates within the image; hi < lo: none
-};
+using ViewRanges = LevelCandidates;
 
 struct TileWork {
   long long items = 0, rounds = 0, cell_rounds = 0, output_rounds = 0;
@@ -391,19 +388,69 @@ void mark_needs(const ViewRanges& r, int v, bool finest, NeedVolume& vol) {
 
 }  // namespace
 
-int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
-  PairParams params = resolve_stereo_only(common, false);
-  StereoParams& sp = params.stereo;
-  sp.max_disparity = o.max_disparity;
-  // The images: the benchmark pair, or a scene at its own size and range.
-  std::optional<Scene> scene;
-  std::string source = "the benchmark pair of `speed` (seed 11)";
-  if (!o.scene.empty()) {
-    scene = load_scene_option("matcher-work", o.scene);
-    if (!scene) return 2;
-    sp.max_disparity = scene->files.max_disparity;
-    source = "scene " + scene->files.name;
+LevelCandidates level_candidates(const CpuStereoMatcher& m, const StereoParams& sp, int s, int v) {
+  const Gray8& g = m.level_gray(s, 0);
+  const int w = g.width(), h = g.height(), levels = effective_levels(sp);
+  LevelCandidates r;
+  r.w = w, r.h = h, r.nd = level_disparities(sp.max_disparity, s);
+  SearchRanges ranges;
+  if (s == levels - 1) {
+    full_search_ranges(w, h, {}, r.nd, ranges);
+  } else {
+    // The parents, cross-checked as the matcher checks them (match_level).
+    Image<std::int16_t> checked[2];
+    if (sp.cross_check) {
+      cross_check(m.level_disparity(s + 1, 0), m.level_disparity(s + 1, 1),
+                  sp.cross_check_tolerance, checked[0], checked[1]);
+    } else {
+      checked[0] = m.level_disparity(s + 1, 0);
+      checked[1] = m.level_disparity(s + 1, 1);
+    }
+    parent_search_ranges(checked[v], w, h, {}, sp.parent_radius, r.nd, ranges);
   }
+  r.lo.resize(static_cast<std::size_t>(w) * h);
+  r.hi.resize(r.lo.size());
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const std::size_t i = static_cast<std::size_t>(y) * w + x;
+      r.lo[i] = ranges.lo(x, y);
+      r.hi[i] = std::min<int>(ranges.hi(x, y), v == 0 ? x : w - 1 - x);
+    }
+  return r;
+}
+
+bool load_studied_frame(const char* command, const CommonOptions& common, int width, int height,
+                        int max_disparity, const std::string& scene_dir, StudiedFrame& out) {
+  out.params = resolve_stereo_only(common, false);
+  out.params.stereo.max_disparity = max_disparity;
+  out.source = "the benchmark pair of `speed` (seed 11)";
+  if (!scene_dir.empty()) {
+    out.scene = load_scene_option(command, scene_dir);
+    if (!out.scene) return false;
+    out.params.stereo.max_disparity = out.scene->files.max_disparity;
+    out.source = "scene " + out.scene->files.name;
+    out.frame.left = out.scene->left.view();
+    out.frame.right = out.scene->right.view();
+  } else {
+    out.pair = make_benchmark_pair(width, height, max_disparity, 11);
+    out.frame.left = out.pair.left.view();
+    out.frame.right = out.pair.right.view();
+  }
+  return true;
+}
+
+const CpuStereoMatcher& StudiedFrame::match(unsigned threads) {
+  cpu = std::make_unique<CpuPairProcessor>(params.stereo, params.background, threads);
+  PairOutput out;
+  cpu->process(frame, out);
+  return cpu->matcher();
+}
+
+int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
+  StudiedFrame f;
+  if (!load_studied_frame("matcher-work", common, o.width, o.height, o.max_disparity, o.scene, f))
+    return 2;
+  const StereoParams& sp = f.params.stereo;
   // The model is match_window.cu's: the window alone, sub-window 3, no uniqueness test.
   if (sp.aggregation != Aggregation::kWindow || sp.subwindow != 3 || sp.uniqueness != 0) {
     std::fprintf(stderr,
@@ -413,15 +460,9 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
                  std::string(to_string(sp.aggregation)).c_str(), sp.subwindow, sp.uniqueness);
     return 2;
   }
-  const SyntheticPair pair =
-      scene ? SyntheticPair{} : make_benchmark_pair(o.width, o.height, o.max_disparity, 11);
-  CpuPairProcessor cpu(sp, params.background, common.threads);
-  PairFrame pf;
-  pf.left = scene ? scene->left.view() : pair.left.view();
-  pf.right = scene ? scene->right.view() : pair.right.view();
-  PairOutput out;
-  cpu.process(pf, out);
-  const CpuStereoMatcher& m = cpu.matcher();
+  const CpuStereoMatcher& m = f.match(common.threads);
+  const PairFrame& pf = f.frame;
+  const std::string& source = f.source;
   const int levels = effective_levels(sp);
   std::printf(
       "matcher work, %dx%d D=%d, %d levels, %s; tile %dx%d, segment %d at the finest level\n",
@@ -439,34 +480,7 @@ int run_matcher_work(const CommonOptions& common, const MatcherWorkOptions& o) {
     const Gray8& g = m.level_gray(s, 0);
     const int w = g.width(), h = g.height(), nd = level_disparities(sp.max_disparity, s);
     const bool finest = s == 0;
-    // The parents, cross-checked as the matcher checks them (match_level).
-    Image<std::int16_t> checked[2];
-    if (s < levels - 1) {
-      if (sp.cross_check) {
-        cross_check(m.level_disparity(s + 1, 0), m.level_disparity(s + 1, 1),
-                    sp.cross_check_tolerance, checked[0], checked[1]);
-      } else {
-        checked[0] = m.level_disparity(s + 1, 0);
-        checked[1] = m.level_disparity(s + 1, 1);
-      }
-    }
-    ViewRanges r[2];
-    for (int v = 0; v < 2; ++v) {
-      SearchRanges ranges;
-      if (s == levels - 1)
-        full_search_ranges(w, h, {}, nd, ranges);
-      else
-        parent_search_ranges(checked[v], w, h, {}, sp.parent_radius, nd, ranges);
-      r[v].w = w, r[v].h = h, r[v].nd = nd;
-      r[v].lo.resize(static_cast<std::size_t>(w) * h);
-      r[v].hi.resize(r[v].lo.size());
-      for (int y = 0; y < h; ++y)
-        for (int x = 0; x < w; ++x) {
-          const std::size_t i = static_cast<std::size_t>(y) * w + x;
-          r[v].lo[i] = ranges.lo(x, y);
-          r[v].hi[i] = std::min<int>(ranges.hi(x, y), v == 0 ? x : w - 1 - x);
-        }
-    }
+    const ViewRanges r[2] = {level_candidates(m, sp, s, 0), level_candidates(m, sp, s, 1)};
     NeedVolume shared(w, h, nd);
     for (int v = 0; v < 2; ++v) {
       long long candidates = 0, needs = 0;

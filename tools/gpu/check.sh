@@ -13,6 +13,11 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCH
 cmake --build "$BUILD_DIR" -j "$(nproc)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 STEREOD_DATA=${DATA:-../shared/data} "$BUILD_DIR/tests/gpu_tests" --gtest_brief=1
+# The finest matcher's volume prototype (docs/PERFORMANCE.md, session 24): equal to the CPU engine,
+# and its kernels' times, on the benchmark pair and on a real scene.
+"$BUILD_DIR/tools/stereod-bench" matcher-volume --set refine=false --size 1280x720 --max-disparity 128
+"$BUILD_DIR/tools/stereod-bench" matcher-volume --set refine=false \
+  --scene "${DATA:-../shared/data}/middlebury2014_Q/Motorcycle" --iterations 50
 BENCH="$BUILD_DIR/tools/stereod-bench" tools/gpu/speed-table.sh
 # The daemon on N synthetic rigs: capture-to-subscriber latency, drops, CPU and memory.
 for c in "1 1280x720 128 300" "8 640x480 64 900" "8 1280x720 128 900" "16 640x480 64 1200"; do
