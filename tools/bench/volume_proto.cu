@@ -22,7 +22,8 @@
 // consumers need, up to the whole range).
 #include <cub/cub.cuh>
 
-#include <cstdio>
+#include <stdexcept>
+#include <string>
 
 #include "kernels/device_common.cuh"
 #include "stereo/pixel_ops.hpp"
@@ -69,14 +70,14 @@ __global__ void needs_kernel(const int* lo, const int* hi, int w, int h, int nd,
   covered[i] = inside ? 1 : 0;
 }
 
-// The hull of `in` over x + stride * k (kRows false) or y + stride * k (true), |k| <= n.
-template <bool kRows>
+// The hull of `in` over x + stride * k, or with kVertical over y + stride * k, |k| <= n.
+template <bool kVertical>
 __global__ void hull_kernel(const int2* in, int w, int h, int n, int stride, int2* out) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= w || y >= h) return;
   int lo = kEmptyLo, hi = kEmptyHi;
   for (int k = -n; k <= n; ++k) {
-    const int u = kRows ? x : x + stride * k, v = kRows ? y + stride * k : y;
+    const int u = kVertical ? x : x + stride * k, v = kVertical ? y + stride * k : y;
     if (u < 0 || u >= w || v < 0 || v >= h) continue;
     const int2 a = in[v * w + u];
     lo = min(lo, a.x);
