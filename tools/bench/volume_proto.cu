@@ -25,6 +25,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "device_buffer.hpp"
 #include "kernels/device_common.cuh"
 #include "stereo/pixel_ops.hpp"
 #include "volume_proto.hpp"
@@ -38,14 +39,6 @@ using cuda::kEmptyHi;
 using cuda::kEmptyLo;
 using cuda::kNone16;
 using cuda::sum_smallest_4_of_8_x2;
-
-#define PROTO_CUDA(call)                                                            \
-  do {                                                                              \
-    const cudaError_t e_ = (call);                                                  \
-    if (e_ != cudaSuccess) {                                                        \
-      throw std::runtime_error(std::string(#call) + ": " + cudaGetErrorString(e_)); \
-    }                                                                               \
-  } while (0)
 
 struct Tables {
   std::uint8_t ad[256];
@@ -210,10 +203,6 @@ __global__ void aggregate_kernel(int w, int h, int nd, bool subpixel, const int*
 
 // ---- The band layout: a warp per segment of 32 cells of a row ----
 
-__device__ __forceinline__ int g_of(int y, int segs_x, int sx) {
-  return y * segs_x + sx;
-}
-
 constexpr int kSeg = 32;
 __device__ __forceinline__ int2 empty_interval() {
   return int2{kEmptyLo, kEmptyHi};
@@ -261,10 +250,11 @@ __global__ void bands_kernel(const int2* __restrict__ reach4, const int2* __rest
     c = hull(c, reach4[g + dy * segs_x]);
     if (dy % 3 == 0) s = hull(s, reach3[g + dy * segs_x]);
   }
-  cost_band[g] = words_band(c);
-  sum_band[g] = words_band(s);
-  cost_elems[g] = cost_band[g].y * kSeg;
-  sum_elems[g] = sum_band[g].y * kSeg;
+  const int2 cb = words_band(c), sb = words_band(s);
+  cost_band[g] = cb;
+  sum_band[g] = sb;
+  cost_elems[g] = cb.y * kSeg;
+  sum_elems[g] = sb.y * kSeg;
 }
 
 __global__ void costs_band_kernel(const std::uint8_t* __restrict__ ref_ad,
@@ -306,6 +296,26 @@ struct EdgeSource {
   }
 };
 
+// What a lane reads of one row of a band volume: its own segment g's element, and for an edge lane
+// the element `edge_lane` of the segment beside (edge: -1 left, +1 right, 0 none).
+struct SegmentRow {
+  const std::uint32_t* own;
+  int own_first;
+  EdgeSource edge;
+  __device__ std::uint32_t own_at(int K) const { return own[(K - own_first) * kSeg]; }
+};
+__device__ __forceinline__ SegmentRow segment_row(const std::uint32_t* volume, const int* offset,
+                                                  const int2* band, int g, int lane, int edge,
+                                                  int edge_lane) {
+  SegmentRow r{volume + offset[g] + lane, band[g].x, EdgeSource{}};
+  if (edge != 0) {
+    r.edge.at = volume + offset[g + edge] + edge_lane;
+    r.edge.first = band[g + edge].x;
+    r.edge.count = band[g + edge].y;
+  }
+  return r;
+}
+
 __global__ void sums_band_kernel(int h, int segs_x, const int2* __restrict__ cost_band,
                                  const int* __restrict__ cost_offset,
                                  const std::uint32_t* __restrict__ costs,
@@ -317,21 +327,14 @@ __global__ void sums_band_kernel(int h, int segs_x, const int2* __restrict__ cos
   const int g = y * segs_x + sx;
   const int2 sb = sum_band[g];
   if (sb.y == 0) return;  // rows y - 1 .. y + 1 exist where it is not empty
-  const std::uint32_t* own[3];
-  int own_first[3];
-  EdgeSource edge[3];  // lane 0: the left segment's last cell, lane 31: the right one's first
-  const bool has_edge = (lane == 0 && sx > 0) || (lane == kSeg - 1 && sx + 1 < segs_x);
+  // Rows y - 1 .. y + 1; lane 0 also reads the left segment's last cell, lane 31 the right one's
+  // first.
+  const int edge = lane == 0 && sx > 0 ? -1 : lane == kSeg - 1 && sx + 1 < segs_x ? 1 : 0;
+  SegmentRow rows[3];
 #pragma unroll
   for (int r = 0; r < 3; ++r) {
-    const int gr = g + (r - 1) * segs_x;
-    own[r] = costs + cost_offset[gr] + lane;
-    own_first[r] = cost_band[gr].x;
-    if (has_edge) {
-      const int ge = lane == 0 ? gr - 1 : gr + 1;
-      edge[r].at = costs + cost_offset[ge] + (lane == 0 ? kSeg - 1 : 0);
-      edge[r].first = cost_band[ge].x;
-      edge[r].count = cost_band[ge].y;
-    }
+    rows[r] = segment_row(costs, cost_offset, cost_band, g + (r - 1) * segs_x, lane, edge,
+                          lane == 0 ? kSeg - 1 : 0);
   }
   std::uint32_t* out = sums + sum_offset[g] + lane;
   for (int k = 0; k < sb.y; ++k) {
@@ -339,8 +342,8 @@ __global__ void sums_band_kernel(int h, int segs_x, const int2* __restrict__ cos
     std::uint32_t v = 0, e = 0;
 #pragma unroll
     for (int r = 0; r < 3; ++r) {
-      v += own[r][(K - own_first[r]) * kSeg];
-      e += edge[r].load(K);
+      v += rows[r].own_at(K);
+      e += rows[r].edge.load(K);
     }
     std::uint32_t left = __shfl_up_sync(0xFFFFFFFFu, v, 1);
     std::uint32_t right = __shfl_down_sync(0xFFFFFFFFu, v, 1);
@@ -371,21 +374,13 @@ __global__ void aggregate_band_kernel(
   }
   // The centres' rows y - 3, y, y + 3: the segment's own sums, and for lanes 0-2 (29-31) the left
   // (right) segment's last (first) three.
-  const std::uint32_t* own[3];
-  int own_first[3];
-  EdgeSource edge[3];
-  const bool left_edge = lane < 3 && sx > 0, right_edge = lane >= kSeg - 3 && sx + 1 < segs_x;
+  const int g = y * segs_x + sx;
+  const int edge = lane < 3 && sx > 0 ? -1 : lane >= kSeg - 3 && sx + 1 < segs_x ? 1 : 0;
+  SegmentRow rows[3];
 #pragma unroll
   for (int r = 0; r < 3; ++r) {
-    const int gr = g_of(y + 3 * (r - 1), segs_x, sx);
-    own[r] = sums + sum_offset[gr] + lane;
-    own_first[r] = sum_band[gr].x;
-    if (left_edge || right_edge) {
-      const int ge = left_edge ? gr - 1 : gr + 1;
-      edge[r].at = sums + sum_offset[ge] + (left_edge ? lane + kSeg - 3 : lane - (kSeg - 3));
-      edge[r].first = sum_band[ge].x;
-      edge[r].count = sum_band[ge].y;
-    }
+    rows[r] = segment_row(sums, sum_offset, sum_band, g + 3 * (r - 1) * segs_x, lane, edge,
+                          edge < 0 ? lane + kSeg - 3 : lane - (kSeg - 3));
   }
   CostWalk walk;
   walk.lo = in ? lo[i] : 0;
@@ -394,8 +389,8 @@ __global__ void aggregate_band_kernel(
     std::uint32_t nb[8], centre = 0;
 #pragma unroll
     for (int r = 0; r < 3; ++r) {
-      const std::uint32_t s = own[r][(K - own_first[r]) * kSeg];
-      const std::uint32_t e = edge[r].load(K);
+      const std::uint32_t s = rows[r].own_at(K);
+      const std::uint32_t e = rows[r].edge.load(K);
       std::uint32_t l3 = __shfl_up_sync(0xFFFFFFFFu, s, 3);
       std::uint32_t r3 = __shfl_down_sync(0xFFFFFFFFu, s, 3);
       if (lane < 3) l3 = e;
@@ -420,17 +415,8 @@ __global__ void aggregate_band_kernel(
 }
 
 template <typename T>
-struct DeviceArray {
-  T* p = nullptr;
-  explicit DeviceArray(std::size_t n) { PROTO_CUDA(cudaMalloc(&p, n * sizeof(T) + 16)); }
-  ~DeviceArray() { cudaFree(p); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-};
-
-template <typename T>
-void upload(DeviceArray<T>& to, const T* from, std::size_t n) {
-  PROTO_CUDA(cudaMemcpy(to.p, from, n * sizeof(T), cudaMemcpyHostToDevice));
+void upload(DeviceBuffer<T>& to, const T* from, std::size_t n) {
+  STEREOD_CUDA(cudaMemcpy(to.get(), from, n * sizeof(T), cudaMemcpyHostToDevice));
 }
 
 // Runs `launch` (which calls mark(name) after each stage it launches) once to warm up and then
@@ -439,32 +425,32 @@ template <typename Launch>
 void time_chain(VolumeDesignResult& out, int iterations, const Launch& launch) {
   constexpr int kMaxStages = 16;
   cudaEvent_t ev[kMaxStages + 1];
-  for (auto& e : ev) PROTO_CUDA(cudaEventCreate(&e));
+  for (auto& e : ev) STEREOD_CUDA(cudaEventCreate(&e));
   std::vector<const char*> names;
   std::vector<double> total;
   double chain = 0;
   for (int it = 0; it <= iterations; ++it) {
     int stages = 0;
     names.clear();
-    PROTO_CUDA(cudaEventRecord(ev[0]));
+    STEREOD_CUDA(cudaEventRecord(ev[0]));
     launch([&](const char* name) {
       if (stages == kMaxStages) throw std::runtime_error("too many stages to time");
       names.push_back(name);
-      PROTO_CUDA(cudaEventRecord(ev[++stages]));
+      STEREOD_CUDA(cudaEventRecord(ev[++stages]));
     });
-    PROTO_CUDA(cudaGetLastError());
-    PROTO_CUDA(cudaEventSynchronize(ev[stages]));
+    STEREOD_CUDA(cudaGetLastError());
+    STEREOD_CUDA(cudaEventSynchronize(ev[stages]));
     if (it == 0) {
       total.assign(stages, 0.0);
       continue;
     }
     for (int k = 0; k < stages; ++k) {
       float ms = 0;
-      PROTO_CUDA(cudaEventElapsedTime(&ms, ev[k], ev[k + 1]));
+      STEREOD_CUDA(cudaEventElapsedTime(&ms, ev[k], ev[k + 1]));
       total[k] += ms;
     }
     float ms = 0;
-    PROTO_CUDA(cudaEventElapsedTime(&ms, ev[0], ev[stages]));
+    STEREOD_CUDA(cudaEventElapsedTime(&ms, ev[0], ev[stages]));
     chain += ms;
   }
   for (auto& e : ev) cudaEventDestroy(e);
@@ -474,9 +460,9 @@ void time_chain(VolumeDesignResult& out, int iterations, const Launch& launch) {
 }
 
 template <typename T>
-std::vector<T> download(const DeviceArray<T>& from, std::size_t n) {
+std::vector<T> download(const DeviceBuffer<T>& from, std::size_t n) {
   std::vector<T> v(n);
-  PROTO_CUDA(cudaMemcpy(v.data(), from.p, n * sizeof(T), cudaMemcpyDeviceToHost));
+  STEREOD_CUDA(cudaMemcpy(v.data(), from.get(), n * sizeof(T), cudaMemcpyDeviceToHost));
   return v;
 }
 
@@ -494,16 +480,19 @@ VolumeProtoResult run_volume_proto(const VolumeProtoInput& in) {
     const int w = in.width, h = in.height, nd = in.disparities;
     const std::size_t n = static_cast<std::size_t>(w) * h;
     const int iterations = std::max(1, in.iterations);
-    // Capacity for any intervals: at most nd / 2 + 1 words a cell.
-    const std::size_t capacity = n * static_cast<std::size_t>(nd / 2 + 1) + kSeg * 64;
-    DeviceArray<std::uint8_t> ref_ad(n), tgt_ad(n), covered(n);
-    DeviceArray<std::uint64_t> ref_census(n), tgt_census(n);
-    DeviceArray<int> lo(n), hi(n), cost_words(n), cost_offset(n), sum_words(n), sum_offset(n),
+    // Capacity for any intervals: at most nd / 2 + 1 words a cell, and the band layout's last
+    // segment of a row holds 32 cells even where the row ends before.
+    const int segs_x = (w + kSeg - 1) / kSeg, segs = segs_x * h;
+    const std::size_t capacity =
+        static_cast<std::size_t>(segs) * kSeg * static_cast<std::size_t>(nd / 2 + 1);
+    DeviceBuffer<std::uint8_t> ref_ad(n), tgt_ad(n), covered(n);
+    DeviceBuffer<std::uint64_t> ref_census(n), tgt_census(n);
+    DeviceBuffer<int> lo(n), hi(n), cost_words(n), cost_offset(n), sum_words(n), sum_offset(n),
         agg_words(n);
-    DeviceArray<int2> need(n), tmp(n), cost_need(n), sum_need(n);
-    DeviceArray<std::uint32_t> costs(capacity), sums(capacity);
-    DeviceArray<std::int16_t> disparity(n);
-    DeviceArray<std::uint16_t> q4(n);
+    DeviceBuffer<int2> need(n), tmp(n), cost_need(n), sum_need(n);
+    DeviceBuffer<std::uint32_t> costs(capacity), sums(capacity);
+    DeviceBuffer<std::int16_t> disparity(n);
+    DeviceBuffer<std::uint16_t> q4(n);
     upload(ref_ad, in.ref_ad, n);
     upload(tgt_ad, in.tgt_ad, n);
     upload(ref_census, in.ref_census, n);
@@ -516,16 +505,17 @@ VolumeProtoResult run_volume_proto(const VolumeProtoInput& in) {
     tables.outside = in.outside;
 
     std::size_t scan_bytes = 0;
-    PROTO_CUDA(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, cost_words.p, cost_offset.p,
-                                             static_cast<int>(n)));
-    DeviceArray<std::uint8_t> scan_temp(scan_bytes);
-    const auto scan = [&](const DeviceArray<int>& from, DeviceArray<int>& to, int count) {
+    STEREOD_CUDA(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, cost_words.get(),
+                                               cost_offset.get(), static_cast<int>(n)));
+    DeviceBuffer<std::uint8_t> scan_temp(scan_bytes);
+    const auto scan = [&](const DeviceBuffer<int>& from, DeviceBuffer<int>& to, int count) {
       std::size_t bytes = scan_bytes;
-      PROTO_CUDA(cub::DeviceScan::ExclusiveSum(scan_temp.p, bytes, from.p, to.p, count));
+      STEREOD_CUDA(
+          cub::DeviceScan::ExclusiveSum(scan_temp.get(), bytes, from.get(), to.get(), count));
     };
     const dim3 block(32, 8), grid((w + 31) / 32, (h + 7) / 8);
     const int flat = static_cast<int>((n + 255) / 256);
-    const auto sum_of = [&](const DeviceArray<int>& a, std::size_t count) {
+    const auto sum_of = [&](const DeviceBuffer<int>& a, std::size_t count) {
       long long total = 0;
       for (int v : download(a, count)) total += v;
       return total;
@@ -535,26 +525,27 @@ VolumeProtoResult run_volume_proto(const VolumeProtoInput& in) {
     VolumeDesignResult ragged;
     ragged.name = "ragged";
     time_chain(ragged, iterations, [&](const auto& mark) {
-      needs_kernel<<<grid, block>>>(lo.p, hi.p, w, h, nd, need.p, covered.p);
+      needs_kernel<<<grid, block>>>(lo.get(), hi.get(), w, h, nd, need.get(), covered.get());
       mark("needs");
-      hull_kernel<false><<<grid, block>>>(need.p, w, h, kReach, 1, tmp.p);
-      hull_kernel<true><<<grid, block>>>(tmp.p, w, h, kReach, 1, cost_need.p);
-      hull_kernel<false><<<grid, block>>>(need.p, w, h, 1, 3, tmp.p);
-      hull_kernel<true><<<grid, block>>>(tmp.p, w, h, 1, 3, sum_need.p);
+      hull_kernel<false><<<grid, block>>>(need.get(), w, h, kReach, 1, tmp.get());
+      hull_kernel<true><<<grid, block>>>(tmp.get(), w, h, kReach, 1, cost_need.get());
+      hull_kernel<false><<<grid, block>>>(need.get(), w, h, 1, 3, tmp.get());
+      hull_kernel<true><<<grid, block>>>(tmp.get(), w, h, 1, 3, sum_need.get());
       mark("hulls");
-      words_kernel<<<flat, 256>>>(cost_need.p, static_cast<int>(n), cost_words.p);
-      words_kernel<<<flat, 256>>>(sum_need.p, static_cast<int>(n), sum_words.p);
+      words_kernel<<<flat, 256>>>(cost_need.get(), static_cast<int>(n), cost_words.get());
+      words_kernel<<<flat, 256>>>(sum_need.get(), static_cast<int>(n), sum_words.get());
       scan(cost_words, cost_offset, static_cast<int>(n));
       scan(sum_words, sum_offset, static_cast<int>(n));
       mark("words and scans");
-      costs_kernel<<<grid, block>>>(ref_ad.p, tgt_ad.p, ref_census.p, tgt_census.p, w, h,
-                                    cost_need.p, cost_offset.p, tables, costs.p);
+      costs_kernel<<<grid, block>>>(ref_ad.get(), tgt_ad.get(), ref_census.get(), tgt_census.get(),
+                                    w, h, cost_need.get(), cost_offset.get(), tables, costs.get());
       mark("pixel costs");
-      sums_kernel<<<grid, block>>>(w, h, cost_need.p, cost_offset.p, costs.p, sum_need.p,
-                                   sum_offset.p, sums.p);
+      sums_kernel<<<grid, block>>>(w, h, cost_need.get(), cost_offset.get(), costs.get(),
+                                   sum_need.get(), sum_offset.get(), sums.get());
       mark("sums");
-      aggregate_kernel<<<grid, block>>>(w, h, nd, in.subpixel, lo.p, hi.p, need.p, sum_need.p,
-                                        sum_offset.p, sums.p, disparity.p, q4.p);
+      aggregate_kernel<<<grid, block>>>(w, h, nd, in.subpixel, lo.get(), hi.get(), need.get(),
+                                        sum_need.get(), sum_offset.get(), sums.get(),
+                                        disparity.get(), q4.get());
       mark("aggregate and winner");
     });
     ragged.disparity = download(disparity, n);
@@ -562,37 +553,39 @@ VolumeProtoResult run_volume_proto(const VolumeProtoInput& in) {
     r.covered = download(covered, n);
     ragged.cost_words = sum_of(cost_words, n);
     ragged.sum_words = sum_of(sum_words, n);
-    words_kernel<<<flat, 256>>>(need.p, static_cast<int>(n), agg_words.p);
+    words_kernel<<<flat, 256>>>(need.get(), static_cast<int>(n), agg_words.get());
     ragged.aggregation_words = sum_of(agg_words, n);
     r.designs.push_back(std::move(ragged));
 
     // The band layout: per segment of 32 cells (the scans and bands over segments).
-    const int segs_x = (w + kSeg - 1) / kSeg, segs = segs_x * h;
-    DeviceArray<int2> reach4(segs), reach3(segs), cost_band(segs), sum_band(segs);
-    PROTO_CUDA(cudaMemset(disparity.p, 0, n * sizeof(std::int16_t)));
-    PROTO_CUDA(cudaMemset(q4.p, 0, n * sizeof(std::uint16_t)));
+    DeviceBuffer<int2> reach4(segs), reach3(segs), cost_band(segs), sum_band(segs);
+    STEREOD_CUDA(cudaMemset(disparity.get(), 0, n * sizeof(std::int16_t)));
+    STEREOD_CUDA(cudaMemset(q4.get(), 0, n * sizeof(std::uint16_t)));
     const dim3 seg_grid(segs_x, (h + 7) / 8);
     VolumeDesignResult band;
     band.name = "band";
     time_chain(band, iterations, [&](const auto& mark) {
-      needs_kernel<<<grid, block>>>(lo.p, hi.p, w, h, nd, need.p, covered.p);
+      needs_kernel<<<grid, block>>>(lo.get(), hi.get(), w, h, nd, need.get(), covered.get());
       mark("needs");
-      row_unions_kernel<<<seg_grid, block>>>(need.p, w, h, segs_x, reach4.p, reach3.p);
-      bands_kernel<<<(segs + 255) / 256, 256>>>(reach4.p, reach3.p, segs_x, h, cost_words.p,
-                                                sum_words.p, cost_band.p, sum_band.p);
+      row_unions_kernel<<<seg_grid, block>>>(need.get(), w, h, segs_x, reach4.get(), reach3.get());
+      bands_kernel<<<(segs + 255) / 256, 256>>>(reach4.get(), reach3.get(), segs_x, h,
+                                                cost_words.get(), sum_words.get(), cost_band.get(),
+                                                sum_band.get());
       mark("bands");
       scan(cost_words, cost_offset, segs);
       scan(sum_words, sum_offset, segs);
       mark("scans");
-      costs_band_kernel<<<seg_grid, block>>>(ref_ad.p, tgt_ad.p, ref_census.p, tgt_census.p, w, h,
-                                             segs_x, cost_band.p, cost_offset.p, tables, costs.p);
+      costs_band_kernel<<<seg_grid, block>>>(ref_ad.get(), tgt_ad.get(), ref_census.get(),
+                                             tgt_census.get(), w, h, segs_x, cost_band.get(),
+                                             cost_offset.get(), tables, costs.get());
       mark("pixel costs");
-      sums_band_kernel<<<seg_grid, block>>>(h, segs_x, cost_band.p, cost_offset.p, costs.p,
-                                            sum_band.p, sum_offset.p, sums.p);
+      sums_band_kernel<<<seg_grid, block>>>(h, segs_x, cost_band.get(), cost_offset.get(),
+                                            costs.get(), sum_band.get(), sum_offset.get(),
+                                            sums.get());
       mark("sums");
-      aggregate_band_kernel<<<seg_grid, block>>>(w, h, nd, in.subpixel, segs_x, lo.p, hi.p, need.p,
-                                                 sum_band.p, sum_offset.p, sums.p, disparity.p,
-                                                 q4.p);
+      aggregate_band_kernel<<<seg_grid, block>>>(w, h, nd, in.subpixel, segs_x, lo.get(), hi.get(),
+                                                 need.get(), sum_band.get(), sum_offset.get(),
+                                                 sums.get(), disparity.get(), q4.get());
       mark("aggregate and winner");
     });
     band.disparity = download(disparity, n);
